@@ -1,0 +1,46 @@
+"""lca: local, deterministic reconstruction of decision trees.
+
+Given query access to ``f : {-1,1}^n -> {-1,1}`` close to a size-``s`` decision
+tree, answer queries ``T(z)`` of one fixed tree ``T`` per seed, building only the
+root-to-leaf path of ``z`` (Blanc, Lange, Tan, "Reconstructing Decision Trees").
+
+    >>> import lca
+    >>> f = lca.targets.random_tree(n=50, leaves=8, seed=1)
+    >>> params = lca.Params.practical(n=50, depth=4, noise_rate=0.1,
+    ...                               score_samples=300, leaf_samples=200)
+    >>> z = [1] * 50
+    >>> lca.answer(z, 7, oracle=f, params=params) == lca.Reconstructor(f, params).answer(z, 7)
+    True
+"""
+
+from lca import oracle, targets
+from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_callable
+from lca.params import Params, TheoryConstants
+from lca.reconstruct import (
+    AnswerStats,
+    Explanation,
+    LeafDecision,
+    NodeDecision,
+    Reconstructor,
+    answer,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AnswerStats",
+    "CountingOracle",
+    "Explanation",
+    "LeafDecision",
+    "NodeDecision",
+    "Oracle",
+    "OracleError",
+    "Params",
+    "Reconstructor",
+    "TheoryConstants",
+    "answer",
+    "from_boolean",
+    "from_callable",
+    "oracle",
+    "targets",
+]

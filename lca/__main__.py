@@ -1,0 +1,5 @@
+import sys
+
+from lca.cli import main
+
+sys.exit(main())

@@ -1,0 +1,203 @@
+"""The one place where randomness is made.
+
+Every random bit in :mod:`lca` is a deterministic function of
+``(seed, purpose, node path, sample index)``; ``docs/randomness.md`` is the
+normative specification and this module its reference implementation.
+
+* A *node key* is ``xxh3_128`` of an unambiguous byte encoding of
+  ``(VERSION_TAG, seed, purpose, path)``.
+* Bits are Philox4x64-10 (Random123) blocks under that key. Counter word 0 is
+  the block index, counter word 1 the *stream*: stream 0 holds the bits of
+  ``x``; stream ``1 + t`` holds plane ``t`` of the flip mask.
+* Sample ``k`` of a stream occupies words ``[k*W, (k+1)*W)`` where
+  ``W = ceil(n / 64)``, so a sample never depends on how many samples are drawn
+  or how they are chunked (the prefix property).
+
+Only ``numpy.random.Philox.random_raw`` is used: raw bit-generator streams
+carry NumPy's strongest stability promise, unlike ``Generator`` methods.
+Everything here is integer arithmetic; no floats touch a derived bit.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import xxhash
+
+__all__ = [
+    "VERSION_TAG",
+    "NOISE_BITS",
+    "Path",
+    "node_key",
+    "raw_words",
+    "words_per_point",
+    "uniform_points",
+    "flip_masks",
+    "noise_threshold",
+    "noise_rate_of",
+    "unpack_points",
+    "pack_points",
+]
+
+VERSION_TAG = b"lca/v1"
+# p/2 is represented as T / 2**NOISE_BITS; see noise_threshold.
+NOISE_BITS = 16
+
+Path = tuple[tuple[int, int], ...]
+"""A node: ``((variable, value), ...)`` from the root, values in ``{-1, +1}``."""
+
+_U64 = np.uint64
+_ALL_ONES = (1 << 64) - 1
+
+
+def _u64le(value: int) -> bytes:
+    return struct.pack("<Q", value)
+
+
+def _frame(data: bytes) -> bytes:
+    return _u64le(len(data)) + data
+
+
+def node_key(seed: int, purpose: str, path: Path) -> int:
+    """128-bit Philox key for ``(seed, purpose, path)``; deterministic.
+
+    Encoding (all integers little-endian)::
+
+        frame(VERSION_TAG) || u64(seed) || frame(purpose as ASCII)
+        || u64(len(path)) || for each (var, value): u64(var) || u8(bit)
+
+    where ``frame(b) = u64(len(b)) || b`` and ``bit = 0`` for ``+1``, ``1`` for
+    ``-1``. The key is the 128-bit ``xxh3_128`` digest read as an integer:
+    Philox key word 0 is its low 64 bits, word 1 its high 64 bits.
+    """
+    parts = [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")),
+             _u64le(len(path))]
+    for var, value in path:
+        parts.append(_u64le(var))
+        parts.append(b"\x01" if value == -1 else b"\x00")
+    return xxhash.xxh3_128_intdigest(b"".join(parts))
+
+
+def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:
+    """Words ``[start, start + count)`` of one stream under ``key``.
+
+    Word ``j`` of stream ``s`` is output word ``j % 4`` of the Philox4x64-10
+    block with counter ``(j // 4, s, 0, 0)``.
+    """
+    first_block = start // 4
+    skip = start - 4 * first_block
+    blocks = -(-(skip + count) // 4)
+    # NumPy increments the 256-bit counter before producing each block.
+    counter = ((stream << 64) + first_block - 1) % (1 << 256)
+    bitgen = np.random.Philox(key=key, counter=counter)
+    return bitgen.random_raw(4 * blocks)[skip:skip + count]
+
+
+def words_per_point(n: int) -> int:
+    """Number of ``uint64`` words holding one packed point of ``n`` bits."""
+    return -(-n // 64)
+
+
+def _tail_mask(n: int) -> int:
+    rem = n % 64
+    return _ALL_ONES if rem == 0 else (1 << rem) - 1
+
+
+def _stream_block(key: int, stream: int, n: int, start: int, stop: int) -> np.ndarray:
+    width = words_per_point(n)
+    words = raw_words(key, stream, start * width, (stop - start) * width)
+    return words.reshape(stop - start, width)
+
+
+def _fixed_masks(path: Path, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of the path's coordinates and of those among them set to -1."""
+    width = words_per_point(n)
+    fixed = [0] * width
+    ones = [0] * width
+    for var, value in path:
+        word, bit = divmod(var, 64)
+        fixed[word] |= 1 << bit
+        if value == -1:
+            ones[word] |= 1 << bit
+    return np.array(fixed, dtype=_U64), np.array(ones, dtype=_U64)
+
+
+def uniform_points(key: int, n: int, start: int, stop: int, path: Path = ()) -> np.ndarray:
+    """Packed samples ``start..stop-1`` of uniform ``x`` consistent with ``path``.
+
+    Returns an ``(stop - start, W)`` ``uint64`` array: coordinate ``64*w + j``
+    is bit ``j`` of word ``w``; a set bit means ``x_i = -1``. Bits past ``n``
+    are zero; coordinates on ``path`` are fixed to their value.
+    """
+    words = _stream_block(key, 0, n, start, stop)
+    words[:, -1] &= _U64(_tail_mask(n))
+    if path:
+        fixed, ones = _fixed_masks(path, n)
+        words &= ~fixed
+        words |= ones
+    return words
+
+
+def noise_threshold(noise_rate: float) -> int:
+    """Integer ``T`` with ``p/2 = T / 2**NOISE_BITS``: ``T = round(p * 2**15)``.
+
+    ``p * 2**15`` is exact in binary floating point, and Python's ``round``
+    rounds half to even, so ``T`` is the same on every platform.
+    """
+    threshold = round(noise_rate * 2 ** (NOISE_BITS - 1))
+    if not 1 <= threshold <= 2 ** (NOISE_BITS - 1):
+        raise ValueError(
+            f"noise rate {noise_rate!r} rounds to {threshold}/2**{NOISE_BITS - 1}; "
+            f"it must be in [2**-{NOISE_BITS - 1}, 1]"
+        )
+    return threshold
+
+
+def noise_rate_of(threshold: int) -> float:
+    """The effective noise rate ``p = T / 2**15`` of a threshold."""
+    return threshold / 2 ** (NOISE_BITS - 1)
+
+
+def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
+               path: Path = ()) -> np.ndarray:
+    """Packed flip masks: each free bit is 1 with probability ``T / 2**16``.
+
+    Plane ``t`` (stream ``1 + t``) holds uniform words ``w_t``. Starting from
+    ``acc = 0`` and going from the lowest bit of ``T`` up, ``acc |= w_t`` where
+    bit ``t`` of ``T`` is 1 and ``acc &= w_t`` where it is 0: a bit of the
+    result is 1 exactly when the uniform 16-bit number ``N`` formed by the
+    planes (bit ``t`` from plane ``t``) satisfies ``N >= 2**16 - T``. Planes below the lowest set bit of ``T`` leave ``acc = 0``
+    and are not generated. Coordinates on ``path`` and past ``n`` never flip.
+    """
+    assert 1 <= threshold < 2 ** NOISE_BITS
+    lowest = (threshold & -threshold).bit_length() - 1
+    acc = _stream_block(key, 1 + lowest, n, start, stop)
+    for plane in range(lowest + 1, NOISE_BITS):
+        words = _stream_block(key, 1 + plane, n, start, stop)
+        if (threshold >> plane) & 1:
+            acc |= words
+        else:
+            acc &= words
+    acc[:, -1] &= _U64(_tail_mask(n))
+    if path:
+        fixed, _ = _fixed_masks(path, n)
+        acc &= ~fixed
+    return acc
+
+
+def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
+    """``(m, W)`` packed words to an ``(m, n)`` ``int8`` array of ``±1``."""
+    as_bytes = words.astype("<u8", copy=False).view(np.uint8)
+    bits = np.unpackbits(as_bytes, axis=1, count=n, bitorder="little")
+    return (1 - 2 * bits.view(np.int8)).astype(np.int8, copy=False)
+
+
+def pack_points(points: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`unpack_points` for an ``(m, n)`` array of ``±1``."""
+    m, n = points.shape
+    bits = (points == -1).astype(np.uint8)
+    width = words_per_point(n)
+    packed = np.zeros((m, 8 * width), dtype=np.uint8)
+    packed[:, : -(-n // 8)] = np.packbits(bits, axis=1, bitorder="little")
+    return packed.view("<u8").astype(_U64, copy=False)

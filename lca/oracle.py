@@ -1,0 +1,181 @@
+"""Query access to a boolean function ``f : {-1,1}^n -> {-1,1}``.
+
+An oracle is a batch call: an ``(m, n)`` ``int8`` array of ``±1`` rows in, an
+``(m,)`` ``int8`` array of ``±1`` values out. Everything in :mod:`lca` talks to
+``f`` through this protocol, so a user plugs in their own function by
+subclassing :class:`Oracle` or by wrapping a plain callable with
+:func:`from_callable` / :func:`from_boolean`.
+
+Bit convention used by the adapters for 0/1 functions: the bit ``b`` stands for
+the value ``(-1)**b``, i.e. ``+1 <-> 0`` and ``-1 <-> 1``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Oracle",
+    "CountingOracle",
+    "OracleError",
+    "from_callable",
+    "from_boolean",
+    "check_points",
+]
+
+
+class OracleError(ValueError):
+    """An oracle returned something that is not one ``±1`` value per row."""
+
+
+class Oracle(abc.ABC):
+    """Batched query access to ``f : {-1,1}^n -> {-1,1}``.
+
+    Subclasses set :attr:`n` and implement :meth:`query`. They must be *fixed*
+    functions: the same row always gets the same value (label noise is derived
+    from the row, never drawn per call), and they should pickle so that worker
+    processes can rebuild them.
+
+    Attributes:
+        n: number of input variables.
+        name: short human-readable name used in error messages.
+        size: number of leaves of a decision tree computing ``f``, if known.
+        depth: depth of a decision tree computing ``f``, if known.
+    """
+
+    n: int
+    name: str = "oracle"
+    size: int | None = None
+    depth: int | None = None
+
+    @abc.abstractmethod
+    def query(self, points: np.ndarray) -> np.ndarray:
+        """Return ``f`` on each row of an ``(m, n)`` ``int8`` array of ``±1``."""
+
+    def __call__(self, points: np.ndarray) -> np.ndarray:
+        return self.query(points)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} n={self.n}>"
+
+
+def check_points(points: Any, n: int, *, what: str = "points") -> np.ndarray:
+    """Validate a ``(m, n)`` array of ``±1`` and return it as ``int8``.
+
+    Integer arrays of any width are accepted (their values are checked);
+    floats, booleans and anything else raise :class:`TypeError` rather than
+    being coerced.
+    """
+    arr = np.asarray(points)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(
+            f"{what} must be an integer array of ±1 values; got dtype {arr.dtype}"
+        )
+    if arr.ndim != 2 or arr.shape[1] != n:
+        raise TypeError(f"{what} must have shape (m, {n}); got shape {arr.shape}")
+    if arr.size and not np.all((arr == 1) | (arr == -1)):
+        bad = arr[(arr != 1) & (arr != -1)][0]
+        raise ValueError(f"{what} must contain only -1 and +1; found {int(bad)}")
+    return arr.astype(np.int8, copy=False)
+
+
+class CountingOracle(Oracle):
+    """Wrap an oracle: validate every answer and count every query.
+
+    The wrapper raises :class:`OracleError` naming the inner oracle when it
+    returns the wrong shape, a non-integer dtype or a value other than ``±1``.
+    :attr:`queries` is the number of rows sent to the inner oracle so far.
+    """
+
+    def __init__(self, inner: Oracle) -> None:
+        if not isinstance(inner, Oracle):
+            raise TypeError(
+                "oracle must be an lca.oracle.Oracle; wrap plain functions with "
+                f"lca.oracle.from_callable or from_boolean (got {type(inner).__name__})"
+            )
+        self.inner = inner
+        self.n = inner.n
+        self.name = inner.name
+        self.size = inner.size
+        self.depth = inner.depth
+        self.queries = 0
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        assert points.ndim == 2 and points.shape[1] == self.n
+        m = points.shape[0]
+        values = np.asarray(self.inner.query(points))
+        self.queries += m
+        if values.shape != (m,):
+            raise OracleError(
+                f"oracle {self.name!r} returned shape {values.shape} for {m} points; "
+                f"expected ({m},)"
+            )
+        if values.dtype == np.bool_ or not np.issubdtype(values.dtype, np.integer):
+            raise OracleError(
+                f"oracle {self.name!r} returned dtype {values.dtype}; expected "
+                "integers -1/+1"
+            )
+        if m and not np.all((values == 1) | (values == -1)):
+            bad = values[(values != 1) & (values != -1)][0]
+            raise OracleError(
+                f"oracle {self.name!r} returned {int(bad)}; expected only -1 and +1"
+            )
+        return values.astype(np.int8, copy=False)
+
+
+class _PointwiseOracle(Oracle):
+    def __init__(self, fn: Callable[[np.ndarray], Any], n: int, name: str,
+                 boolean: bool) -> None:
+        if not callable(fn):
+            raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n must be a positive int; got {n!r}")
+        self.fn = fn
+        self.n = int(n)
+        self.name = name
+        self.boolean = boolean
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        out = np.empty(points.shape[0], dtype=np.int8)
+        for row, x in enumerate(points):
+            arg = ((1 - x) // 2).astype(np.uint8) if self.boolean else x
+            value = self.fn(arg)
+            if self.boolean:
+                if value not in (0, 1):
+                    raise OracleError(
+                        f"oracle {self.name!r} returned {value!r}; expected 0 or 1"
+                    )
+                out[row] = 1 - 2 * int(value)
+            else:
+                if value not in (-1, 1):
+                    raise OracleError(
+                        f"oracle {self.name!r} returned {value!r}; expected -1 or +1"
+                    )
+                out[row] = int(value)
+        return out
+
+
+def from_callable(fn: Callable[[np.ndarray], int], n: int,
+                  name: str | None = None) -> Oracle:
+    """Oracle from a Python function of one ``int8`` row of ``±1`` returning ``±1``.
+
+    Convenient but slow (one Python call per point). For worker processes the
+    function must be picklable: a module-level function, not a lambda.
+    """
+    return _PointwiseOracle(fn, n, name or getattr(fn, "__name__", "callable"),
+                            boolean=False)
+
+
+def from_boolean(fn: Callable[[np.ndarray], int], n: int,
+                 name: str | None = None) -> Oracle:
+    """Oracle from a 0/1 function of one ``uint8`` row of bits.
+
+    The row holds ``b_i = (1 - x_i) / 2`` and the result ``b`` is read as
+    ``(-1)**b``: the usual correspondence ``0 <-> +1``, ``1 <-> -1``.
+    """
+    return _PointwiseOracle(fn, n, name or getattr(fn, "__name__", "boolean"),
+                            boolean=True)

@@ -1,0 +1,209 @@
+"""Parameters of the reconstructor: theory and practical presets.
+
+:class:`Params` is a frozen dataclass validated once, at construction. The
+noise rate is rounded to the grid of :mod:`lca.derive` (``p = T / 2**15``) and
+the *effective* rate is what is stored, reported and used by the estimator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+from lca import derive
+
+__all__ = ["Params", "TheoryConstants", "check_int", "check_real"]
+
+
+def check_int(owner: str, name: str, value: object, low: int,
+              high: float = math.inf) -> int:
+    """Validate an int parameter (``bool`` is not an int) in ``[low, high]``."""
+    upper = "inf)" if high == math.inf else f"{int(high)}]"
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(
+            f"The {name!r} parameter of {owner} must be an int in the range "
+            f"[{low}, {upper}. Got {value!r} instead."
+        )
+    if not low <= value <= high:
+        raise ValueError(
+            f"The {name!r} parameter of {owner} must be an int in the range "
+            f"[{low}, {upper}. Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_real(owner: str, name: str, value: object, low: float, high: float,
+               *, open_low: bool = True, open_high: bool = True) -> float:
+    """Validate a real parameter in an interval with the given open ends."""
+    interval = f"{'(' if open_low else '['}{low}, {high}{')' if open_high else ']'}"
+    message = (f"The {name!r} parameter of {owner} must be a real number in the "
+               f"range {interval}. Got {value!r} instead.")
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(message)
+    value = float(value)
+    too_low = value <= low if open_low else value < low
+    too_high = value >= high if open_high else value > high
+    if math.isnan(value) or too_low or too_high:
+        raise ValueError(message)
+    return value
+
+
+@dataclass(frozen=True)
+class TheoryConstants:
+    """The constants hidden by the O(.) of Lemma "Robust version".
+
+    ``depth = ceil(depth * (log2 s)^3 / eps^3)``, ``p = noise * eps / log2 s``,
+    ``tau = tau * eps^3 / (log2 s)^3``. The paper proves existence of some
+    constants; 1 is the honest default, not a tuned value.
+    """
+
+    depth: float = 1.0
+    noise: float = 1.0
+    tau: float = 1.0
+
+
+@dataclass(frozen=True)
+class Params:
+    """Everything that fixes the tree ``T_seed`` besides the oracle and seed.
+
+    Two replicas with equal ``Params`` (and the same oracle and seed) build the
+    same tree bit for bit.
+
+    Attributes:
+        n: number of variables of ``f``.
+        depth: tree depth ``d``; paths stop early only when all ``n`` variables
+            are fixed (a path cannot query more than ``n`` distinct variables).
+        noise_rate: effective noise rate ``p`` on the ``T / 2**15`` grid.
+        score_samples: UnbiasedEstimator runs per internal node (``2`` queries
+            each).
+        leaf_samples: uniform samples per leaf (``1`` query each).
+        preset: ``"theory"`` or ``"practical"``.
+        requested_noise_rate: the noise rate asked for, before rounding.
+        size, eps, delta, tau: the theory inputs when built by
+            :meth:`from_theory` (``None`` otherwise).
+    """
+
+    n: int
+    depth: int
+    noise_rate: float
+    score_samples: int
+    leaf_samples: int
+    preset: str = "practical"
+    requested_noise_rate: float | None = None
+    size: int | None = None
+    eps: float | None = None
+    delta: float | None = None
+    tau: float | None = None
+    constants: TheoryConstants | None = field(default=None, compare=True)
+
+    def __post_init__(self) -> None:
+        owner = "Params"
+        for name, low in (("n", 1), ("depth", 0), ("score_samples", 1),
+                          ("leaf_samples", 1)):
+            object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
+        rate = check_real(owner, "noise_rate", self.noise_rate, 0.0, 1.0,
+                          open_high=False)
+        if self.preset not in ("theory", "practical"):
+            raise ValueError(
+                "The 'preset' parameter of Params must be 'theory' or 'practical'. "
+                f"Got {self.preset!r} instead."
+            )
+        threshold = derive.noise_threshold(rate)
+        if self.requested_noise_rate is None:
+            object.__setattr__(self, "requested_noise_rate", rate)
+        object.__setattr__(self, "noise_rate", derive.noise_rate_of(threshold))
+
+    @property
+    def noise_threshold(self) -> int:
+        """``T`` with flip probability ``p/2 = T / 2**16``."""
+        return derive.noise_threshold(self.noise_rate)
+
+    @property
+    def path_length(self) -> int:
+        """Internal nodes on every root-to-leaf path: ``min(depth, n)``."""
+        return min(self.depth, self.n)
+
+    @property
+    def predicted_queries(self) -> int:
+        """Queries to ``f`` for one cold answer (no cache)."""
+        return self.path_length * 2 * self.score_samples + self.leaf_samples
+
+    @classmethod
+    def practical(cls, n: int, depth: int, noise_rate: float, score_samples: int,
+                  leaf_samples: int) -> Params:
+        """Depth, noise rate and sample counts given directly.
+
+        Keeps determinism and consistency (answers come from one fixed tree per
+        seed) but not the ``O(opt) + eps`` guarantee, which needs the sample
+        counts of :meth:`from_theory`.
+        """
+        return cls(n=n, depth=depth, noise_rate=noise_rate,
+                   score_samples=score_samples, leaf_samples=leaf_samples,
+                   preset="practical")
+
+    @classmethod
+    def from_theory(cls, s: int, eps: float, delta: float, n: int,
+                    constants: TheoryConstants = TheoryConstants()) -> Params:
+        """Parameters of Lemma "Robust version" and Lemma "Efficiency".
+
+        With ``L = log2 s``: ``d = ceil(c_d L^3 / eps^3)``,
+        ``p = min(1, c_p eps / L)``, ``tau = c_tau eps^3 / L^3``. Every one of
+        the at most ``2^(d+1)`` estimates fails with probability at most
+        ``delta / 2^(d+1)``, so all succeed with probability ``>= 1 - delta``:
+
+        * score (Theorem "Score estimator", Hoeffding on ``[-1, 1]`` and a
+          union bound over ``n`` variables, accuracy ``tau/2``):
+          ``q = ceil(8 / tau^2 * ln(n 2^(d+2) / delta))``;
+        * leaf (accuracy ``eps/4``): ``ceil(32 / eps^2 * ln(2^(d+2) / delta))``.
+
+        With constants 1 these are enormous (``s = 16, eps = 0.1`` gives
+        ``d = 64000``); that is the paper's bound, reported honestly.
+        """
+        owner = "Params.from_theory"
+        s = check_int(owner, "s", s, 2)
+        eps = check_real(owner, "eps", eps, 0.0, 0.5)
+        delta = check_real(owner, "delta", delta, 0.0, 1.0)
+        n = check_int(owner, "n", n, 1)
+        if not isinstance(constants, TheoryConstants):
+            raise TypeError(
+                "The 'constants' parameter of Params.from_theory must be a "
+                f"TheoryConstants. Got {constants!r} instead."
+            )
+        for name in ("depth", "noise", "tau"):
+            check_real(owner, f"constants.{name}", getattr(constants, name),
+                       0.0, math.inf)
+        log_s = math.log2(s)
+        depth = math.ceil(constants.depth * log_s ** 3 / eps ** 3)
+        noise_rate = min(1.0, constants.noise * eps / log_s)
+        tau = constants.tau * eps ** 3 / log_s ** 3
+        log_nodes = (depth + 2) * math.log(2) - math.log(delta)
+        score_samples = math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
+        leaf_samples = math.ceil(32 / eps ** 2 * log_nodes)
+        return cls(n=n, depth=depth, noise_rate=noise_rate,
+                   score_samples=score_samples, leaf_samples=leaf_samples,
+                   preset="theory", size=s, eps=eps, delta=delta, tau=tau,
+                   constants=constants)
+
+    def describe(self) -> str:
+        """A human-readable summary, including the predicted cost per answer."""
+        lines = [f"lca parameters ({self.preset} preset)"]
+        if self.preset == "theory":
+            lines.append(f"  target size s         {self.size}  (eps={self.eps}, "
+                         f"delta={self.delta})")
+            lines.append(f"  score accuracy tau    {self.tau:.3g}")
+        lines += [
+            f"  variables n           {self.n}",
+            f"  depth d               {self.depth}"
+            + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
+            f"  noise rate p          {self.noise_rate:.6g}  "
+            f"(requested {self.requested_noise_rate:.6g}, grid 2^-15)",
+            f"  samples per node      {self.score_samples}  "
+            f"({2 * self.score_samples} queries)",
+            f"  samples per leaf      {self.leaf_samples}",
+            f"  queries per answer    {self.predicted_queries}  (cold, no cache)",
+        ]
+        if self.preset == "practical":
+            lines.append("  guarantee             determinism and consistency; "
+                         "O(opt)+eps only with theory sample counts")
+        return "\n".join(lines)

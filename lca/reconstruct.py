@@ -1,0 +1,260 @@
+"""Local reconstruction of a decision tree (Figure "BuildStrand").
+
+For a query ``z`` the :class:`Reconstructor` builds only the root-to-leaf path
+of ``z`` in the tree ``T_seed``: at each node it estimates the scores of
+``f_path`` and fixes the variable of highest estimate; at the leaf it labels by
+the sign of the estimated mean. Every decision is a deterministic function of
+``(oracle, params, seed, path)`` (Remark "Local reconstruction"), so replicas
+that never communicate answer from the same tree, and the node cache only
+saves work: it never changes an answer.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from lca import estimate
+from lca.derive import Path
+from lca.oracle import CountingOracle, Oracle, check_points
+from lca.params import Params
+
+__all__ = [
+    "NodeDecision",
+    "LeafDecision",
+    "AnswerStats",
+    "Explanation",
+    "Reconstructor",
+    "answer",
+    "check_seed",
+]
+
+
+@dataclass(frozen=True)
+class NodeDecision:
+    """An internal node: the chosen variable and the counts that chose it."""
+
+    variable: int
+    samples: int
+    disagreements: int
+    agreements: int
+
+
+@dataclass(frozen=True)
+class LeafDecision:
+    """A leaf: its label and the sample sum that set it."""
+
+    label: int
+    samples: int
+    total: int
+
+
+@dataclass
+class AnswerStats:
+    """Work done: queries to ``f``, nodes and leaves built, cache hits."""
+
+    queries: int = 0
+    nodes_built: int = 0
+    leaves_built: int = 0
+    cache_hits: int = 0
+
+    def __iadd__(self, other: AnswerStats) -> AnswerStats:
+        self.queries += other.queries
+        self.nodes_built += other.nodes_built
+        self.leaves_built += other.leaves_built
+        self.cache_hits += other.cache_hits
+        return self
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The path of one query through ``T_seed`` and what it cost."""
+
+    seed: int
+    path: Path
+    label: int
+    nodes: tuple[NodeDecision, ...]
+    leaf: LeafDecision
+    stats: AnswerStats = field(compare=False)
+
+    def __str__(self) -> str:
+        steps = " -> ".join(f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path)
+        return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
+                f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
+                f"{self.stats.cache_hits} cache hits]")
+
+
+def check_seed(seed: Any) -> int:
+    """Validate a seed: an int (not bool) in ``[0, 2**64)``."""
+    if isinstance(seed, bool) or not isinstance(seed, Integral):
+        raise TypeError(f"seed must be an int in [0, 2**64); got {type(seed).__name__}")
+    if not 0 <= seed < 1 << 64:
+        raise ValueError(f"seed must be an int in [0, 2**64); got {seed}")
+    return int(seed)
+
+
+def _check_query(z: Any, n: int) -> np.ndarray:
+    arr = np.asarray(z)
+    if arr.ndim != 1:
+        raise TypeError(f"z must be a 1-D array of {n} values ±1; got shape {arr.shape}")
+    return check_points(arr[None, :], n, what="z")[0]
+
+
+Decision = NodeDecision | LeafDecision
+
+
+class Reconstructor:
+    """Query access to one fixed tree ``T_seed`` per seed, built lazily.
+
+    Args:
+        oracle: query access to ``f``; must be a fixed function of its input.
+        params: depth, noise rate and sample counts (:class:`lca.Params`).
+        cache_size: most decided nodes and leaves kept (least recently used
+            are dropped); ``0`` disables the cache. It never changes answers.
+        record: keep every decision seen, keyed by ``(seed, path)``, in
+            :attr:`decisions` (unbounded; for consistency checks).
+
+    A reconstructor is fully described by ``(oracle, params)``: it pickles
+    without its cache or statistics.
+    """
+
+    def __init__(self, oracle: Oracle, params: Params, *, cache_size: int = 1 << 16,
+                 record: bool = False) -> None:
+        if not isinstance(params, Params):
+            raise TypeError(f"params must be an lca.Params; got {type(params).__name__}")
+        counting = CountingOracle(oracle)
+        if oracle.n != params.n:
+            raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params "
+                             f"have n={params.n}")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, Integral) \
+                or cache_size < 0:
+            raise ValueError(f"cache_size must be an int >= 0; got {cache_size!r}")
+        self.oracle = oracle
+        self.params = params
+        self.cache_size = int(cache_size)
+        self.record = record
+        self._counting = counting
+        self._cache: OrderedDict[tuple[int, Path], Decision] = OrderedDict()
+        self.decisions: dict[tuple[int, Path], Decision] = {}
+        self.stats = AnswerStats()
+        self.last_stats = AnswerStats()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"oracle": self.oracle, "params": self.params,
+                "cache_size": self.cache_size, "record": self.record}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["oracle"], state["params"],  # type: ignore[misc]
+                      cache_size=state["cache_size"], record=state["record"])
+
+    def __repr__(self) -> str:
+        return (f"Reconstructor({self.oracle!r}, depth={self.params.depth}, "
+                f"p={self.params.noise_rate:.4g}, cache_size={self.cache_size})")
+
+    # -- decisions -----------------------------------------------------------
+
+    def _decide(self, seed: int, path: Path, stats: AnswerStats,
+                batch: dict[Path, Decision] | None = None) -> Decision:
+        if batch is not None and path in batch:
+            return batch[path]
+        key = (seed, path)
+        decision = self._cache.get(key)
+        if decision is not None:
+            self._cache.move_to_end(key)
+            stats.cache_hits += 1
+        else:
+            before = self._counting.queries
+            decision = self._build(seed, path)
+            stats.queries += self._counting.queries - before
+            if isinstance(decision, LeafDecision):
+                stats.leaves_built += 1
+            else:
+                stats.nodes_built += 1
+            if self.cache_size:
+                self._cache[key] = decision
+                if len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+        if batch is not None:
+            batch[path] = decision
+        if self.record:
+            self.decisions[key] = decision
+        return decision
+
+    def _build(self, seed: int, path: Path) -> Decision:
+        params = self.params
+        if len(path) == params.path_length:
+            samples = params.leaf_samples
+            total = estimate.leaf_sum(self._counting, seed, path, samples)
+            return LeafDecision(estimate.leaf_label(total), samples, total)
+        counts = estimate.score_counts(self._counting, seed, path,
+                                       params.score_samples, params.noise_threshold)
+        variable = estimate.choose_variable(counts, path)
+        return NodeDecision(variable, counts.samples, counts.disagreements,
+                            int(counts.agreements[variable]))
+
+    # -- answering -----------------------------------------------------------
+
+    def explain(self, z: Any, seed: int) -> Explanation:
+        """``T_seed(z)`` with its path, node decisions and the work it took."""
+        seed = check_seed(seed)
+        z = _check_query(z, self.params.n)
+        stats = AnswerStats()
+        path: Path = ()
+        nodes = []
+        while True:
+            decision = self._decide(seed, path, stats)
+            if isinstance(decision, LeafDecision):
+                break
+            nodes.append(decision)
+            path = path + ((decision.variable, int(z[decision.variable])),)
+        self.stats += stats
+        self.last_stats = stats
+        return Explanation(seed, path, decision.label, tuple(nodes), decision, stats)
+
+    def answer(self, z: Any, seed: int) -> int:
+        """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""
+        return self.explain(z, seed).label
+
+    def answer_many(self, points: Any, seed: int) -> np.ndarray:
+        """``T_seed`` on every row of an ``(m, n)`` array, as ``int8``.
+
+        Rows that share a node are routed together, so each node is decided
+        once per call; the answers equal those of :meth:`answer` row by row.
+        """
+        seed = check_seed(seed)
+        points = check_points(points, self.params.n, what="points")
+        out = np.empty(points.shape[0], dtype=np.int8)
+        stats = AnswerStats()
+        self.last_stats = stats
+        if not out.size:
+            return out
+        batch: dict[Path, Decision] = {}
+        groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
+        while groups:
+            next_groups: dict[Path, np.ndarray] = {}
+            for path, rows in groups.items():
+                decision = self._decide(seed, path, stats, batch)
+                if isinstance(decision, LeafDecision):
+                    out[rows] = decision.label
+                    continue
+                values = points[rows, decision.variable]
+                for bit in (-1, 1):
+                    chosen = rows[values == bit]
+                    if chosen.size:
+                        next_groups[path + ((decision.variable, bit),)] = chosen
+            groups = next_groups
+        self.stats += stats
+        return out
+
+
+def answer(z: Any, seed: int, *, oracle: Oracle, params: Params) -> int:
+    """``T_seed(z)`` as a pure function: no cache and no state survive the call.
+
+    Bit-identical to :meth:`Reconstructor.answer` for the same oracle, params
+    and seed, in any process.
+    """
+    return Reconstructor(oracle, params, cache_size=0).answer(z, seed)
