@@ -127,7 +127,8 @@ def unbiased_estimates(oracle: Oracle, seed: int, path: Path, samples: int,
 
     ``eta_i = 1[f(x) != f(y)] * (1 - 1[x_i = y_i] / (1 - p/2))`` on the same
     derived samples as :func:`score_counts`; a reference for tests, memory
-    ``O(samples * n)``.
+    ``O(samples * n)``. Columns of variables on ``path`` are not score
+    estimates (those coordinates never re-randomise and are never chosen).
     """
     n = oracle.n
     key = derive.node_key(seed, "score", path)
