@@ -38,6 +38,8 @@ __all__ = [
     "noise_rate_of",
     "unpack_points",
     "pack_points",
+    "constructor_key",
+    "WordStream",
 ]
 
 VERSION_TAG = b"lca/v1"
@@ -201,3 +203,58 @@ def pack_points(points: np.ndarray) -> np.ndarray:
     packed = np.zeros((m, 8 * width), dtype=np.uint8)
     packed[:, : -(-n // 8)] = np.packbits(bits, axis=1, bitorder="little")
     return packed.view("<u8").astype(_U64, copy=False)
+
+
+# Seeded constructors (random trees, hidden variables, label-noise keys) draw
+# from their own tag so their streams never collide with node samples.
+_CONSTRUCTOR_TAG = b"lca/targets/v1"
+
+
+def constructor_key(purpose: str, seed: int) -> int:
+    """Key ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))`` for seeded constructors."""
+    return xxhash.xxh3_128_intdigest(
+        _CONSTRUCTOR_TAG + _frame(purpose.encode("ascii")) + _u64le(seed))
+
+
+class WordStream:
+    """Raw 64-bit words of Philox4x64-10 keyed by (purpose, seed), buffered."""
+
+    _BLOCK = 256
+
+    def __init__(self, purpose: str, seed: int) -> None:
+        # Sequential Philox words from counter block 1 (NumPy's default start).
+        self._bits = np.random.Philox(key=constructor_key(purpose, seed))
+        self._buffer: list[int] = []
+        self._pos = 0
+
+    def word(self) -> int:
+        if self._pos == len(self._buffer):
+            self._buffer = self._bits.random_raw(self._BLOCK).tolist()
+            self._pos = 0
+        self._pos += 1
+        return self._buffer[self._pos - 1]
+
+    def below(self, bound: int) -> int:
+        """Uniform int in ``[0, bound)``, by rejection; ``bound`` in ``[1, 2**64]``."""
+        assert 1 <= bound <= 1 << 64
+        mask = (1 << (bound - 1).bit_length()) - 1
+        while True:
+            value = self.word() & mask
+            if value < bound:
+                return value
+
+    def signs(self, count: int) -> np.ndarray:
+        """``count`` uniform ``±1`` values; bit ``j`` of word ``w`` gives value ``64w+j``."""
+        words = np.array([self.word() for _ in range(-(-count // 64))], dtype="<u8")
+        bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:count]
+        return (1 - 2 * bits.astype(np.int8)).astype(np.int8)
+
+    def sample(self, n: int, k: int) -> np.ndarray:
+        """``k`` distinct indices of ``[0, n)`` in random order (partial Fisher-Yates)."""
+        swapped: dict[int, int] = {}
+        out = []
+        for i in range(k):
+            j = i + self.below(n - i)
+            out.append(swapped.get(j, j))
+            swapped[j] = swapped.get(i, i)
+        return np.asarray(out, dtype=np.int64)

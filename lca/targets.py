@@ -34,8 +34,8 @@ from fractions import Fraction
 from typing import Any, Union
 
 import numpy as np
-import xxhash
 
+from lca.derive import WordStream, constructor_key
 from lca.oracle import Oracle, check_points
 
 __all__ = [
@@ -57,7 +57,6 @@ __all__ = [
 
 Nested = Union[int, dict]
 
-_TAG = b"lca/targets/v1"
 _U64 = (1 << 64) - 1
 _MAX_JUNTA_BITS = 24
 _LABEL_SCHEMES = ("iid", "sibling_differing")
@@ -162,60 +161,6 @@ def _check_signs(values: Any, length: int, name: str, owner: str) -> np.ndarray:
             f"Got {int(bad)} instead."
         )
     return arr.astype(np.int8)
-
-
-# --------------------------------------------------------------------------
-# keyed randomness (see module docstring)
-
-
-def _key(purpose: str, seed: int) -> int:
-    tag = purpose.encode()
-    return xxhash.xxh3_128_intdigest(
-        _TAG + len(tag).to_bytes(8, "little") + tag + seed.to_bytes(8, "little")
-    )
-
-
-class _Stream:
-    """Raw 64-bit words of Philox4x64-10 keyed by (purpose, seed), buffered."""
-
-    _BLOCK = 256
-
-    def __init__(self, purpose: str, seed: int) -> None:
-        self._bits = np.random.Philox(key=_key(purpose, seed))
-        self._buffer: list[int] = []
-        self._pos = 0
-
-    def word(self) -> int:
-        if self._pos == len(self._buffer):
-            self._buffer = self._bits.random_raw(self._BLOCK).tolist()
-            self._pos = 0
-        self._pos += 1
-        return self._buffer[self._pos - 1]
-
-    def below(self, bound: int) -> int:
-        """Uniform int in ``[0, bound)``, by rejection; ``bound`` in ``[1, 2**64]``."""
-        assert 1 <= bound <= 1 << 64
-        mask = (1 << (bound - 1).bit_length()) - 1
-        while True:
-            value = self.word() & mask
-            if value < bound:
-                return value
-
-    def signs(self, count: int) -> np.ndarray:
-        """``count`` uniform ``±1`` values; bit ``j`` of word ``w`` gives value ``64w+j``."""
-        words = np.array([self.word() for _ in range(-(-count // 64))], dtype="<u8")
-        bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:count]
-        return (1 - 2 * bits.astype(np.int8)).astype(np.int8)
-
-    def sample(self, n: int, k: int) -> np.ndarray:
-        """``k`` distinct indices of ``[0, n)`` in random order (partial Fisher-Yates)."""
-        swapped: dict[int, int] = {}
-        out = []
-        for i in range(k):
-            j = i + self.below(n - i)
-            out.append(swapped.get(j, j))
-            swapped[j] = swapped.get(i, i)
-        return np.asarray(out, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------
@@ -488,7 +433,7 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Decision
             f"The 'labels' parameter of {owner} must be one of {_LABEL_SCHEMES}. "
             f"Got {labels!r} instead."
         )
-    shape = _Stream("random_tree/shape", seed)
+    shape = WordStream("random_tree/shape", seed)
     var, minus, plus = [-1], [-1], [-1]
     path: list[list[int]] = [[]]  # sorted variables on each node's root path
     splittable = [0]
@@ -522,7 +467,7 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Decision
     minus_arr = np.where(is_leaf, -1, new_id[np.asarray(minus)[order].clip(0)])
     plus_arr = np.where(is_leaf, -1, new_id[np.asarray(plus)[order].clip(0)])
     value = np.zeros(len(var), dtype=np.int8)
-    value[is_leaf] = _Stream("random_tree/labels", seed).signs(leaves)
+    value[is_leaf] = WordStream("random_tree/labels", seed).signs(leaves)
     if labels == "sibling_differing":
         bottom = np.flatnonzero(~is_leaf)
         bottom = bottom[is_leaf[minus_arr[bottom]] & is_leaf[plus_arr[bottom]]]
@@ -606,7 +551,7 @@ class LabelNoise(Oracle):
         self.name = f"{target.name}+noise({float(rate):g}, seed={self.seed})"
         self.size = None
         self.depth = None
-        self._key = np.uint64(_key("label_noise", self.seed) & _U64)
+        self._key = np.uint64(constructor_key("label_noise", self.seed) & _U64)
 
     def flips(self, points: np.ndarray) -> np.ndarray:
         """Boolean mask of the rows whose label is flipped; deterministic."""
@@ -674,7 +619,7 @@ def parity(n: int, k: int, seed: int) -> Parity:
     """Parity of ``k`` distinct variables drawn uniformly from ``n`` (purpose ``"parity"``)."""
     n = _check_n(n, "parity")
     k = _check_int(k, "k", "parity", 0, n, hi_text="n")
-    return Parity(n, _Stream("parity", _check_seed(seed, "parity")).sample(n, k))
+    return Parity(n, WordStream("parity", _check_seed(seed, "parity")).sample(n, k))
 
 
 class Multiplexer(Oracle):
@@ -738,7 +683,7 @@ def multiplexer(n: int, k: int, seed: int) -> Multiplexer:
             f"The 'k' parameter of multiplexer must be an int k >= 0 with "
             f"k + 2**k <= n = {n}. Got {k} instead."
         )
-    stream = _Stream("multiplexer", _check_seed(seed, "multiplexer"))
+    stream = WordStream("multiplexer", _check_seed(seed, "multiplexer"))
     return Multiplexer(n, k, stream.sample(n, k + 2 ** k))
 
 
@@ -797,7 +742,7 @@ def tribes(n: int, width: int, count: int, seed: int) -> Tribes:
     n = _check_n(n, "tribes")
     width = _check_int(width, "width", "tribes", 1, n, hi_text="n")
     count = _check_int(count, "count", "tribes", 1, n // width, hi_text="n // width")
-    stream = _Stream("tribes", _check_seed(seed, "tribes"))
+    stream = WordStream("tribes", _check_seed(seed, "tribes"))
     return Tribes(n, width, count, stream.sample(n, width * count))
 
 
@@ -850,7 +795,7 @@ def majority(n: int, k: int, seed: int) -> Majority:
     if k % 2 == 0:
         raise ValueError(f"The 'k' parameter of majority must be an odd int in [1, n]. "
                          f"Got {k} instead.")
-    return Majority(n, _Stream("majority", _check_seed(seed, "majority")).sample(n, k))
+    return Majority(n, WordStream("majority", _check_seed(seed, "majority")).sample(n, k))
 
 
 class Junta(Oracle):
@@ -925,5 +870,5 @@ def junta(n: int, k: int, seed: int) -> Junta:
     k = _check_int(k, "k", "junta", 0, min(n, _MAX_JUNTA_BITS),
                    hi_text=f"min(n, {_MAX_JUNTA_BITS})")
     seed = _check_seed(seed, "junta")
-    variables = _Stream("junta/variables", seed).sample(n, k)
-    return Junta(n, variables, _Stream("junta/table", seed).signs(2 ** k))
+    variables = WordStream("junta/variables", seed).sample(n, k)
+    return Junta(n, variables, WordStream("junta/table", seed).signs(2 ** k))
