@@ -1,0 +1,86 @@
+"""Params: presets, grid rounding, validation messages."""
+
+import math
+import pickle
+
+import pytest
+
+from lca import Params, TheoryConstants
+
+
+class TestPractical:
+    def test_noise_rate_is_the_effective_grid_value(self):
+        params = Params.practical(n=1000, depth=12, noise_rate=0.1, score_samples=1000,
+                                  leaf_samples=500)
+        assert params.noise_rate == 3277 / 2 ** 15
+        assert params.requested_noise_rate == 0.1
+        assert params.noise_threshold == 3277
+        assert params.predicted_queries == 12 * 2000 + 500
+        text = params.describe()
+        for needle in ("depth d               12", "0.100006", "24500", "practical"):
+            assert needle in text
+
+    def test_equal_params_are_equal_and_pickle(self):
+        a = Params.practical(100, 5, 0.2, 10, 10)
+        assert a == Params.practical(100, 5, 0.2, 10, 10)
+        assert pickle.loads(pickle.dumps(a)) == a
+        with pytest.raises(AttributeError):
+            a.depth = 4  # frozen
+
+
+class TestTheory:
+    def test_formulas(self):
+        params = Params.from_theory(16, 0.1, 0.01, 1000)
+        log_s = 4.0
+        depth = math.ceil(log_s ** 3 / 0.1 ** 3)
+        tau = 0.1 ** 3 / log_s ** 3
+        log_nodes = (depth + 2) * math.log(2) - math.log(0.01)
+        assert params.depth == depth == 64000
+        assert params.tau == pytest.approx(tau)
+        assert params.score_samples == math.ceil(8 / tau ** 2 * (math.log(1000) + log_nodes))
+        assert params.leaf_samples == math.ceil(32 / 0.1 ** 2 * log_nodes)
+        assert params.requested_noise_rate == pytest.approx(0.025)
+        assert params.path_length == 1000
+        assert "theory" in params.describe() and "paths stop at n = 1000" in params.describe()
+
+    def test_constants_scale(self):
+        small = Params.from_theory(16, 0.1, 0.01, 1000,
+                                   TheoryConstants(depth=0.001, noise=2.0, tau=10.0))
+        assert small.depth == 64
+        assert small.requested_noise_rate == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(n=0), ValueError, r"The 'n' parameter of Params must be an int in the range \[1, inf\). Got 0 instead."),
+    (dict(depth=-1), ValueError, r"'depth' parameter of Params .* Got -1 instead"),
+    (dict(depth=2.5), TypeError, r"'depth' parameter of Params .* Got 2.5 instead"),
+    (dict(depth=True), TypeError, r"'depth' parameter .* Got True instead"),
+    (dict(noise_rate=0.0), ValueError, r"'noise_rate' parameter of Params must be a real number in the range \(0.0, 1.0\]. Got 0.0"),
+    (dict(noise_rate=1.5), ValueError, r"'noise_rate' .* Got 1.5"),
+    (dict(noise_rate="0.1"), TypeError, r"'noise_rate' .* Got '0.1'"),
+    (dict(noise_rate=1e-6), ValueError, r"noise rate 1e-06 rounds to 0/2\*\*15"),
+    (dict(score_samples=0), ValueError, r"'score_samples' .* Got 0"),
+    (dict(leaf_samples=None), TypeError, r"'leaf_samples' .* Got None"),
+])
+def test_practical_validation(kwargs, error, match):
+    base = dict(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10)
+    with pytest.raises(error, match=match):
+        Params.practical(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((1, 0.1, 0.1, 10), ValueError, r"'s' parameter of Params.from_theory must be an int in the range \[2, inf\). Got 1"),
+    ((16, 0.5, 0.1, 10), ValueError, r"'eps' parameter of Params.from_theory .* \(0.0, 0.5\). Got 0.5"),
+    ((16, 0.1, 1.0, 10), ValueError, r"'delta' .* Got 1.0"),
+    ((16, 0.1, 0.1, 0), ValueError, r"'n' .* Got 0"),
+])
+def test_theory_validation(args, error, match):
+    with pytest.raises(error, match=match):
+        Params.from_theory(*args)
+
+
+def test_theory_constants_validation():
+    with pytest.raises(ValueError, match=r"'constants.tau' .* Got -1"):
+        Params.from_theory(16, 0.1, 0.1, 10, TheoryConstants(tau=-1))
+    with pytest.raises(TypeError, match="must be a TheoryConstants"):
+        Params.from_theory(16, 0.1, 0.1, 10, constants=(1, 1, 1))
