@@ -191,8 +191,10 @@ def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
 def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
     """``(m, W)`` packed words to an ``(m, n)`` ``int8`` array of ``±1``."""
     as_bytes = words.astype("<u8", copy=False).view(np.uint8)
-    bits = np.unpackbits(as_bytes, axis=1, count=n, bitorder="little")
-    return (1 - 2 * bits.view(np.int8)).astype(np.int8, copy=False)
+    points = np.unpackbits(as_bytes, axis=1, count=n, bitorder="little").view(np.int8)
+    points *= -2  # in place: bit b becomes 1 - 2b without temporaries
+    points += 1
+    return points
 
 
 def pack_points(points: np.ndarray) -> np.ndarray:
