@@ -49,6 +49,15 @@ def check_real(owner: str, name: str, value: object, low: float, high: float,
     return value
 
 
+def _hoeffding_counts(n: int, depth: int, tau: float, eps: float,
+                      delta: float) -> tuple[int, int]:
+    """Score and leaf sample counts of :meth:`Params.guaranteed`."""
+    log_nodes = (depth + 2) * math.log(2) - math.log(delta)
+    score_samples = math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
+    leaf_samples = math.ceil(32 / eps ** 2 * log_nodes)
+    return score_samples, leaf_samples
+
+
 @dataclass(frozen=True)
 class TheoryConstants:
     """The constants hidden by the O(.) of Lemma "Robust version".
@@ -76,12 +85,19 @@ class Params:
             are fixed (a path cannot query more than ``n`` distinct variables).
         noise_rate: effective noise rate ``p`` on the ``T / 2**15`` grid.
         score_samples: UnbiasedEstimator runs per internal node (``2`` queries
-            each).
-        leaf_samples: uniform samples per leaf (``1`` query each).
-        preset: ``"theory"`` or ``"practical"``.
+            each); in adaptive mode the cap on them.
+        leaf_samples: uniform samples per leaf (``1`` query each); in adaptive
+            mode the cap on them.
+        preset: ``"theory"``, ``"guaranteed"`` or ``"practical"``.
         requested_noise_rate: the noise rate asked for, before rounding.
-        size, eps, delta, tau: the theory inputs when built by
-            :meth:`from_theory` (``None`` otherwise).
+        size: the target size ``s`` when built by :meth:`from_theory`.
+        tau, eps, delta: score accuracy, leaf accuracy and total failure
+            probability the sample counts are sized for (:meth:`guaranteed`,
+            :meth:`from_theory`), or that adaptive mode certifies.
+        adaptive: stop sampling a node or leaf as soon as anytime confidence
+            bounds certify its decision (docs/theory.md, "Adaptive
+            estimation"); needs ``tau``, ``eps`` and ``delta``.
+        first_round: samples in the first adaptive round; rounds double.
     """
 
     n: int
@@ -96,6 +112,8 @@ class Params:
     delta: float | None = None
     tau: float | None = None
     constants: TheoryConstants | None = field(default=None, compare=True)
+    adaptive: bool = False
+    first_round: int = 64
 
     def __post_init__(self) -> None:
         owner = "Params"
@@ -104,11 +122,24 @@ class Params:
             object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
         rate = check_real(owner, "noise_rate", self.noise_rate, 0.0, 1.0,
                           open_high=False)
-        if self.preset not in ("theory", "practical"):
+        if self.preset not in ("theory", "guaranteed", "practical"):
             raise ValueError(
-                "The 'preset' parameter of Params must be 'theory' or 'practical'. "
-                f"Got {self.preset!r} instead."
+                "The 'preset' parameter of Params must be 'theory', 'guaranteed' or "
+                f"'practical'. Got {self.preset!r} instead."
             )
+        if not isinstance(self.adaptive, bool):
+            raise TypeError("The 'adaptive' parameter of Params must be a bool. "
+                            f"Got {self.adaptive!r} instead.")
+        object.__setattr__(self, "first_round",
+                           check_int(owner, "first_round", self.first_round, 1))
+        for name, high in (("tau", 1.0), ("eps", 1.0), ("delta", 1.0)):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
+                                                          0.0, high))
+        if self.adaptive and None in (self.tau, self.eps, self.delta):
+            raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
+                             "and failure probability to certify). Got "
+                             f"tau={self.tau!r}, eps={self.eps!r}, delta={self.delta!r}.")
         threshold = derive.noise_threshold(rate)
         if self.requested_noise_rate is None:
             object.__setattr__(self, "requested_noise_rate", rate)
@@ -131,31 +162,60 @@ class Params:
 
     @classmethod
     def practical(cls, n: int, depth: int, noise_rate: float, score_samples: int,
-                  leaf_samples: int) -> Params:
+                  leaf_samples: int, *, adaptive: bool = False, tau: float | None = None,
+                  eps: float | None = None, delta: float | None = None) -> Params:
         """Depth, noise rate and sample counts given directly.
 
         Keeps determinism and consistency (answers come from one fixed tree per
         seed) but not the ``O(opt) + eps`` guarantee, which needs the sample
-        counts of :meth:`from_theory`.
+        counts of :meth:`guaranteed` or :meth:`from_theory`. With
+        ``adaptive=True`` the counts are caps and ``tau``, ``eps``, ``delta``
+        say what to certify; decisions that reach a cap uncertified are
+        counted in :class:`lca.AnswerStats`.
         """
         return cls(n=n, depth=depth, noise_rate=noise_rate,
                    score_samples=score_samples, leaf_samples=leaf_samples,
-                   preset="practical")
+                   preset="practical", adaptive=adaptive, tau=tau, eps=eps, delta=delta)
 
     @classmethod
-    def from_theory(cls, s: int, eps: float, delta: float, n: int,
-                    constants: TheoryConstants = TheoryConstants()) -> Params:
-        """Parameters of Lemma "Robust version" and Lemma "Efficiency".
+    def guaranteed(cls, n: int, depth: int, noise_rate: float, tau: float, eps: float,
+                   delta: float, *, adaptive: bool = False) -> Params:
+        """Sample counts sized so every decision of a depth-``d`` tree is right.
 
-        With ``L = log2 s``: ``d = ceil(c_d L^3 / eps^3)``,
-        ``p = min(1, c_p eps / L)``, ``tau = c_tau eps^3 / L^3``. Every one of
-        the at most ``2^(d+1)`` estimates fails with probability at most
-        ``delta / 2^(d+1)``, so all succeed with probability ``>= 1 - delta``:
+        Every one of the at most ``2^(d+1)`` estimates fails with probability at
+        most ``delta' / 2^(d+1)``, so all succeed with probability
+        ``>= 1 - delta'``:
 
         * score (Theorem "Score estimator", Hoeffding on ``[-1, 1]`` and a
           union bound over ``n`` variables, accuracy ``tau/2``):
-          ``q = ceil(8 / tau^2 * ln(n 2^(d+2) / delta))``;
-        * leaf (accuracy ``eps/4``): ``ceil(32 / eps^2 * ln(2^(d+2) / delta))``.
+          ``q = ceil(8 / tau^2 * ln(n 2^(d+2) / delta'))``;
+        * leaf (accuracy ``eps/4``): ``ceil(32 / eps^2 * ln(2^(d+2) / delta'))``.
+
+        ``delta' = delta`` in fixed mode. Adaptive mode spends ``delta/2`` on
+        its anytime bounds and sizes these counts, its caps, with
+        ``delta' = delta/2``; the total failure probability stays ``<= delta``.
+        """
+        owner = "Params.guaranteed"
+        n = check_int(owner, "n", n, 1)
+        depth = check_int(owner, "depth", depth, 0)
+        tau = check_real(owner, "tau", tau, 0.0, 1.0)
+        eps = check_real(owner, "eps", eps, 0.0, 1.0)
+        delta = check_real(owner, "delta", delta, 0.0, 1.0)
+        score_samples, leaf_samples = _hoeffding_counts(
+            n, min(depth, n), tau, eps, delta / 2 if adaptive else delta)
+        return cls(n=n, depth=depth, noise_rate=noise_rate, score_samples=score_samples,
+                   leaf_samples=leaf_samples, preset="guaranteed", tau=tau, eps=eps,
+                   delta=delta, adaptive=adaptive)
+
+    @classmethod
+    def from_theory(cls, s: int, eps: float, delta: float, n: int,
+                    constants: TheoryConstants = TheoryConstants(), *,
+                    adaptive: bool = False) -> Params:
+        """Parameters of Lemma "Robust version" and Lemma "Efficiency".
+
+        With ``L = log2 s``: ``d = ceil(c_d L^3 / eps^3)``,
+        ``p = min(1, c_p eps / L)``, ``tau = c_tau eps^3 / L^3``; sample counts
+        as in :meth:`guaranteed` with the uncapped depth ``d`` in the union bound.
 
         With constants 1 these are enormous (``s = 16, eps = 0.1`` gives
         ``d = 64000``); that is the paper's bound, reported honestly.
@@ -177,21 +237,24 @@ class Params:
         depth = math.ceil(constants.depth * log_s ** 3 / eps ** 3)
         noise_rate = min(1.0, constants.noise * eps / log_s)
         tau = constants.tau * eps ** 3 / log_s ** 3
-        log_nodes = (depth + 2) * math.log(2) - math.log(delta)
-        score_samples = math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
-        leaf_samples = math.ceil(32 / eps ** 2 * log_nodes)
+        score_samples, leaf_samples = _hoeffding_counts(
+            n, depth, tau, eps, delta / 2 if adaptive else delta)
         return cls(n=n, depth=depth, noise_rate=noise_rate,
                    score_samples=score_samples, leaf_samples=leaf_samples,
                    preset="theory", size=s, eps=eps, delta=delta, tau=tau,
-                   constants=constants)
+                   constants=constants, adaptive=adaptive)
 
     def describe(self) -> str:
         """A human-readable summary, including the predicted cost per answer."""
         lines = [f"lca parameters ({self.preset} preset)"]
         if self.preset == "theory":
-            lines.append(f"  target size s         {self.size}  (eps={self.eps}, "
-                         f"delta={self.delta})")
-            lines.append(f"  score accuracy tau    {self.tau:.3g}")
+            lines.append(f"  target size s         {self.size}")
+        if self.tau is not None:
+            lines.append(f"  score accuracy tau    {self.tau:.3g}  (leaf eps={self.eps:.3g}, "
+                         f"failure delta={self.delta:.3g})")
+        if self.adaptive:
+            lines.append(f"  adaptive              rounds from {self.first_round} samples, "
+                         "doubling up to the caps below")
         lines += [
             f"  variables n           {self.n}",
             f"  depth d               {self.depth}"
@@ -201,7 +264,8 @@ class Params:
             f"  samples per node      {self.score_samples}  "
             f"({2 * self.score_samples} queries)",
             f"  samples per leaf      {self.leaf_samples}",
-            f"  queries per answer    {self.predicted_queries}  (cold, no cache)",
+            f"  queries per answer    {self.predicted_queries}  (cold, no cache"
+            + (", at most)" if self.adaptive else ")"),
         ]
         if self.preset == "practical":
             lines.append("  guarantee             determinism and consistency; "

@@ -36,37 +36,47 @@ __all__ = [
 
 @dataclass(frozen=True)
 class NodeDecision:
-    """An internal node: the chosen variable and the counts that chose it."""
+    """An internal node: the chosen variable and the counts that chose it.
+
+    ``certified`` is ``None`` in fixed mode; in adaptive mode it says whether
+    the anytime bounds certified the choice before the sample cap.
+    """
 
     variable: int
     samples: int
     disagreements: int
     agreements: int
+    certified: bool | None = None
 
 
 @dataclass(frozen=True)
 class LeafDecision:
-    """A leaf: its label and the sample sum that set it."""
+    """A leaf: its label and the sample sum that set it (``certified`` as for nodes)."""
 
     label: int
     samples: int
     total: int
+    certified: bool | None = None
 
 
 @dataclass
 class AnswerStats:
-    """Work done: queries to ``f``, nodes and leaves built, cache hits."""
+    """Work done: queries to ``f``, nodes and leaves built, cache hits.
+
+    Adaptive mode also counts decisions that reached their sample cap without
+    a certificate (``uncertified``) and nodes that became leaves early.
+    """
 
     queries: int = 0
     nodes_built: int = 0
     leaves_built: int = 0
     cache_hits: int = 0
+    uncertified: int = 0
+    early_leaves: int = 0
 
     def __iadd__(self, other: AnswerStats) -> AnswerStats:
-        self.queries += other.queries
-        self.nodes_built += other.nodes_built
-        self.leaves_built += other.leaves_built
-        self.cache_hits += other.cache_hits
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
         return self
 
 
@@ -172,8 +182,10 @@ class Reconstructor:
             stats.queries += self._counting.queries - before
             if isinstance(decision, LeafDecision):
                 stats.leaves_built += 1
+                stats.early_leaves += len(path) < self.params.path_length
             else:
                 stats.nodes_built += 1
+            stats.uncertified += decision.certified is False
             if self.cache_size:
                 self._cache[key] = decision
                 if len(self._cache) > self.cache_size:
@@ -186,6 +198,8 @@ class Reconstructor:
 
     def _build(self, seed: int, path: Path) -> Decision:
         params = self.params
+        if params.adaptive:
+            return self._build_adaptive(seed, path)
         if len(path) == params.path_length:
             samples = params.leaf_samples
             total = estimate.leaf_sum(self._counting, seed, path, samples)
@@ -195,6 +209,17 @@ class Reconstructor:
         variable = estimate.choose_variable(counts, path)
         return NodeDecision(variable, counts.samples, counts.disagreements,
                             int(counts.agreements[variable]))
+
+    def _build_adaptive(self, seed: int, path: Path) -> Decision:
+        if len(path) < self.params.path_length:
+            node = estimate.adaptive_node(self._counting, seed, path, self.params)
+            if node.variable is not None:
+                counts = node.counts
+                return NodeDecision(node.variable, counts.samples, counts.disagreements,
+                                    int(counts.agreements[node.variable]), node.certified)
+        leaf = estimate.adaptive_leaf(self._counting, seed, path, self.params)
+        return LeafDecision(estimate.leaf_label(leaf.total), leaf.samples, leaf.total,
+                            leaf.certified)
 
     # -- answering -----------------------------------------------------------
 

@@ -30,6 +30,9 @@ POINT_CASES = [  # seed, purpose, path, n, start, stop, noise threshold
     (9, "score", [], 200, 7, 9, 20000),
 ]
 ANSWER_SEEDS = [0, 1, 2 ** 64 - 1]
+ADAPTIVE_PARAMS = lca.Params.practical(n=64, depth=6, noise_rate=0.1, score_samples=3000,
+                                       leaf_samples=1000, adaptive=True, tau=0.1, eps=0.2,
+                                       delta=0.05)
 
 
 def _hex(words) -> list[str]:
@@ -69,6 +72,12 @@ def compute() -> dict:
     f, params, queries = reconstruction_setup()
     rec = lca.Reconstructor(f, params)
     answers = {str(seed): rec.answer_many(queries, seed).tolist() for seed in ANSWER_SEEDS}
+    adaptive = lca.Reconstructor(f, ADAPTIVE_PARAMS, record=True)
+    adaptive_answers = adaptive.answer_many(queries, 0).tolist()
+    adaptive_decisions = sorted(
+        [[list(step) for step in path], type(d).__name__, d.samples, bool(d.certified),
+         getattr(d, "variable", getattr(d, "label", None))]
+        for (_, path), d in adaptive.decisions.items())
     first = rec.explain(queries[0], 0)
     explained = {
         "path": [list(step) for step in first.path],
@@ -82,6 +91,8 @@ def compute() -> dict:
         "points": points,
         "answers": answers,
         "explained_first_query_seed_0": explained,
+        "adaptive_answers_seed_0": adaptive_answers,
+        "adaptive_decisions_seed_0": adaptive_decisions,
     }
 
 

@@ -31,7 +31,7 @@ def test_random123_vector_is_stored():
 
 @pytest.mark.parametrize("section", [
     "version", "philox4x64_10_key0_counter0", "node_keys", "points", "answers",
-    "explained_first_query_seed_0",
+    "explained_first_query_seed_0", "adaptive_answers_seed_0", "adaptive_decisions_seed_0",
 ])
 def test_section_matches(computed, section):
     assert computed[section] == STORED[section]
