@@ -13,7 +13,7 @@ root-to-leaf path of ``z`` (Blanc, Lange, Tan, "Reconstructing Decision Trees").
     True
 """
 
-from lca import oracle, targets
+from lca import exact, measures, oracle, targets, tester
 from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_callable
 from lca.params import Params, TheoryConstants
 from lca.reconstruct import (
@@ -39,6 +39,9 @@ __all__ = [
     "Reconstructor",
     "TheoryConstants",
     "answer",
+    "exact",
+    "measures",
+    "tester",
     "from_boolean",
     "from_callable",
     "oracle",

@@ -13,6 +13,7 @@ from lca import derive, targets
 from lca._progress import Progress
 from lca.params import Params
 from lca.reconstruct import Reconstructor
+from lca.tester import add_test_command
 
 __all__ = ["main"]
 
@@ -81,6 +82,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--leaf-samples", type=int, default=500)
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
+    add_test_command(sub)
     return parser
 
 

@@ -244,10 +244,18 @@ class Params:
                    preset="theory", size=s, eps=eps, delta=delta, tau=tau,
                    constants=constants, adaptive=adaptive)
 
+    @classmethod
+    def for_measure(cls, measure: str, d: int, eps: float, delta: float, n: int,
+                    **kwargs: object) -> Params:
+        """Table 1 row ``measure`` with bound ``d``; see :func:`lca.measures.params_for_measure`."""
+        from lca.measures import params_for_measure  # measures builds on params
+
+        return params_for_measure(measure, d, eps, delta, n, **kwargs)
+
     def describe(self) -> str:
         """A human-readable summary, including the predicted cost per answer."""
         lines = [f"lca parameters ({self.preset} preset)"]
-        if self.preset == "theory":
+        if self.size is not None:
             lines.append(f"  target size s         {self.size}")
         if self.tau is not None:
             lines.append(f"  score accuracy tau    {self.tau:.3g}  (leaf eps={self.eps:.3g}, "
@@ -269,5 +277,5 @@ class Params:
         ]
         if self.preset == "practical":
             lines.append("  guarantee             determinism and consistency; "
-                         "O(opt)+eps only with theory sample counts")
+                         "O(opt)+eps needs guaranteed or theory counts")
         return "\n".join(lines)

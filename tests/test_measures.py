@@ -1,0 +1,207 @@
+"""Depth version and Table 1 measures: the table, its parameters, exact degree checks."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lca import exact, targets
+from lca.measures import (
+    MEASURES,
+    STATUSES,
+    Measure,
+    markdown_table,
+    measure,
+    params_for_depth,
+    params_for_measure,
+    plan_for_measure,
+)
+from lca.params import Params, TheoryConstants
+from lca.reconstruct import Reconstructor
+from lca.targets import DecisionTree
+from lca.tester import ReconstructedFunction
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "theory.md"
+
+# The paper's Table 1 guarantee column, verbatim: M(g) <= O(d^e / eps^2).
+PAPER_TABLE_1 = {"fourier_degree": 7, "approximate_degree": 9, "randomized_query": 7,
+                 "quantum_query": 10, "certificate": 5, "block_sensitivity": 8,
+                 "sensitivity": 13}
+
+
+class TestTable:
+    def test_rows_match_the_paper(self):
+        assert {row.name: row.guarantee_exponent for row in MEASURES if row.name != "depth"} \
+            == PAPER_TABLE_1
+        assert measure("depth").guarantee_exponent == 3  # Theorem "reconstruct-depth"
+        # Fact "depth vs degree": D <= deg^3
+        assert measure("fourier_degree").depth_exponent == 3
+
+    @pytest.mark.parametrize("row", MEASURES, ids=lambda row: row.name)
+    def test_row_is_consistent(self, row):
+        assert isinstance(row, Measure) and row.status in STATUSES
+        assert row.consistent
+        assert 2 * row.depth_exponent + row.influence_exponent == row.guarantee_exponent
+        assert row.naive_exponent == 3 * row.depth_exponent >= row.guarantee_exponent
+        assert row.influence_exponent <= row.depth_exponent  # Inf(h) <= D(h)
+
+    def test_unverified_rows_are_marked(self):
+        assert measure("approximate_degree").status == "unverified"
+        assert {row.name for row in MEASURES if row.status == "paper"} == {
+            "depth", "fourier_degree"}
+
+    def test_docs_contain_the_same_table(self):
+        assert markdown_table() in DOCS.read_text(encoding="utf-8")
+
+    @pytest.mark.parametrize("alias, name", [
+        ("deg", "fourier_degree"), ("DEG", "fourier_degree"), ("adeg", "approximate_degree"),
+        ("R", "randomized_query"), ("Q", "quantum_query"), ("C", "certificate"),
+        ("bs", "block_sensitivity"), ("s", "sensitivity"), ("D", "depth"),
+        ("degree", "fourier_degree"), ("certificate_complexity", "certificate"),
+    ])
+    def test_aliases(self, alias, name):
+        assert measure(alias).name == name
+
+    def test_unknown_measure(self):
+        with pytest.raises(ValueError, match=r"unknown measure 'rank'; expected one of "
+                                             r"depth, fourier_degree, approximate_degree"):
+            measure("rank")
+        with pytest.raises(TypeError, match=r"measure name must be a str; got int"):
+            measure(3)
+
+
+class TestParameters:
+    @pytest.mark.parametrize("row", MEASURES, ids=lambda row: row.name)
+    @pytest.mark.parametrize("d", [1, 2, 3])
+    def test_every_row_resolves_to_theory_params(self, row, d):
+        eps, delta, n = 0.1, 0.05, 30
+        plan = plan_for_measure(row.name, d, eps, delta, n)
+        params = plan.params
+        D, I = d ** row.depth_exponent, d ** row.influence_exponent
+        assert isinstance(params, Params) and params.preset == "theory"
+        assert (plan.depth_bound, plan.influence_bound) == (D, I)
+        assert params.depth == math.ceil(D ** 2 * I / eps ** 2) \
+            == math.ceil(d ** row.guarantee_exponent / eps ** 2 - 1e-9)
+        assert params.requested_noise_rate == pytest.approx(min(1.0, eps / I))
+        tau = eps ** 3 / (D ** 2 * I)
+        assert params.tau == pytest.approx(tau)
+        log_nodes = (params.depth + 2) * math.log(2) - math.log(delta)
+        assert params.score_samples == math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
+        assert params.leaf_samples == math.ceil(32 / eps ** 2 * log_nodes)
+        assert params_for_measure(row.name, d, eps, delta, n) == params
+        assert row.title in plan.describe()
+
+    @pytest.mark.parametrize("row", MEASURES, ids=lambda row: row.name)
+    def test_every_row_resolves_to_practical_params(self, row):
+        params = params_for_measure(row.name, 2, 0.1, 0.05, 12, preset="practical")
+        assert params.preset == "practical"
+        assert params.depth == 2 ** row.depth_exponent
+        leaves = 2 ** min(params.depth, 12)
+        assert params.leaf_samples == math.ceil(2 / 0.01 * math.log(2 * leaves / 0.05))
+        assert params.score_samples == 1000
+
+    def test_depth_theorem(self):
+        """Theorem "reconstruct-depth": depth d^3 / eps^2, p = eps / d, tau = eps^3 / d^3."""
+        params = params_for_depth(3, 0.1, 0.05, 50)
+        assert params.depth == 2700
+        assert params.requested_noise_rate == pytest.approx(0.1 / 3)
+        assert params.tau == pytest.approx(0.001 / 27)
+        assert params == params_for_measure("depth", 3, 0.1, 0.05, 50)
+        assert params_for_depth(3, 0.1, 0.05, 50, preset="practical", depth=5).depth == 5
+
+    def test_constants_and_relation_constant(self):
+        scaled = params_for_measure("deg", 2, 0.1, 0.05, 20,
+                                    constants=TheoryConstants(depth=0.01, noise=2.0),
+                                    relation_constant=2.0)
+        # D = 2 * 2^3 = 16, I = 2 * 2 = 4: depth 0.01 * 16^2 * 4 / 0.01
+        assert scaled.depth == 1024
+        assert scaled.requested_noise_rate == pytest.approx(2.0 * 0.1 / 4)
+
+    def test_sharper_than_the_direct_route(self):
+        """The paper's d^7 for degree beats plugging D <= deg^3 into d^3: (d^3)^3 = d^9."""
+        direct = params_for_depth(2 ** 3, 0.1, 0.05, 20).depth
+        assert params_for_measure("deg", 2, 0.1, 0.05, 20).depth * 4 == direct
+
+    @pytest.mark.parametrize("kwargs, error, match", [
+        (dict(d=0), ValueError, r"The 'd' parameter of params_for_measure must be an int in "
+                                r"the range \[1, inf\). Got 0 instead."),
+        (dict(eps=0.5), ValueError, r"The 'eps' parameter of params_for_measure must be a "
+                                    r"real number in the range \(0.0, 0.5\). Got 0.5"),
+        (dict(delta=0), ValueError, r"'delta' parameter of params_for_measure"),
+        (dict(n=0), ValueError, r"'n' parameter of params_for_measure"),
+        (dict(preset="fast"), ValueError, r"The 'preset' parameter of params_for_measure "
+                                          r"must be 'theory' or 'practical'. Got 'fast'"),
+        (dict(depth=4), ValueError, r"params_for_measure: 'depth' only apply to the "
+                                    r"'practical' preset"),
+        (dict(relation_constant=0), ValueError, r"'relation_constant' parameter"),
+        (dict(constants="one"), TypeError, r"The 'constants' parameter of params_for_measure "
+                                           r"must be a TheoryConstants. Got 'one' instead."),
+        (dict(constants=TheoryConstants(depth=-1.0)), ValueError,
+         r"'constants.depth' parameter of params_for_measure"),
+    ])
+    def test_bad_arguments(self, kwargs, error, match):
+        call = dict(d=2, eps=0.1, delta=0.05, n=10)
+        call.update(kwargs)
+        with pytest.raises(error, match=match):
+            params_for_measure("deg", call.pop("d"), call.pop("eps"), call.pop("delta"),
+                               call.pop("n"), **call)
+
+
+def reconstructed_table(f, params, seed):
+    return exact.truth_table(ReconstructedFunction(Reconstructor(f, params), seed))
+
+
+class TestExactDegreeOfReconstructedTree:
+    """deg(T) <= D(T) <= params.path_length, computed by Walsh–Hadamard transform."""
+
+    @pytest.mark.parametrize("seed", range(3))
+    def test_fourier_degree_row(self, seed):
+        h = targets.parity(10, 2, 1)  # deg(h) = 2
+        f = targets.with_label_noise(h, 0.05, 3)
+        params = params_for_measure("fourier_degree", 2, 0.1, 0.05, 10, preset="practical")
+        table = reconstructed_table(f, params, seed)
+        assert params.path_length == 8
+        assert exact.fourier_degree(table) <= params.path_length
+        assert exact.distance(table, exact.truth_table(h)) <= 0.05
+
+    @pytest.mark.parametrize("seed", range(3))
+    def test_certificate_row(self, seed):
+        h = DecisionTree.from_nested({"var": 2, "minus": {"var": 6, "minus": -1, "plus": 1},
+                                      "plus": 1}, 8)  # OR-like, C(h) = 2
+        params = params_for_measure("certificate", 2, 0.1, 0.05, 8, preset="practical")
+        table = reconstructed_table(h, params, seed)
+        assert params.path_length == 4
+        assert exact.fourier_degree(table) <= 4
+        assert np.array_equal(table, exact.truth_table(h))
+
+    @pytest.mark.parametrize("seed", range(2))
+    def test_sensitivity_row_with_a_depth_override(self, seed):
+        h = targets.majority(9, 3, 0)  # s(h) = 2, D(h) = 3
+        f = targets.with_label_noise(h, 0.05, 3)
+        params = params_for_measure("sensitivity", 2, 0.1, 0.05, 9, preset="practical",
+                                    depth=5)
+        table = reconstructed_table(f, params, seed)
+        assert exact.fourier_degree(table) <= 5
+        assert np.array_equal(table, exact.truth_table(h))
+
+    @pytest.mark.parametrize("seed", range(2))
+    def test_depth_row_and_why_the_theory_depth_is_larger(self, seed):
+        """Depth-2 target x3 ? x0 : -x5. x0 and x5 outscore the root x3
+        (Score 0.0121875 vs 0.011875 at p = 0.05), so the greedy tree of depth
+        D(h) = 2 misses it (deg(T) <= 2 still holds); one more level recovers it."""
+        h = DecisionTree.from_nested({"var": 3, "minus": {"var": 5, "minus": 1, "plus": -1},
+                                      "plus": {"var": 0, "minus": -1, "plus": 1}}, 8)
+        scores = exact.scores(h, 0.05)
+        assert scores[0] == scores[5] == pytest.approx(0.0121875)
+        assert scores[3] == pytest.approx(0.011875)
+        want = exact.truth_table(h)
+        shallow = params_for_depth(2, 0.1, 0.05, 8, preset="practical")
+        table = reconstructed_table(h, shallow, seed)
+        assert exact.fourier_degree(table) <= 2
+        assert exact.distance(table, want) == 0.25
+        deeper = params_for_depth(2, 0.1, 0.05, 8, preset="practical", depth=3)
+        table = reconstructed_table(h, deeper, seed)
+        assert exact.fourier_degree(table) <= 3 and np.array_equal(table, want)
