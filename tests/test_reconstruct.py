@@ -37,15 +37,18 @@ def test_noise_free_tree_is_reconstructed_exactly(seed):
     assert exact.distance(answers, exact.truth_table(f)) == 0
 
 
+@pytest.fixture(scope="module")
+def reference():
+    """Answers one by one through Reconstructor.answer: the reference route."""
+    f = _target()
+    points = _queries(120)
+    rec = lca.Reconstructor(f, PARAMS)
+    return f, points, {s: np.array([rec.answer(z, s) for z in points])
+                       for s in TestRouteEquivalence.seeds}
+
+
 class TestRouteEquivalence:
     seeds = [7, 12345]
-
-    @pytest.fixture(scope="class")
-    def reference(self):
-        f = _target()
-        points = _queries(120)
-        rec = lca.Reconstructor(f, PARAMS)
-        return f, points, {s: np.array([rec.answer(z, s) for z in points]) for s in self.seeds}
 
     @pytest.mark.parametrize("seed", seeds)
     def test_answer_many_matches_answer(self, reference, seed):

@@ -152,12 +152,13 @@ class TestDecisions:
         assert not result.accepted
 
 
-class TestResultObject:
-    @pytest.fixture(scope="class")
-    def result(self):
-        f = targets.with_label_noise(targets.random_tree(12, 4, 3), 0.1, 4)
-        return tolerant_test(f, 4, EPS, DELTA, 9)
+@pytest.fixture(scope="module")
+def result():
+    f = targets.with_label_noise(targets.random_tree(12, 4, 3), 0.1, 4)
+    return tolerant_test(f, 4, EPS, DELTA, 9)
 
+
+class TestResultObject:
     def test_fields(self, result):
         assert isinstance(result, TestResult)
         assert result.samples == result.oracle_queries == M
