@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lca.params import Params, TheoryConstants, check_int, check_real
+from lca.params import Params, TheoryConstants, check_int, check_real, hoeffding_counts
 
 __all__ = [
     "STATUSES",
@@ -268,10 +268,9 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
                 "'practical' preset; change the theory preset through 'constants'")
         tree = math.ceil(tree_depth)
         tau = constants.tau * eps ** 3 / (depth_bound ** 2 * influence_bound)
-        log_nodes = (tree + 2) * math.log(2) - math.log(delta)
+        score_samples, leaf_samples = hoeffding_counts(n, tree, tau, eps, delta)
         params = Params(n=n, depth=tree, noise_rate=noise,
-                        score_samples=math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes)),
-                        leaf_samples=math.ceil(32 / eps ** 2 * log_nodes),
+                        score_samples=score_samples, leaf_samples=leaf_samples,
                         preset="theory", eps=eps, delta=delta, tau=tau,
                         constants=constants)
     elif preset == "practical":

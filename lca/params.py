@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 from lca import derive
 
-__all__ = ["Params", "TheoryConstants", "check_int", "check_real"]
+__all__ = ["Params", "TheoryConstants", "check_int", "check_real", "hoeffding_counts"]
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -49,9 +49,9 @@ def check_real(owner: str, name: str, value: object, low: float, high: float,
     return value
 
 
-def _hoeffding_counts(n: int, depth: int, tau: float, eps: float,
+def hoeffding_counts(n: int, depth: int, tau: float, eps: float,
                       delta: float) -> tuple[int, int]:
-    """Score and leaf sample counts of :meth:`Params.guaranteed`."""
+    """Score and leaf sample counts for a depth-``depth`` tree (:meth:`Params.guaranteed`)."""
     log_nodes = (depth + 2) * math.log(2) - math.log(delta)
     score_samples = math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
     leaf_samples = math.ceil(32 / eps ** 2 * log_nodes)
@@ -201,7 +201,7 @@ class Params:
         tau = check_real(owner, "tau", tau, 0.0, 1.0)
         eps = check_real(owner, "eps", eps, 0.0, 1.0)
         delta = check_real(owner, "delta", delta, 0.0, 1.0)
-        score_samples, leaf_samples = _hoeffding_counts(
+        score_samples, leaf_samples = hoeffding_counts(
             n, min(depth, n), tau, eps, delta / 2 if adaptive else delta)
         return cls(n=n, depth=depth, noise_rate=noise_rate, score_samples=score_samples,
                    leaf_samples=leaf_samples, preset="guaranteed", tau=tau, eps=eps,
@@ -237,7 +237,7 @@ class Params:
         depth = math.ceil(constants.depth * log_s ** 3 / eps ** 3)
         noise_rate = min(1.0, constants.noise * eps / log_s)
         tau = constants.tau * eps ** 3 / log_s ** 3
-        score_samples, leaf_samples = _hoeffding_counts(
+        score_samples, leaf_samples = hoeffding_counts(
             n, depth, tau, eps, delta / 2 if adaptive else delta)
         return cls(n=n, depth=depth, noise_rate=noise_rate,
                    score_samples=score_samples, leaf_samples=leaf_samples,
