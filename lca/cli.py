@@ -13,6 +13,7 @@ from lca import derive, targets
 from lca._progress import Progress
 from lca.params import Params
 from lca.reconstruct import Reconstructor
+from lca.suite import add_bench_command
 from lca.tester import add_test_command
 
 __all__ = ["main"]
@@ -83,6 +84,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
     add_test_command(sub)
+    add_bench_command(sub)
     return parser
 
 

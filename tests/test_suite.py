@@ -1,0 +1,315 @@
+"""The benchmark suite: quick mode end to end, its statistics, the peer's tuning."""
+
+import argparse
+import json
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn")
+pytest.importorskip("matplotlib")
+
+from lca import derive, exact, suite, targets  # noqa: E402
+
+# -- quick mode end to end ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    config = suite.quick_config()
+    factories, note = suite.resolve_modes("both", config)
+    result = suite.run_suite(config, factories, note=note, jobs=1, progress=False)
+    img = tmp_path_factory.mktemp("img")
+    plots = suite.make_plots(result, str(img))
+    return result, suite.render_markdown(result, img_rel="img"), plots
+
+
+def _all_errors(case):
+    for ours in case["ours"].values():
+        yield ours["err_f"]
+        yield ours["err_clean"]
+    for row in case["peer"]["rows"]:
+        yield row["err_f"]
+        yield row["err_clean"]
+
+
+class TestQuickRun:
+    def test_every_case_and_mode_ran(self, quick):
+        result, _, _ = quick
+        assert not result.failures
+        assert [c["case"] for c in result.cases] == [c.name for c in result.config.cases]
+        expected_modes = ("fixed", "adaptive") if suite.adaptive_available() else ("fixed",)
+        assert result.modes == expected_modes
+        for case in result.cases:
+            assert tuple(case["ours"]) == expected_modes
+        assert [row["n"] for row in result.scaling] == list(result.config.scaling_sizes)
+
+    def test_markdown_has_the_tables_and_columns(self, quick):
+        result, text, _ = quick
+        for section in ("## Headline", "## Where the peer wins", "## Settings",
+                        "## Grid that ran, and why", "## Accuracy", "## Cost",
+                        "## The peer: error at each N", "## Crossover", "## Scaling",
+                        "## Plots"):
+            assert section in text
+        for columns in (suite.ACCURACY_COLUMNS, suite.COST_COLUMNS,
+                        suite.CROSSOVER_COLUMNS):
+            assert "| " + " | ".join(columns) + " |" in text
+        for case in result.config.cases:
+            assert f"| {case.spec.key} | {case.n} | {case.noise:g} |" in text
+        assert "Fitted growth exponents (fixed" in text
+        assert "img/suite_scaling.png" in text
+
+    def test_errors_are_proportions_with_intervals_around_them(self, quick):
+        result, _, _ = quick
+        for case in result.cases:
+            for error in _all_errors(case):
+                assert 0.0 <= error["low"] <= error["value"] <= error["high"] <= 1.0
+                assert error["points"] == result.config.eval_points
+
+    def test_costs_are_consistent(self, quick):
+        result, _, _ = quick
+        config = result.config
+        for case in result.cases:
+            depth = config.depth_for(case["n"])
+            for mode, ours in case["ours"].items():
+                answers = [c["answers"] for c in ours["cumulative"]]
+                queries = [c["queries"] for c in ours["cumulative"]]
+                assert answers == list(config.answer_counts)
+                assert queries == sorted(queries) and queries[0] == ours["first_queries"]
+                assert ours["floor"] == pytest.approx(
+                    ours["first_internal_nodes"] * math.log2(case["n"]))
+                assert 1 <= ours["max_depth"] <= depth
+                assert 0 < ours["mean_depth"] <= ours["max_depth"]
+                assert ours["nodes_built"] < 2 ** depth
+                assert ours["leaves_built"] <= 2 ** depth
+                if mode == "fixed":
+                    params = suite.fixed_params(case["n"], config=config)
+                    assert ours["first_queries"] == params.predicted_queries
+                    assert ours["first_internal_nodes"] == depth == ours["max_depth"]
+                else:
+                    assert ours["first_queries"] <= queries[-1]
+
+    def test_opt_and_ratio(self, quick):
+        result, _, _ = quick
+        for case in result.cases:
+            opt = case["opt"]
+            if case["n"] <= exact.MAX_OPTIMUM_VARIABLES and case["noise"] > 0:
+                spec = suite.SPECS[case["key"]]
+                clean = spec.build(case["n"], result.config.target_seed)
+                f = targets.with_label_noise(clean, case["noise"], result.config.noise_seed)
+                assert opt["kind"] == "exact"
+                assert opt["value"] == exact.opt_size(f, clean.size).distance
+                for ours in case["ours"].values():
+                    assert 0 <= ours["exact_err_f"] <= 1
+                    assert ours["ratio"] == pytest.approx(ours["exact_err_f"] / opt["value"])
+            elif case["noise"] == 0:
+                assert opt == {"value": 0.0, "kind": "exact", "size": case["size"],
+                               "seconds": 0.0}
+                assert all(ours["ratio"] is None for ours in case["ours"].values())
+            else:
+                assert opt["kind"] == "bound" and opt["value"] == case["noise"]
+
+    def test_peer_grid_respects_the_cap_and_stops_after_matching(self, quick):
+        result, _, _ = quick
+        config = result.config
+        for case in result.cases:
+            peer = case["peer"]
+            sizes = [row["queries"] for row in peer["rows"]]
+            assert sizes == list(config.peer_sizes[:len(sizes)])
+            assert all(size * case["n"] <= config.peer_entry_cap for size in sizes)
+            for row in peer["rows"]:
+                assert 1 <= row["leaves"] <= row["grown_leaves"] <= config.peer_max_leaves
+                assert row["train"] == row["queries"] - round(row["queries"] *
+                                                              config.peer_validation)
+            goal = min(o["err_f"]["value"] for o in case["ours"].values())
+            matched = [i for i, row in enumerate(peer["rows"]) if row["err_f"]["value"] <= goal]
+            if matched:
+                assert len(sizes) <= matched[0] + 2
+
+    def test_plots_are_pngs(self, quick):
+        _, _, plots = quick
+        assert [p.rsplit("/", 1)[-1] for p in plots] == [
+            "suite_error_vs_queries.png", "suite_scaling.png", "suite_crossover.png"]
+        for path in plots:
+            with open(path, "rb") as handle:
+                assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+
+    def test_json_round_trips_to_the_same_report(self, quick):
+        result, text, _ = quick
+        assert json.loads(result.to_json())["config"] == "quick"
+        again = suite.SuiteResult.from_json(result.to_json())
+        assert suite.render_markdown(again, img_rel="img") == text
+
+
+def test_cases_are_deterministic_apart_from_wall_time():
+    config = suite.quick_config()
+    factories, _ = suite.resolve_modes("fixed", config)
+    case = config.cases[0]
+
+    def strip(value):
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if "seconds" not in k}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    first = suite.run_case(case, config, factories)
+    second = suite.run_case(case, config, factories)
+    assert strip(first) == strip(second)
+
+
+# -- the command line ----------------------------------------------------------
+
+
+def test_bench_command_writes_report_and_json(tmp_path):
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers(dest="command")
+    suite.add_bench_command(subparsers)
+    out, data = tmp_path / "docs" / "suite.md", tmp_path / "suite.json"
+    args = parser.parse_args(["bench", "--quick", "--cases", "tree16-iid", "--jobs", "1",
+                              "--quiet", "--out", str(out), "--json", str(data)])
+    assert args.run(args) == 0
+    text = out.read_text()
+    assert "| tree16-iid | 11 | 0.05 | fixed |" in text
+    assert "## Plots" not in text  # --quick writes no plots unless --img is given
+    assert json.loads(data.read_text())["cases"][0]["key"] == "tree16-iid"
+    again = tmp_path / "again.md"
+    args = parser.parse_args(["bench", "--quick", "--from-json", str(data), "--out", str(again)])
+    assert args.run(args) == 0
+    assert again.read_text() == text
+    args = parser.parse_args(["bench", "--from-json", str(data), "--out", str(again)])
+    with pytest.raises(ValueError, match="holds a 'quick' run; pass --quick"):
+        args.run(args)
+
+
+def test_bench_command_rejects_bad_jobs():
+    args = suite.configure_parser(argparse.ArgumentParser()).parse_args(["--jobs", "0"])
+    with pytest.raises(ValueError, match="'--jobs' parameter of lca bench"):
+        suite.run_bench_command(args)
+
+
+def test_missing_extra_names_it(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "sklearn", None)
+    monkeypatch.setitem(__import__("sys").modules, "sklearn.tree", None)
+    with pytest.raises(ImportError, match=r"lca\[bench\]"):
+        suite._classifier()
+
+
+# -- modes ---------------------------------------------------------------------
+
+
+class TestResolveModes:
+    def test_fixed(self):
+        factories, note = suite.resolve_modes("fixed", suite.quick_config())
+        assert list(factories) == ["fixed"] and note == ""
+        assert not getattr(factories["fixed"](100), "adaptive", False)
+
+    @pytest.mark.skipif(not suite.adaptive_available(), reason="no adaptive mode")
+    def test_both(self):
+        factories, note = suite.resolve_modes("both", suite.quick_config())
+        assert list(factories) == ["fixed", "adaptive"] and note == ""
+        fixed, adaptive = factories["fixed"](100), factories["adaptive"](100)
+        assert adaptive.adaptive and not fixed.adaptive
+        assert (adaptive.score_samples, adaptive.leaf_samples, adaptive.depth) == (
+            fixed.score_samples, fixed.leaf_samples, fixed.depth)
+
+    def test_both_without_adaptive_runs_fixed_and_says_so(self, monkeypatch):
+        monkeypatch.setattr(suite, "adaptive_available", lambda: False)
+        factories, note = suite.resolve_modes("both", suite.quick_config())
+        assert list(factories) == ["fixed"]
+        assert "only fixed mode ran" in note
+
+    def test_adaptive_without_adaptive_raises(self, monkeypatch):
+        monkeypatch.setattr(suite, "adaptive_available", lambda: False)
+        with pytest.raises(ValueError, match="no adaptive mode"):
+            suite.resolve_modes("adaptive", suite.quick_config())
+
+    def test_unknown_mode(self):
+        with pytest.raises(ValueError, match="'mode' parameter of lca bench"):
+            suite.resolve_modes("fast", suite.quick_config())
+
+
+# -- statistics ----------------------------------------------------------------
+
+
+class TestWilsonInterval:
+    @pytest.mark.parametrize("errors,total", [(0, 10), (10, 10), (3, 10), (500, 10_000),
+                                              (1, 1), (0, 1)])
+    def test_contains_the_estimate_inside_unit_interval(self, errors, total):
+        low, high = suite.wilson_interval(errors, total)
+        assert 0.0 <= low <= errors / total <= high <= 1.0
+
+    def test_known_value(self):
+        # 0 of 10 at 95%: upper bound z^2 / (n + z^2).
+        z2 = 1.959963984540054 ** 2
+        assert suite.wilson_interval(0, 10) == pytest.approx((0.0, z2 / (10 + z2)))
+
+    def test_rejects_empty(self):
+        with pytest.raises(ValueError, match="total must be positive"):
+            suite.wilson_interval(0, 0)
+
+
+CUMULATIVE = [(1, 1000), (10, 5000), (100, 20_000), (1000, 50_000)]
+
+
+@pytest.mark.parametrize("needed,largest,relation,value", [
+    (800, 800, "<=", 1),                       # peer cheaper than our first answer
+    (1000, 1000, "<=", 1),
+    (5000, 5000, "~", 10.0),
+    (10_000, 10_000, "~", 10 ** (1 + math.log(2) / math.log(4))),
+    (60_000, 60_000, ">", 1000),               # beyond the measured K
+    (None, 10_000, ">", 10 ** (1 + math.log(2) / math.log(4))),   # lower bound
+    (None, 500, "?", None),                    # unmatched below our first answer
+    (None, None, "?", None),
+])
+def test_crossover(needed, largest, relation, value):
+    cross = suite.crossover(CUMULATIVE, needed, largest)
+    assert cross["relation"] == relation
+    if value is None:
+        assert cross["value"] is None
+    else:
+        assert cross["value"] == pytest.approx(value)
+
+
+def test_growth_exponent_of_a_power_law():
+    sizes = [100, 1000, 10_000, 100_000]
+    assert suite.growth_exponent(sizes, [3 * n ** 0.75 for n in sizes]) == pytest.approx(0.75)
+    assert suite.growth_exponent(sizes, [7.0] * 4) == pytest.approx(0.0, abs=1e-12)
+
+
+# -- the peer's tuning -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fitted_peer():
+    from sklearn.tree import DecisionTreeClassifier
+
+    n = 30
+    f = targets.with_label_noise(targets.random_tree(n=n, leaves=32, seed=3), 0.1, seed=4)
+    x = derive.unpack_points(derive.uniform_points(derive.node_key(0, "test/peer", ()),
+                                                   n, 0, 4000), n)
+    held = derive.unpack_points(derive.uniform_points(derive.node_key(0, "test/held", ()),
+                                                      n, 0, 1000), n)
+    model = DecisionTreeClassifier(max_leaf_nodes=300, random_state=0).fit(x, f(x))
+    return DecisionTreeClassifier, x, f(x), held, f(held), model
+
+
+@pytest.mark.parametrize("leaves", [1, 2, 3, 17, 64, 299, 300])
+def test_cut_tree_equals_a_fit_with_that_many_leaves(fitted_peer, leaves):
+    classifier, x, y, held, held_y, model = fitted_peer
+    cut = suite.prefix_predict(model, held, leaves)
+    if leaves >= 2:
+        small = classifier(max_leaf_nodes=leaves, random_state=0).fit(x, y)
+        assert np.array_equal(cut, small.predict(held))
+    else:
+        assert np.unique(cut).size == 1
+    errors = suite.prefix_errors(model, held, held_y)
+    assert errors[leaves - 1] == np.count_nonzero(cut != held_y)
+
+
+def test_prefix_errors_cover_every_size(fitted_peer):
+    _, _, _, held, held_y, model = fitted_peer
+    errors = suite.prefix_errors(model, held, held_y)
+    assert errors.shape == (model.tree_.n_leaves,)
+    assert errors[-1] == np.count_nonzero(model.predict(held) != held_y)
