@@ -13,7 +13,10 @@ root-to-leaf path of ``z`` (Blanc, Lange, Tan, "Reconstructing Decision Trees").
     True
 """
 
-from lca import exact, measures, oracle, targets, tester
+import importlib
+from typing import Any
+
+from lca import oracle, targets
 from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_callable
 from lca.params import Params, TheoryConstants
 from lca.reconstruct import (
@@ -27,6 +30,17 @@ from lca.reconstruct import (
 
 __version__ = "0.1.0"
 
+# Heavier modules load on first use: spawned workers import lca and should not
+# pay for what they never touch.
+_LAZY_MODULES = ("consistency", "exact", "measures", "parallel", "testing", "tester")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"lca.{name}")
+    raise AttributeError(f"module 'lca' has no attribute {name!r}")
+
+
 __all__ = [
     "AnswerStats",
     "CountingOracle",
@@ -39,8 +53,11 @@ __all__ = [
     "Reconstructor",
     "TheoryConstants",
     "answer",
+    "consistency",
     "exact",
     "measures",
+    "parallel",
+    "testing",
     "tester",
     "from_boolean",
     "from_callable",

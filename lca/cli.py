@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from lca import derive, targets
+from lca._cli_parallel import add_consistency_command
 from lca._progress import Progress
 from lca.params import Params
 from lca.reconstruct import Reconstructor
@@ -83,6 +84,7 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--leaf-samples", type=int, default=500)
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
+    add_consistency_command(sub)
     add_test_command(sub)
     add_bench_command(sub)
     return parser

@@ -1,0 +1,840 @@
+"""Answer large batches with worker processes, each a stateless replica.
+
+A worker is shipped ``(oracle, params)`` once, pickled, and each task brings a
+seed and packed query points. Nothing else crosses the process boundary: no
+shared memory, no shared cache, no decision made by the parent. Every decision
+is a deterministic function of ``(oracle, params, seed, path)`` (Remark "Local
+reconstruction"), so the answers equal those of one process whatever the
+number of workers, the routing, the start method, and whatever faults and
+retries happened on the way.
+
+Routing (a hint, never an input to a decision):
+
+* ``"prefix"`` — the parent decides the top nodes of ``T_seed`` itself
+  (cheap, and every replica derives the same ones), groups the queries by the
+  node they reach, and sends whole groups to workers, largest first. Nodes
+  below a group's prefix are built by exactly one worker, so little work is
+  duplicated across workers.
+* ``"chunk"`` — contiguous slices of the batch. Every worker rebuilds the top
+  of the tree for every slice: simple, and a useful contrast.
+
+Faults: a worker that dies mid-task (``SIGKILL``, the OOM killer) is replaced
+and its task recomputed by another worker; each task's answers are taken from
+exactly one completed attempt. An exception raised by the oracle in a worker
+is re-raised in the caller with its own type, message and notes (including
+the node path added by :mod:`lca.estimate`) plus a note naming the worker.
+On any error or ``KeyboardInterrupt`` every worker is terminated before the
+exception propagates; the pool starts fresh workers on its next use.
+
+Logging: records emitted in workers (at levels the parent's root and ``lca``
+loggers enable) are shipped through a multiprocessing queue and handed to the
+parent's loggers, so the caller's own ``logging`` configuration sees them in
+one stream. Each record carries ``processName`` and ``lca_worker`` set to the
+worker's name, e.g. ``"lca-worker-1"``. The receiving end is
+``multiprocessing_logging.MultiProcessingHandler``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import time
+import traceback
+import weakref
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from multiprocessing import connection
+from numbers import Integral
+from typing import Any
+
+import multiprocessing_logging
+import numpy as np
+
+from lca import derive, estimate
+from lca._progress import Progress
+from lca.derive import Path
+from lca.oracle import CountingOracle, Oracle, check_points
+from lca.params import Params
+from lca.reconstruct import AnswerStats, LeafDecision, NodeDecision, Reconstructor, check_seed
+
+__all__ = ["ParallelResult", "ReplicaPool", "WorkerError", "answer_parallel"]
+
+_log = logging.getLogger(__name__)
+
+Decision = NodeDecision | LeafDecision
+DecisionKey = tuple[int, Path]
+
+ROUTINGS = ("prefix", "chunk")
+# Prefix routing aims for this many groups per worker: enough for dynamic
+# scheduling to balance uneven groups, few enough that the parent's share of
+# the work (one node per expansion) stays negligible.
+_GROUPS_PER_WORKER = 8
+_MAX_EXPANSIONS = 1024
+_ROUTER_CACHE = 4096
+_PICKLE_ADVICE = (
+    "Worker processes rebuild the oracle from a pickled description, so it must "
+    "pickle with the standard pickle module and unpickle in a fresh interpreter: "
+    "define it as a module-level Oracle subclass (or wrap a module-level function "
+    "with lca.from_callable), not a lambda, closure, local class or a class defined "
+    "in an interactive session; give objects holding files, locks, sockets or "
+    "handles a __getstate__/__setstate__ (or __reduce__) that rebuilds them from a "
+    "description such as a path or URL. See docs/parallel.md."
+)
+
+
+class WorkerError(RuntimeError):
+    """A worker failed in a way that has no exception of its own to re-raise.
+
+    Raised when a task killed its worker more often than ``max_retries`` allows,
+    when no worker can be started, or in place of an exception that cannot be
+    pickled (its type, message and notes are copied into this one).
+    """
+
+
+class _RemoteTraceback(Exception):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, eq=False)
+class ParallelResult:
+    """Answers of one batch and what it cost.
+
+    Attributes:
+        answers: ``T_seed`` on every query, ``int8``, in input order.
+        stats: work of the workers for this batch, summed.
+        routing_stats: work of the parent's router (prefix routing only).
+        node_computations: nodes and leaves built in this batch by any replica
+            (router included); cache hits are not computations.
+        distinct_nodes: how many different ``(seed, path)`` those were.
+        tasks: tasks the batch was cut into.
+        recomputed_tasks: tasks recomputed after their worker died.
+        workers: worker processes the pool runs.
+        routing: ``"prefix"`` or ``"chunk"``.
+        busy_seconds: CPU seconds each worker spent answering this batch,
+            keyed by worker name (a replacement keeps its slot's name).
+        decisions: with ``record=True``, every decision seen, keyed by
+            ``(seed, path)``, merged over workers and router; else ``None``.
+        conflicts: ``(key, first, other)`` for every key on which two
+            replicas of this pool recorded different decisions (``record=True``
+            only; always empty for a correct oracle).
+    """
+
+    answers: np.ndarray
+    stats: AnswerStats
+    routing_stats: AnswerStats
+    node_computations: int
+    distinct_nodes: int
+    tasks: int
+    recomputed_tasks: int
+    workers: int
+    routing: str
+    busy_seconds: dict[str, float] = field(default_factory=dict)
+    decisions: dict[DecisionKey, Decision] | None = None
+    conflicts: tuple[tuple[DecisionKey, Decision, Decision], ...] = ()
+
+    @property
+    def duplicated_fraction(self) -> float:
+        """Share of node computations that rebuilt a node another replica built."""
+        if not self.node_computations:
+            return 0.0
+        return 1.0 - self.distinct_nodes / self.node_computations
+
+
+# -- descriptions and exceptions ----------------------------------------------
+
+def _describe(oracle: Oracle, params: Params, owner: str) -> bytes:
+    """The pickled ``(oracle, params)`` a worker rebuilds its replica from."""
+    if not isinstance(oracle, Oracle):
+        raise TypeError(
+            f"The 'oracle' parameter of {owner} must be an lca.Oracle; wrap plain "
+            f"functions with lca.from_callable. Got {type(oracle).__name__} instead."
+        )
+    if not isinstance(params, Params):
+        raise TypeError(f"The 'params' parameter of {owner} must be an lca.Params. "
+                        f"Got {type(params).__name__} instead.")
+    if oracle.n != params.n:
+        raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params have "
+                         f"n={params.n}")
+    try:
+        return pickle.dumps((oracle, params), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as error:
+        raise TypeError(f"{owner}: oracle {oracle!r} cannot be pickled "
+                        f"({type(error).__name__}: {error}). {_PICKLE_ADVICE}") from error
+
+
+def _portable(error: BaseException) -> tuple[bytes, str]:
+    """``error`` pickled (or a :class:`WorkerError` copy if it won't round-trip) and its traceback."""
+    text = "".join(traceback.format_exception(error))
+    try:
+        data = pickle.dumps(error)
+        pickle.loads(data)
+    except Exception:
+        copy = WorkerError(f"{type(error).__module__}.{type(error).__qualname__}: {error} "
+                           "(the original exception could not be pickled)")
+        for note in getattr(error, "__notes__", ()):
+            copy.add_note(note)
+        data = pickle.dumps(copy)
+    return data, text
+
+
+def _revive(data: bytes, text: str, note: str) -> BaseException:
+    error = pickle.loads(data)
+    error.add_note(note)
+    error.__cause__ = _RemoteTraceback(text)
+    return error
+
+
+# -- worker side ----------------------------------------------------------------
+
+class _Replica(Reconstructor):
+    """A Reconstructor that lists the nodes it builds (not cache hits)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.built: list[Path] = []
+
+    def _build(self, seed: int, path: Path) -> Decision:
+        self.built.append(path)
+        return super()._build(seed, path)
+
+
+class _ToParent(logging.Handler):
+    """Worker half of the log pipe: ship self-contained records to the parent."""
+
+    def __init__(self, queue: Any, worker: str) -> None:
+        super().__init__()
+        self.queue = queue
+        self.worker = worker
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            record.lca_worker = self.worker
+            # Same flattening as multiprocessing_logging: no unpicklable args.
+            if record.args:
+                record.msg = record.getMessage()
+                record.args = None
+            if record.exc_info:
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+                record.exc_info = None
+            self.queue.put_nowait(record)
+        except Exception:
+            self.handleError(record)
+
+
+def _worker_logging(queue: Any, levels: dict[str, int], worker: str) -> None:
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(_ToParent(queue, worker))
+    for name, level in levels.items():
+        logging.getLogger(name or None).setLevel(level)
+
+
+def _worker_main(description: bytes, conn: connection.Connection, log_queue: Any,
+                 log_levels: dict[str, int], cache_size: int, record: bool,
+                 batch_size: int | None) -> None:
+    # Ctrl-C reaches the whole process group; the parent decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    name = multiprocessing.current_process().name
+    _worker_logging(log_queue, log_levels, name)
+    log = logging.getLogger("lca.parallel.worker")
+    try:
+        oracle, params = pickle.loads(description)
+        replica = _Replica(oracle, params, cache_size=cache_size, record=record)
+    except Exception as error:
+        conn.send(("init-error", *_portable(error)))
+        return
+    log.debug("%s ready (pid %d)", name, os.getpid())
+    conn.send(("ready", os.getpid()))
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            # Never outlive the parent: its end of the pipe closes when it dies
+            # (EOF), except under fork, where siblings may hold copies of it.
+            while not conn.poll(1.0):
+                if parent is not None and not parent.is_alive():
+                    return
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        task_id, seed, packed, prefix = message
+        started = time.process_time()
+        try:
+            points = derive.unpack_points(packed, params.n)
+            log.debug("%s: task %d, %d queries under %s", name, task_id,
+                      points.shape[0], prefix)
+            replica.built.clear()
+            replica.decisions.clear()
+            stats = AnswerStats()
+            step = batch_size or max(points.shape[0], 1)
+            answers = np.empty(points.shape[0], dtype=np.int8)
+            for lo in range(0, points.shape[0], step):
+                answers[lo:lo + step] = replica.answer_many(points[lo:lo + step], seed)
+                stats += replica.last_stats
+            reply: tuple[Any, ...] = ("done", task_id, answers, stats, list(replica.built),
+                                      dict(replica.decisions) if record else None,
+                                      time.process_time() - started)
+        except Exception as error:
+            reply = ("error", task_id, *_portable(error), isinstance(error, MemoryError))
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+
+
+# -- parent side: logging, routing ---------------------------------------------
+
+class _Dispatch(logging.Handler):
+    """Hand a worker's record to the parent's logger of the same name."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        logger = logging.getLogger(record.name)
+        if logger.isEnabledFor(record.levelno):
+            logger.handle(record)
+
+
+class _LogReceiver(multiprocessing_logging.MultiProcessingHandler):
+    """multiprocessing_logging's receiving thread, with a queue workers can share.
+
+    The library targets the ``fork`` start method and makes its queue in the
+    default context; on Linux that is ``fork``, whose locks cannot be handed to
+    ``spawn`` or ``forkserver`` children ("A SemLock created in a fork context
+    is being shared with a process in a spawn context"). The queue is replaced
+    before any worker exists; the receiving thread re-reads ``self.queue`` on
+    every poll, so it switches within 0.2 s and nothing is sent to the old one.
+    """
+
+    def __init__(self, context: multiprocessing.context.BaseContext) -> None:
+        super().__init__("lca-worker-logs", sub_handler=_Dispatch())
+        self.queue = context.Queue(-1)
+
+
+def _log_levels() -> dict[str, int]:
+    levels = {"": logging.getLogger().getEffectiveLevel()}
+    for name in ("lca", "lca.parallel", "lca.parallel.worker"):
+        level = logging.getLogger(name).level
+        if level != logging.NOTSET:
+            levels[name] = level
+    return levels
+
+
+class _Router:
+    """The parent's view of the top of ``T_seed``: decides nodes, never answers.
+
+    Decisions use the same estimators as :class:`Reconstructor`, but only to
+    group queries; workers decide every node again themselves, so a router
+    that disagreed would cost duplicated work, never a wrong answer.
+    """
+
+    def __init__(self, oracle: Oracle, params: Params) -> None:
+        self.params = params
+        self._counting = CountingOracle(oracle)
+        self._cache: OrderedDict[DecisionKey, NodeDecision] = OrderedDict()
+
+    def decide(self, seed: int, path: Path, stats: AnswerStats,
+               built: list[Path], seen: dict[DecisionKey, Decision]) -> NodeDecision:
+        key = (seed, path)
+        decision = self._cache.get(key)
+        if decision is not None:
+            self._cache.move_to_end(key)
+            stats.cache_hits += 1
+        else:
+            before = self._counting.queries
+            counts = estimate.score_counts(self._counting, seed, path,
+                                           self.params.score_samples,
+                                           self.params.noise_threshold)
+            variable = estimate.choose_variable(counts, path)
+            decision = NodeDecision(variable, counts.samples, counts.disagreements,
+                                    int(counts.agreements[variable]))
+            stats.queries += self._counting.queries - before
+            stats.nodes_built += 1
+            built.append(path)
+            self._cache[key] = decision
+            if len(self._cache) > _ROUTER_CACHE:
+                self._cache.popitem(last=False)
+        seen[key] = decision
+        return decision
+
+    def groups(self, points: np.ndarray, seed: int, target: int, max_rows: int | None,
+               stats: AnswerStats, built: list[Path],
+               seen: dict[DecisionKey, Decision]) -> list[tuple[Path, np.ndarray]]:
+        """Split the largest group at its node until there are ``target`` groups
+        and none larger than ``max_rows`` (groups at leaves are never split)."""
+        rows = np.arange(points.shape[0])
+        heap: list[tuple[int, Path, np.ndarray]] = [(-rows.size, (), rows)]
+        final: list[tuple[Path, np.ndarray]] = []
+        expansions = 0
+        while heap:
+            largest = -heap[0][0]
+            if (len(heap) + len(final) >= target
+                    and (max_rows is None or largest <= max_rows)):
+                break
+            _, path, rows = heapq.heappop(heap)
+            if len(path) >= self.params.path_length or expansions >= _MAX_EXPANSIONS:
+                final.append((path, rows))
+                continue
+            decision = self.decide(seed, path, stats, built, seen)
+            expansions += 1
+            values = points[rows, decision.variable]
+            for bit in (-1, 1):
+                chosen = rows[values == bit]
+                if chosen.size:
+                    heapq.heappush(heap, (-chosen.size, path + ((decision.variable, bit),),
+                                          chosen))
+        final.extend((path, rows) for _, path, rows in heap)
+        final.sort(key=lambda group: (-group[1].size, group[0]))
+        return final
+
+
+# -- the pool -------------------------------------------------------------------
+
+@dataclass
+class _Task:
+    id: int
+    prefix: Path
+    rows: np.ndarray
+    attempts: int = 0
+
+
+@dataclass
+class _Worker:
+    slot: int
+    process: multiprocessing.process.BaseProcess
+    conn: connection.Connection
+    pid: int | None = None
+    task: _Task | None = None
+    broken: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.process.name
+
+
+def _check_count(owner: str, name: str, value: Any, low: int, optional: bool) -> int | None:
+    if optional and value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
+        expected = f"an int >= {low}" + (" or None" if optional else "")
+        raise (TypeError if isinstance(value, bool) or not isinstance(value, Integral)
+               else ValueError)(
+            f"The {name!r} parameter of {owner} must be {expected}. Got {value!r} instead.")
+    return int(value)
+
+
+def _stop(processes: Iterable[multiprocessing.process.BaseProcess], grace: float) -> None:
+    """Terminate, then kill, then reap: no process outlives this call."""
+    processes = list(processes)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(grace)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+
+class ReplicaPool:
+    """Worker processes, each a stateless replica of ``Reconstructor(oracle, params)``.
+
+    Args:
+        oracle: the function to reconstruct; must pickle (see ``docs/parallel.md``).
+        params: reconstruction parameters.
+        workers: number of worker processes.
+        start_method: ``"spawn"`` (default), ``"forkserver"`` or ``"fork"``.
+        cache_size: node cache of each replica; ``0`` disables it. Replicas
+            keep their cache between batches (a *warm* pool).
+        batch_size: rows per ``answer_many`` call inside a worker (default:
+            the whole task). Changes the work, never the answers.
+        record: collect every decision seen into :attr:`ParallelResult.decisions`.
+        max_retries: how often one task may be recomputed after its worker
+            died (or raised ``MemoryError``) before :class:`WorkerError`.
+
+    Use as a context manager so workers are always shut down::
+
+        with ReplicaPool(f, params, workers=2) as pool:
+            result = pool.answer(points, seed=7)
+
+    ``pool.answer(points, seed)`` is a deterministic function of
+    ``(oracle, params, seed, points)``: equal to
+    ``Reconstructor(oracle, params).answer_many(points, seed)``.
+    """
+
+    def __init__(self, oracle: Oracle, params: Params, *, workers: int = 2,
+                 start_method: str = "spawn", cache_size: int = 1 << 16,
+                 batch_size: int | None = None, record: bool = False,
+                 max_retries: int = 2) -> None:
+        owner = "ReplicaPool"
+        self._description = _describe(oracle, params, owner)
+        self.workers = _check_count(owner, "workers", workers, 1, False)
+        methods = multiprocessing.get_all_start_methods()
+        if start_method not in methods:
+            raise ValueError(f"The 'start_method' parameter of {owner} must be one of "
+                             f"{methods} on this platform. Got {start_method!r} instead.")
+        self.cache_size = _check_count(owner, "cache_size", cache_size, 0, False)
+        self.batch_size = _check_count(owner, "batch_size", batch_size, 1, True)
+        self.max_retries = _check_count(owner, "max_retries", max_retries, 0, False)
+        self.oracle = oracle
+        self.params = params
+        self.start_method = start_method
+        self.record = bool(record)
+        self._context = multiprocessing.get_context(start_method)
+        self._router = _Router(oracle, params)
+        self._workers: dict[int, _Worker] = {}
+        self._processes: list[multiprocessing.process.BaseProcess] = []
+        self._logs: _LogReceiver | None = None
+        self._next_task = 0
+        self._affinity: dict[DecisionKey, int] = {}
+        self._startup_failures = 0
+        self._finalizer = weakref.finalize(self, _stop, self._processes, 0.5)
+
+    def __repr__(self) -> str:
+        return (f"ReplicaPool({self.oracle!r}, workers={self.workers}, "
+                f"start_method={self.start_method!r}, cache_size={self.cache_size})")
+
+    def __enter__(self) -> ReplicaPool:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """Process ids of the live workers (empty before :meth:`start`)."""
+        return tuple(w.process.pid for w in self._workers.values()
+                     if w.process.pid is not None)
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def start(self) -> ReplicaPool:
+        """Start any missing worker; returns at once (workers report when ready)."""
+        if self._logs is None:
+            self._logs = _LogReceiver(self._context)
+        for slot in range(self.workers):
+            if slot not in self._workers:
+                self._spawn(slot)
+        if not self._workers:
+            raise WorkerError("ReplicaPool: could not start any worker process")
+        return self
+
+    def _spawn(self, slot: int) -> None:
+        parent_end, child_end = self._context.Pipe(duplex=True)
+        process = self._context.Process(
+            target=_worker_main, name=f"lca-worker-{slot}", daemon=True,
+            args=(self._description, child_end, self._logs.queue, _log_levels(),
+                  self.cache_size, self.record, self.batch_size))
+        try:
+            process.start()
+        except OSError as error:  # out of processes or memory: run with fewer
+            parent_end.close()
+            child_end.close()
+            _log.warning("could not start lca-worker-%d: %s", slot, error)
+            return
+        child_end.close()
+        self._processes.append(process)
+        self._workers[slot] = _Worker(slot, process, parent_end)
+
+    def _retire(self, worker: _Worker, grace: float) -> int | None:
+        """Stop and reap one worker; returns its exit code."""
+        del self._workers[worker.slot]
+        _stop([worker.process], grace)
+        exitcode = worker.process.exitcode
+        worker.conn.close()
+        self._processes.remove(worker.process)
+        worker.process.close()
+        return exitcode
+
+    def _terminate(self) -> None:
+        for worker in list(self._workers.values()):
+            self._retire(worker, 1.0)
+
+    def close(self) -> None:
+        """Stop every worker (politely, then by force) and the log receiver. Idempotent."""
+        for worker in self._workers.values():
+            try:
+                worker.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for worker in list(self._workers.values()):
+            worker.process.join(5.0)
+            self._retire(worker, 1.0)
+        if self._logs is not None:
+            self._logs.close()
+            self._logs = None
+
+    # -- answering ------------------------------------------------------------------
+
+    def _tasks(self, points: np.ndarray, seed: int, routing: str, chunk_size: int | None,
+               routing_stats: AnswerStats, built: list[Path],
+               seen: dict[DecisionKey, Decision]) -> list[_Task]:
+        m = points.shape[0]
+        if routing == "prefix":
+            target = 1 if self.workers == 1 else _GROUPS_PER_WORKER * self.workers
+            groups = self._router.groups(points, seed, target, chunk_size,
+                                         routing_stats, built, seen)
+        else:
+            step = chunk_size or max(1, -(-m // (4 * self.workers)))
+            groups = [((), np.arange(lo, min(lo + step, m))) for lo in range(0, m, step)]
+        tasks = []
+        for prefix, rows in groups:
+            tasks.append(_Task(self._next_task, prefix, rows))
+            self._next_task += 1
+        return tasks
+
+    def answer(self, points: Any, seed: int, *, routing: str = "prefix",
+               chunk_size: int | None = None, progress: bool = False) -> ParallelResult:
+        """``T_seed`` on every row of ``points``, computed by the workers.
+
+        Args:
+            points: ``(m, n)`` array of ``±1``.
+            seed: selects the tree ``T_seed``.
+            routing: ``"prefix"`` (group queries by the top nodes of the tree)
+                or ``"chunk"`` (contiguous slices).
+            chunk_size: with ``"chunk"``, rows per task (default ``m / (4 *
+                workers)``); with ``"prefix"``, split groups further until none
+                is larger (groups that reached a leaf are never split).
+            progress: draw a progress bar on stderr.
+
+        Returns:
+            A :class:`ParallelResult`; its answers are a deterministic function
+            of ``(oracle, params, seed, points)``, equal to one process's.
+        """
+        owner = "ReplicaPool.answer"
+        seed = check_seed(seed)
+        points = check_points(points, self.params.n, what="points")
+        if routing not in ROUTINGS:
+            raise ValueError(f"The 'routing' parameter of {owner} must be one of "
+                             f"{ROUTINGS}. Got {routing!r} instead.")
+        chunk_size = _check_count(owner, "chunk_size", chunk_size, 1, True)
+        self.start()
+        try:
+            return self._answer(points, seed, routing, chunk_size, progress)
+        except BaseException:
+            # Errors, KeyboardInterrupt, anything: leave no worker behind. The
+            # pool restarts its workers on next use.
+            self._terminate()
+            raise
+
+    def _answer(self, points: np.ndarray, seed: int, routing: str, chunk_size: int | None,
+                progress: bool) -> ParallelResult:
+        batch = _Batch(points.shape[0], seed, derive.pack_points(points))
+        batch.tasks = self._tasks(points, seed, routing, chunk_size, batch.routing_stats,
+                                  batch.built, batch.decisions)
+        batch.pending.extend(batch.tasks)
+        batch.remaining.update(task.id for task in batch.tasks)
+        batch.computations = len(batch.built)
+        batch.distinct.update(batch.built)
+        with Progress(points.shape[0], "lca answers", enabled=progress) as bar:
+            batch.bar = bar
+            while batch.remaining:
+                self._dispatch(batch)
+                waitables: list[Any] = []
+                for worker in self._workers.values():
+                    waitables += [worker.conn, worker.process.sentinel]
+                if not waitables:
+                    raise WorkerError("ReplicaPool: every worker process is gone and "
+                                      "none could be restarted")
+                ready = set(connection.wait(waitables, timeout=1.0))
+                for worker in list(self._workers.values()):
+                    exited = worker.process.sentinel in ready
+                    if worker.conn in ready or exited:
+                        # Read every complete reply first: a worker may finish a
+                        # task and then die; its answers count, exactly once.
+                        if not self._drain(worker, batch) or exited:
+                            self._bury(worker, batch)
+        return ParallelResult(
+            answers=batch.answers, stats=batch.stats, routing_stats=batch.routing_stats,
+            node_computations=batch.computations, distinct_nodes=len(batch.distinct),
+            tasks=len(batch.tasks), recomputed_tasks=batch.recomputed,
+            workers=self.workers, routing=routing, busy_seconds=dict(batch.busy),
+            decisions=batch.decisions if self.record else None,
+            conflicts=tuple(batch.conflicts))
+
+    def _dispatch(self, batch: _Batch) -> None:
+        pending = batch.pending
+        for worker in self._workers.values():
+            if not pending:
+                return
+            if worker.pid is None or worker.task is not None or worker.broken:
+                continue
+            # Prefer a group in a subtree this worker answered before (its
+            # cache is warm there), else the largest group nobody owns, else
+            # the largest.
+            choice = None
+            for index, task in enumerate(pending):
+                owner = self._owner(batch.seed, task.prefix)
+                if owner == worker.slot:
+                    choice = index
+                    break
+                if owner is None and choice is None:
+                    choice = index
+            task = pending[choice or 0]
+            del pending[choice or 0]
+            worker.task = task
+            task.attempts += 1
+            try:
+                worker.conn.send((task.id, batch.seed, batch.packed[task.rows],
+                                  task.prefix))
+            except (OSError, ValueError):
+                worker.broken = True  # its sentinel fires; _bury requeues the task
+                continue
+            if task.prefix:
+                if len(self._affinity) > _ROUTER_CACHE:
+                    self._affinity.clear()  # only a scheduling hint
+                self._affinity[(batch.seed, task.prefix)] = worker.slot
+
+    def _owner(self, seed: int, prefix: Path) -> int | None:
+        """Slot that last answered ``prefix`` or its closest ancestor."""
+        for depth in range(len(prefix), 0, -1):
+            owner = self._affinity.get((seed, prefix[:depth]))
+            if owner is not None:
+                return owner
+        return None
+
+    def _drain(self, worker: _Worker, batch: _Batch) -> bool:
+        """Handle every reply waiting on ``worker``'s pipe; ``False`` once it is closed."""
+        try:
+            while worker.conn.poll():
+                self._handle(worker, worker.conn.recv(), batch)
+        except (EOFError, OSError):
+            return False
+        return True
+
+    def _handle(self, worker: _Worker, message: tuple[Any, ...], batch: _Batch) -> None:
+        kind = message[0]
+        if kind == "ready":
+            worker.pid = message[1]
+            self._startup_failures = 0
+            return
+        if kind == "init-error":
+            error = _revive(message[1], message[2],
+                            f"lca.parallel: raised in {worker.name} while rebuilding "
+                            "the oracle from its pickled description")
+            raise TypeError(f"ReplicaPool: a worker could not rebuild oracle "
+                            f"{self.oracle!r}: {type(error).__name__}: {error}. "
+                            f"{_PICKLE_ADVICE}") from error
+        task = worker.task
+        assert task is not None and message[1] == task.id
+        worker.task = None
+        if kind == "done":
+            batch.complete(task, *message[2:])
+            batch.busy[worker.name] = batch.busy.get(worker.name, 0.0) + message[-1]
+            return
+        assert kind == "error"
+        data, text, retryable = message[2:]
+        if retryable and task.attempts <= self.max_retries:
+            _log.warning("%s ran out of memory on task %d; recomputing it", worker.name,
+                         task.id)
+            batch.pending.appendleft(task)
+            batch.recomputed += 1
+            return
+        where = f" routed under prefix {task.prefix}" if task.prefix else ""
+        raise _revive(data, text, f"lca.parallel: raised in {worker.name} (pid "
+                      f"{worker.pid}) while answering {task.rows.size} queries{where}, "
+                      f"seed {batch.seed}")
+
+    def _bury(self, worker: _Worker, batch: _Batch) -> None:
+        """A worker died: requeue its task and start a replacement in its slot."""
+        exitcode = self._retire(worker, 1.0)
+        task = worker.task
+        if task is not None:
+            if task.attempts > self.max_retries:
+                raise WorkerError(
+                    f"ReplicaPool: task {task.id} ({task.rows.size} queries under prefix "
+                    f"{task.prefix}) killed its worker {task.attempts} times, last "
+                    f"{worker.name} with exit code {exitcode}; giving up "
+                    f"(max_retries={self.max_retries})")
+            _log.warning("%s (pid %s) died with exit code %s during task %d; "
+                         "recomputing its %d queries", worker.name, worker.pid, exitcode,
+                         task.id, task.rows.size)
+            batch.pending.appendleft(task)
+            batch.recomputed += 1
+        elif worker.pid is None:
+            self._startup_failures += 1
+            if self._startup_failures > self.max_retries + self.workers:
+                raise WorkerError(
+                    f"ReplicaPool: workers keep dying during start-up (last: {worker.name}, "
+                    f"exit code {exitcode}); is the oracle's module importable in a fresh "
+                    "interpreter?")
+            _log.warning("%s died during start-up with exit code %s", worker.name,
+                         exitcode)
+        self._spawn(worker.slot)
+
+
+@dataclass(eq=False)
+class _Batch:
+    """State of one :meth:`ReplicaPool.answer` call."""
+
+    size: int
+    seed: int
+    packed: np.ndarray
+    tasks: list[_Task] = field(default_factory=list)
+    pending: deque[_Task] = field(default_factory=deque)
+    remaining: set[int] = field(default_factory=set)
+    stats: AnswerStats = field(default_factory=AnswerStats)
+    routing_stats: AnswerStats = field(default_factory=AnswerStats)
+    built: list[Path] = field(default_factory=list)
+    distinct: set[Path] = field(default_factory=set)
+    computations: int = 0
+    recomputed: int = 0
+    decisions: dict[DecisionKey, Decision] = field(default_factory=dict)
+    conflicts: list[tuple[DecisionKey, Decision, Decision]] = field(default_factory=list)
+    busy: dict[str, float] = field(default_factory=dict)
+    bar: Progress | None = None
+
+    def __post_init__(self) -> None:
+        self.answers = np.zeros(self.size, dtype=np.int8)
+
+    def complete(self, task: _Task, answers: np.ndarray, stats: AnswerStats,
+                 built: list[Path], found: dict[DecisionKey, Decision] | None,
+                 seconds: float) -> None:
+        assert task.id in self.remaining, "a task's answers are taken exactly once"
+        self.remaining.discard(task.id)
+        self.answers[task.rows] = answers
+        self.stats += stats
+        self.computations += len(built)
+        self.distinct.update(built)
+        for key, decision in (found or {}).items():
+            first = self.decisions.setdefault(key, decision)
+            if first != decision:
+                self.conflicts.append((key, first, decision))
+        if self.bar is not None:
+            self.bar.update(task.rows.size)
+
+
+def answer_parallel(oracle: Oracle, params: Params, points: Any, seed: int, *,
+                    workers: int = 2, chunk_size: int | None = None,
+                    routing: str = "prefix", progress: bool = False,
+                    start_method: str = "spawn", cache_size: int = 1 << 16,
+                    record: bool = False) -> ParallelResult:
+    """``T_seed`` on every row of ``points`` with a fresh :class:`ReplicaPool`.
+
+    Starts ``workers`` processes, answers, and shuts them down, also on error
+    or ``KeyboardInterrupt``. The answers equal
+    ``Reconstructor(oracle, params).answer_many(points, seed)`` bit for bit.
+
+    Example (in a script, under ``if __name__ == "__main__":`` as ``spawn``
+    requires)::
+
+        f = lca.targets.parity(n=20, k=2, seed=1)
+        params = lca.Params.practical(n=20, depth=3, noise_rate=0.1,
+                                      score_samples=100, leaf_samples=50)
+        result = answer_parallel(f, params, points, seed=7, workers=2)
+        assert (result.answers == lca.Reconstructor(f, params).answer_many(points, 7)).all()
+    """
+    with ReplicaPool(oracle, params, workers=workers, start_method=start_method,
+                     cache_size=cache_size, record=record) as pool:
+        return pool.answer(points, seed, routing=routing, chunk_size=chunk_size,
+                           progress=progress)

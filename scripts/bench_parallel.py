@@ -1,0 +1,143 @@
+"""Answers per second with 1 and 2 worker processes against one process.
+
+Cold: fresh replicas (a new pool, start-up included; a new Reconstructor for
+the single process). Warm: the same replicas answer a second batch of new
+queries. The speed-up is the single process's cold time over the pool's, both
+measured in this run. Also reports the fraction of node computations that
+rebuilt a node some other replica (or the router) built in the same batch.
+
+    python scripts/bench_parallel.py                      # n=1000, 1000 queries
+    python scripts/bench_parallel.py --output docs/benchmarks_parallel.md
+
+Every configuration's answers are checked against the single process's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+from lca import derive, targets
+from lca.params import Params
+from lca.parallel import ReplicaPool
+from lca.reconstruct import Reconstructor
+
+
+def _queries(seed: int, n: int, count: int, purpose: str) -> np.ndarray:
+    key = derive.node_key(seed, purpose, ())
+    return derive.unpack_points(derive.uniform_points(key, n, 0, count), n)
+
+
+def _single(f, params, cold, warm, seed):
+    start, cpu = time.perf_counter(), time.process_time()
+    rec = Reconstructor(f, params)
+    cold_answers = rec.answer_many(cold, seed)
+    cold_time = time.perf_counter() - start
+    cold_cpu = time.process_time() - cpu
+    built = rec.stats.nodes_built + rec.stats.leaves_built
+    start = time.perf_counter()
+    warm_answers = rec.answer_many(warm, seed)
+    warm_time = time.perf_counter() - start
+    return cold_answers, warm_answers, cold_time, warm_time, built, 0.0, cold_cpu
+
+
+def _pool(f, params, cold, warm, seed, workers, routing):
+    start = time.perf_counter()
+    with ReplicaPool(f, params, workers=workers) as pool:
+        first = pool.answer(cold, seed, routing=routing)
+        cold_time = time.perf_counter() - start
+        start = time.perf_counter()
+        second = pool.answer(warm, seed, routing=routing)
+        warm_time = time.perf_counter() - start
+    return (first.answers, second.answers, cold_time, warm_time, first.node_computations,
+            first.duplicated_fraction, max(first.busy_seconds.values()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--leaves", type=int, default=64)
+    parser.add_argument("--depth", type=int, default=12)
+    parser.add_argument("--noise-rate", type=float, default=0.1)
+    parser.add_argument("--score-samples", type=int, default=1000)
+    parser.add_argument("--leaf-samples", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--max-workers", type=int, default=2)
+    parser.add_argument("--output", help="also write the markdown to this file")
+    args = parser.parse_args(argv)
+
+    f = targets.with_label_noise(targets.random_tree(args.n, args.leaves, 1), 0.05, 2)
+    params = Params.practical(n=args.n, depth=args.depth, noise_rate=args.noise_rate,
+                              score_samples=args.score_samples,
+                              leaf_samples=args.leaf_samples)
+    cold = _queries(args.seed, args.n, args.queries, "bench-parallel-cold")
+    warm = _queries(args.seed, args.n, args.queries, "bench-parallel-warm")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+    configs = [("one process", 0, "-")]
+    for workers in range(1, args.max_workers + 1):
+        configs.append((f"pool, {workers} worker{'s' * (workers > 1)}", workers, "prefix"))
+    configs.append((f"pool, {args.max_workers} workers", args.max_workers, "chunk"))
+
+    rows = []
+    reference = None
+    for label, workers, routing in configs:
+        print(f"running: {label}, routing {routing} ...", file=sys.stderr, flush=True)
+        if workers == 0:
+            result = _single(f, params, cold, warm, args.seed)
+        else:
+            result = _pool(f, params, cold, warm, args.seed, workers, routing)
+        (cold_answers, warm_answers, cold_time, warm_time, computations, duplicated,
+         busiest) = result
+        if reference is None:
+            reference = (cold_answers, warm_answers)
+        assert np.array_equal(cold_answers, reference[0]), label
+        assert np.array_equal(warm_answers, reference[1]), label
+        rows.append((label, routing, cold_time, warm_time, computations, duplicated,
+                     busiest))
+
+    base_cold, base_warm = rows[0][2], rows[0][3]
+    q = args.queries
+    lines = [
+        f"### Parallel answering: n = {args.n}, {q} uniform queries "
+        f"(`scripts/bench_parallel.py`)",
+        "",
+        f"Target: noisy random tree ({args.leaves} leaves, label noise 0.05); depth "
+        f"{args.depth}, p = {params.noise_rate:.4g}, {args.score_samples} score samples, "
+        f"{args.leaf_samples} leaf samples. Python {platform.python_version()}, "
+        f"numpy {np.__version__}, {os.cpu_count()} CPUs, load average {load:.2f} at start. "
+        "Cold = fresh replicas, pool start-up (spawn) included; warm = the same "
+        f"replicas, a second batch of {q} new queries. Speed-up is against one "
+        "process in the same run. Duplicated = share of node computations in the "
+        "cold batch that rebuilt a node another replica or the router built. "
+        "Busiest CPU s = CPU time of the busiest process on the cold batch (the "
+        "one process's own; the pool's busiest worker, start-up excluded): the "
+        "critical path without contention from other processes on the machine.",
+        "",
+        "| configuration | routing | cold s | cold answers/s | cold speed-up "
+        "| warm s | warm answers/s | warm speed-up | node computations | duplicated "
+        "| busiest CPU s |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, routing, cold_time, warm_time, computations, duplicated, busiest in rows:
+        lines.append(
+            f"| {label} | {routing} | {cold_time:.2f} | {q / cold_time:.0f} "
+            f"| {base_cold / cold_time:.2f}x | {warm_time:.2f} | {q / warm_time:.0f} "
+            f"| {base_warm / warm_time:.2f}x | {computations} | {duplicated:.1%} "
+            f"| {busiest:.2f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.output:
+        with open(args.output, "w") as out:
+            out.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
