@@ -45,9 +45,10 @@ __all__ = [
     "adaptive_leaf",
 ]
 
-# Upper bound on the int8 entries of one oracle batch: bounds memory at
-# large n (two batches of 4 MiB each, plus packed words).
-_BATCH_ENTRIES = 1 << 22
+# Upper bound on the int8 entries of one oracle batch: bounds memory at large n
+# (two 16 MiB batches plus packed words) while keeping batches large enough
+# that per-call overhead in the oracle stays small (167 rows at n = 10^5).
+_BATCH_ENTRIES = 1 << 24
 
 
 def chunk_rows(n: int) -> int:
