@@ -45,7 +45,7 @@ import signal
 import time
 import traceback
 import weakref
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import connection
@@ -55,10 +55,10 @@ from typing import Any
 import multiprocessing_logging
 import numpy as np
 
-from lca import derive, estimate
+from lca import derive
 from lca._progress import Progress
 from lca.derive import Path
-from lca.oracle import CountingOracle, Oracle, check_points
+from lca.oracle import Oracle, check_points
 from lca.params import Params
 from lca.reconstruct import AnswerStats, LeafDecision, NodeDecision, Reconstructor, check_seed
 
@@ -333,38 +333,23 @@ def _log_levels() -> dict[str, int]:
 class _Router:
     """The parent's view of the top of ``T_seed``: decides nodes, never answers.
 
-    Decisions use the same estimators as :class:`Reconstructor`, but only to
-    group queries; workers decide every node again themselves, so a router
-    that disagreed would cost duplicated work, never a wrong answer.
+    Decisions come from a :class:`Reconstructor`, but only to group queries;
+    workers decide every node again themselves, so a router that disagreed
+    would cost duplicated work, never a wrong answer.
     """
 
     def __init__(self, oracle: Oracle, params: Params) -> None:
         self.params = params
-        self._counting = CountingOracle(oracle)
-        self._cache: OrderedDict[DecisionKey, NodeDecision] = OrderedDict()
+        self._reconstructor = Reconstructor(oracle, params, cache_size=_ROUTER_CACHE)
 
     def decide(self, seed: int, path: Path, stats: AnswerStats,
-               built: list[Path], seen: dict[DecisionKey, Decision]) -> NodeDecision:
-        key = (seed, path)
-        decision = self._cache.get(key)
-        if decision is not None:
-            self._cache.move_to_end(key)
-            stats.cache_hits += 1
-        else:
-            before = self._counting.queries
-            counts = estimate.score_counts(self._counting, seed, path,
-                                           self.params.score_samples,
-                                           self.params.noise_threshold)
-            variable = estimate.choose_variable(counts, path)
-            decision = NodeDecision(variable, counts.samples, counts.disagreements,
-                                    int(counts.agreements[variable]))
-            stats.queries += self._counting.queries - before
-            stats.nodes_built += 1
+               built: list[Path], seen: dict[DecisionKey, Decision]) -> Decision:
+        decision = self._reconstructor.decide(seed, path)
+        work = self._reconstructor.last_stats
+        stats += work
+        if work.nodes_built or work.leaves_built:
             built.append(path)
-            self._cache[key] = decision
-            if len(self._cache) > _ROUTER_CACHE:
-                self._cache.popitem(last=False)
-        seen[key] = decision
+        seen[(seed, path)] = decision
         return decision
 
     def groups(self, points: np.ndarray, seed: int, target: int, max_rows: int | None,
@@ -387,6 +372,9 @@ class _Router:
                 continue
             decision = self.decide(seed, path, stats, built, seen)
             expansions += 1
+            if isinstance(decision, LeafDecision):  # an adaptive early leaf
+                final.append((path, rows))
+                continue
             values = points[rows, decision.variable]
             for bit in (-1, 1):
                 chosen = rows[values == bit]

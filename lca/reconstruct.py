@@ -223,6 +223,21 @@ class Reconstructor:
 
     # -- answering -----------------------------------------------------------
 
+    def decide(self, seed: int, path: Path) -> Decision:
+        """The decision at node ``path`` of ``T_seed``: from the cache or built now.
+
+        A :class:`NodeDecision` for an internal node, a :class:`LeafDecision`
+        for a leaf (in adaptive mode also for an early leaf). ``path`` must be
+        a node of ``T_seed``, i.e. follow the variables the tree chose; the
+        work done is in :attr:`last_stats`.
+        """
+        seed = check_seed(seed)
+        stats = AnswerStats()
+        decision = self._decide(seed, tuple(path), stats)
+        self.stats += stats
+        self.last_stats = stats
+        return decision
+
     def explain(self, z: Any, seed: int) -> Explanation:
         """``T_seed(z)`` with its path, node decisions and the work it took."""
         seed = check_seed(seed)

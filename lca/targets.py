@@ -848,7 +848,6 @@ class Junta(Oracle):
     def decision_tree(self) -> DecisionTree:
         """The natural tree described in the class docstring."""
         table = self._by_prefix()
-        k = len(self.variables)
 
         def build(level: int, block: int) -> Nested:
             entries = table.reshape(2 ** level, -1)[block]

@@ -174,6 +174,19 @@ def test_pool_answers_equal_single_process(name: str) -> None:
         assert pool.answer(points[:0], 7).answers.shape == (0,)
 
 
+def test_adaptive_mode_with_early_leaves_in_the_router() -> None:
+    # f = x0: below the root the function is constant, so adaptive mode turns
+    # both children into early leaves; the router must treat them as leaves.
+    f = targets.Junta(N, [0], [1, -1])
+    params = Params.practical(n=N, depth=4, noise_rate=0.5, score_samples=20000,
+                              leaf_samples=2000, adaptive=True, tau=0.4, eps=0.5, delta=0.1)
+    points = queries(100)
+    expected = lca.Reconstructor(f, params).answer_many(points, 5)
+    result = answer_parallel(f, params, points, 5, workers=2, routing="prefix")
+    np.testing.assert_array_equal(result.answers, expected)
+    np.testing.assert_array_equal(expected, f(points))
+
+
 def test_prefix_routing_duplicates_less_than_chunks() -> None:
     f = TARGETS["noisy tree"]()
     points = queries(600, seed=3)

@@ -127,6 +127,16 @@ class TestExplainAndStats:
         assert again.stats.queries == 0 and again.stats.cache_hits == 7
         assert "=>" in str(e)
 
+    def test_decide_is_the_node_decision_on_the_path(self):
+        f = _target()
+        rec = lca.Reconstructor(f, PARAMS)
+        e = rec.explain(_queries(1)[0], 3)
+        fresh = lca.Reconstructor(f, PARAMS)
+        assert fresh.decide(3, ()) == e.nodes[0]
+        assert fresh.last_stats.nodes_built == 1
+        assert fresh.decide(3, e.path) == e.leaf and fresh.last_stats.leaves_built == 1
+        assert fresh.decide(3, ()) == e.nodes[0] and fresh.last_stats.cache_hits == 1
+
     def test_answer_many_decides_each_node_once(self):
         f = _target()
         rec = lca.Reconstructor(f, PARAMS, cache_size=0, record=True)
