@@ -7,19 +7,14 @@ import sys
 import time
 from typing import Any
 
-from lca import targets
+from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
 from lca.consistency import check_consistency
-from lca.params import Params
 
 __all__ = ["add_consistency_command"]
 
 
 def _consistency(args: argparse.Namespace) -> int:
-    target = targets.random_tree(n=args.n, leaves=args.leaves, seed=args.tree_seed)
-    f = targets.with_label_noise(target, rate=args.noise, seed=args.tree_seed + 1)
-    params = Params.practical(n=args.n, depth=args.depth, noise_rate=args.noise_rate,
-                              score_samples=args.score_samples,
-                              leaf_samples=args.leaf_samples)
+    _, f, params = noisy_tree_setup(args)
     print(f"target: {f.name}")
     print(params.describe())
     start = time.perf_counter()
@@ -55,15 +50,8 @@ def add_consistency_command(subparsers: Any) -> argparse.ArgumentParser:
                         help="queries answered by the pure lca.answer replica")
     parser.add_argument("--dask", action=argparse.BooleanOptionalAction, default=None,
                         help="add a Dask replica (default: if dask is installed)")
-    parser.add_argument("--n", type=int, default=64, help="variables (default 64)")
-    parser.add_argument("--leaves", type=int, default=16, help="leaves of the target tree")
-    parser.add_argument("--noise", type=float, default=0.05, help="label noise rate of f")
-    parser.add_argument("--seed", type=int, default=7, help="reconstruction seed")
-    parser.add_argument("--tree-seed", type=int, default=1, help="seed of the target")
-    parser.add_argument("--depth", type=int, default=6)
-    parser.add_argument("--noise-rate", type=float, default=0.1, help="p of the estimator")
-    parser.add_argument("--score-samples", type=int, default=300)
-    parser.add_argument("--leaf-samples", type=int, default=200)
+    add_noisy_tree_options(parser, n=64, leaves=16, depth=6, score_samples=300,
+                           leaf_samples=200)
     parser.add_argument("--quiet", action="store_true", help="no per-replica progress")
     parser.set_defaults(run=_consistency)
     return parser

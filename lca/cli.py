@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lca import derive, targets
+from lca import derive
+from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
 from lca._progress import Progress
-from lca.params import Params
 from lca.reconstruct import Reconstructor
 from lca.suite import add_bench_command
 from lca.tester import add_test_command
@@ -27,11 +27,7 @@ def _uniform_queries(seed: int, n: int, count: int, purpose: str) -> np.ndarray:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    target = targets.random_tree(n=args.n, leaves=args.leaves, seed=args.tree_seed)
-    f = targets.with_label_noise(target, rate=args.noise, seed=args.tree_seed + 1)
-    params = Params.practical(n=args.n, depth=args.depth, noise_rate=args.noise_rate,
-                              score_samples=args.score_samples,
-                              leaf_samples=args.leaf_samples)
+    target, f, params = noisy_tree_setup(args)
     print(f"target: random tree, {target.size} leaves, depth {target.depth}, "
           f"n={args.n}, label noise {args.noise}")
     print(params.describe())
@@ -72,16 +68,9 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="reconstruct a noisy random tree and answer queries")
-    demo.add_argument("--n", type=int, default=1000, help="variables (default 1000)")
-    demo.add_argument("--leaves", type=int, default=64, help="leaves of the target tree")
-    demo.add_argument("--noise", type=float, default=0.05, help="label noise rate of f")
-    demo.add_argument("--seed", type=int, default=7, help="reconstruction seed")
-    demo.add_argument("--tree-seed", type=int, default=1, help="seed of the target")
+    add_noisy_tree_options(demo, n=1000, leaves=64, depth=12, score_samples=1000,
+                           leaf_samples=500)
     demo.add_argument("--queries", type=int, default=1000, help="uniform queries to answer")
-    demo.add_argument("--depth", type=int, default=12)
-    demo.add_argument("--noise-rate", type=float, default=0.1, help="p of the estimator")
-    demo.add_argument("--score-samples", type=int, default=1000)
-    demo.add_argument("--leaf-samples", type=int, default=500)
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
     add_consistency_command(sub)

@@ -1,0 +1,45 @@
+"""The `lca` command: demo output and clear errors."""
+
+import subprocess
+import sys
+
+import pytest
+
+from lca.cli import main
+
+SMALL = ["--n", "60", "--leaves", "8", "--queries", "30", "--depth", "4",
+         "--score-samples", "100", "--leaf-samples", "50", "--quiet"]
+
+
+def test_demo_reports_every_figure(capsys):
+    assert main(["demo", *SMALL]) == 0
+    out = capsys.readouterr().out
+    for needle in ("error vs f", "error vs clean tree", "queries per answer",
+                   "time per answer", "explained first query T_7"):
+        assert needle in out
+    # First answer: 4 nodes x 2 x 100 score queries + 50 leaf queries.
+    assert "queries, first answer 850" in out
+
+
+def test_demo_progress_bar_goes_to_stderr(capsys):
+    assert main(["demo", *SMALL[:-1]]) == 0
+    assert "answering [" in capsys.readouterr().err
+
+
+def test_bad_parameters_exit_2_with_a_message(capsys):
+    assert main(["demo", *SMALL, "--noise-rate", "0"]) == 2
+    assert "The 'noise_rate' parameter of Params" in capsys.readouterr().err
+
+
+def test_entry_point_runs_as_a_module():
+    run = subprocess.run([sys.executable, "-m", "lca", "demo", *SMALL], capture_output=True,
+                         text=True, check=True)
+    assert "error vs f" in run.stdout
+
+
+@pytest.mark.parametrize("command", ["demo", "consistency", "test", "bench"])
+def test_every_subcommand_has_help(command, capsys):
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    assert "usage: lca" in capsys.readouterr().out
