@@ -30,6 +30,7 @@ __all__ = [
     "score_counts",
     "choose_variable",
     "score_estimates",
+    "estimate_scores",
     "unbiased_estimates",
     "samples_for_accuracy",
     "leaf_sum",
@@ -151,6 +152,27 @@ def score_estimates(counts: ScoreCounts, noise_rate: float) -> np.ndarray:
     """Mean of the UnbiasedEstimator: ``D/q - C_i / (q (1 - p/2))``."""
     q = counts.samples
     return counts.disagreements / q - counts.agreements / (q * (1 - noise_rate / 2))
+
+
+def estimate_scores(oracle: Oracle, seed: int, path: Path, noise_rate: float, *,
+                    samples: int | None = None, tau: float | None = None,
+                    delta: float | None = None) -> np.ndarray:
+    """Theorem "Score estimator": the mean of ``q`` UnbiasedEstimator runs, all ``n`` scores.
+
+    Give ``samples`` (``q``) directly, or ``tau`` and ``delta`` to use
+    :func:`samples_for_accuracy` (every estimate within ``±tau`` w.p.
+    ``>= 1 - delta``). ``noise_rate`` is rounded to the ``2^-15`` grid first,
+    and the estimates are for that effective rate. Entries of variables on
+    ``path`` are not estimates. Deterministic in ``(oracle, seed, path, q, p)``.
+    """
+    if (samples is None) == (tau is None or delta is None):
+        raise ValueError("estimate_scores needs either 'samples' or both 'tau' and 'delta'; "
+                         f"got samples={samples!r}, tau={tau!r}, delta={delta!r}")
+    if samples is None:
+        samples = samples_for_accuracy(tau, delta, oracle.n)
+    threshold = derive.noise_threshold(noise_rate)
+    counts = score_counts(oracle, seed, path, samples, threshold)
+    return score_estimates(counts, derive.noise_rate_of(threshold))
 
 
 def unbiased_estimates(oracle: Oracle, seed: int, path: Path, samples: int,

@@ -84,6 +84,20 @@ class TestChooseVariable:
         assert estimate.choose_variable(counts, ((0, -1),)) == 1
 
 
+def test_estimate_scores_from_accuracy_targets():
+    # Theorem "Score estimator" with tau = 0.05, delta = 1e-7: every estimate
+    # is within tau of the exact score except with probability 1e-7.
+    oracle, path = CASES["majority5"]
+    p = derive.noise_rate_of(derive.noise_threshold(0.3))
+    got = estimate.estimate_scores(oracle, 4, path, 0.3, tau=0.05, delta=1e-7)
+    assert np.all(np.abs(got - exact.scores(oracle, p, path)) < 0.05)
+    direct = estimate.estimate_scores(oracle, 4, path, 0.3,
+                                      samples=estimate.samples_for_accuracy(0.05, 1e-7, 6))
+    assert np.array_equal(got, direct)
+    with pytest.raises(ValueError, match="needs either 'samples' or both 'tau' and 'delta'"):
+        estimate.estimate_scores(oracle, 4, path, 0.3, tau=0.05)
+
+
 def test_samples_for_accuracy_is_hoeffding_union_bound():
     q = estimate.samples_for_accuracy(0.1, 1e-3, 1000)
     assert q == math.ceil(200 * math.log(2e6))
