@@ -555,7 +555,9 @@ class LabelNoise(Oracle):
 
     def flips(self, points: np.ndarray) -> np.ndarray:
         """Boolean mask of the rows whose label is flipped; deterministic."""
-        points = check_points(points, self.n)
+        return self._flips(check_points(points, self.n))
+
+    def _flips(self, points: np.ndarray) -> np.ndarray:
         words = _pack_rows(points)
         state = np.full(points.shape[0], self._key, dtype=np.uint64)
         for w in range(words.shape[1]):
@@ -564,9 +566,10 @@ class LabelNoise(Oracle):
 
     def query(self, points: np.ndarray) -> np.ndarray:
         """Noisy value of the target on each row; deterministic."""
+        # Validate once here; the target validates its own input again.
         points = check_points(points, self.n)
         values = np.asarray(self.target.query(points)).astype(np.int8)
-        return np.where(self.flips(points), -values, values).astype(np.int8)
+        return np.where(self._flips(points), -values, values).astype(np.int8)
 
 
 def with_label_noise(target: Oracle, rate: float, seed: int) -> LabelNoise:
