@@ -27,7 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lca.params import Params, TheoryConstants, check_int, check_real, hoeffding_counts
+from lca.params import (Params, TheoryConstants, check_int, check_real,
+                        check_theory_overrides, hoeffding_counts)
 
 __all__ = [
     "STATUSES",
@@ -258,14 +259,9 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
     influence_bound = c * d ** row.influence_exponent
     tree_depth = constants.depth * depth_bound ** 2 * influence_bound / eps ** 2
     noise = min(1.0, constants.noise * eps / influence_bound)
-    overrides = {"depth": depth, "noise_rate": noise_rate, "score_samples": score_samples,
-                 "leaf_samples": leaf_samples}
     if preset == "theory":
-        given = [key for key, value in overrides.items() if value is not None]
-        if given:
-            raise ValueError(
-                f"{owner}: {', '.join(repr(g) for g in given)} only apply to the "
-                "'practical' preset; change the theory preset through 'constants'")
+        check_theory_overrides(owner, depth=depth, noise_rate=noise_rate,
+                               score_samples=score_samples, leaf_samples=leaf_samples)
         tree = math.ceil(tree_depth)
         tau = constants.tau * eps ** 3 / (depth_bound ** 2 * influence_bound)
         score_samples, leaf_samples = hoeffding_counts(n, tree, tau, eps, delta)

@@ -13,7 +13,8 @@ from numbers import Integral, Real
 
 from lca import derive
 
-__all__ = ["Params", "TheoryConstants", "check_int", "check_real", "hoeffding_counts"]
+__all__ = ["Params", "TheoryConstants", "check_int", "check_real", "check_theory_overrides",
+           "hoeffding_counts"]
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -47,6 +48,16 @@ def check_real(owner: str, name: str, value: object, low: float, high: float,
     if math.isnan(value) or too_low or too_high:
         raise ValueError(message)
     return value
+
+
+def check_theory_overrides(owner: str, **overrides: object) -> None:
+    """Reject values that only a practical preset takes, given with the theory preset."""
+    given = [name for name, value in overrides.items() if value is not None]
+    if given:
+        raise ValueError(
+            f"{owner}: {', '.join(repr(g) for g in given)} only apply to the "
+            "'practical' preset; the theory preset takes its values from the paper's "
+            "formulas (change them through 'constants')")
 
 
 def hoeffding_counts(n: int, depth: int, tau: float, eps: float,

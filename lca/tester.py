@@ -33,7 +33,7 @@ import numpy as np
 from lca import derive, exact
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle
-from lca.params import Params, TheoryConstants, check_int, check_real
+from lca.params import Params, TheoryConstants, check_int, check_real, check_theory_overrides
 from lca.reconstruct import Reconstructor, check_seed
 from lca.targets import DecisionTree
 
@@ -161,16 +161,9 @@ def tolerant_test_params(n: int, s: int, eps: float, delta: float, *,
     s = check_int(owner, "s", s, 1)
     eps = check_real(owner, "eps", eps, 0.0, 1.0, open_high=False)
     delta = check_real(owner, "delta", delta, 0.0, 1.0)
-    overrides = {"depth": depth, "noise_rate": noise_rate, "score_samples": score_samples,
-                 "leaf_samples": leaf_samples}
     if preset == "theory":
-        given = [name for name, value in overrides.items() if value is not None]
-        if given:
-            raise ValueError(
-                f"{owner}: {', '.join(repr(g) for g in given)} only apply to the "
-                "'practical' preset; the 'theory' preset takes its values from "
-                "Params.from_theory (change them through 'constants')"
-            )
+        check_theory_overrides(owner, depth=depth, noise_rate=noise_rate,
+                               score_samples=score_samples, leaf_samples=leaf_samples)
         return Params.from_theory(max(s, 2), eps, delta, n, constants)
     if preset != "practical":
         raise ValueError(f"The 'preset' parameter of {owner} must be 'practical' or "
