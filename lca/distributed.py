@@ -36,8 +36,8 @@ import xxhash
 
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.parallel import _describe, _Replica
-from lca.reconstruct import check_seed
+from lca.parallel import _describe
+from lca.reconstruct import Reconstructor, check_seed
 
 __all__ = ["answer_array", "answer_bag", "replica_results"]
 
@@ -59,7 +59,7 @@ def _dask() -> Any:
     return dask
 
 
-def _replica(description: bytes, cache_size: int, record: bool) -> _Replica:
+def _replica(description: bytes, cache_size: int, record: bool) -> Reconstructor:
     """This thread's replica for ``description``, rebuilt on first use."""
     import pickle
 
@@ -70,8 +70,8 @@ def _replica(description: bytes, cache_size: int, record: bool) -> _Replica:
     replica = replicas.get(key)
     if replica is None:
         oracle, params = pickle.loads(description)
-        replica = replicas[key] = _Replica(oracle, params, cache_size=cache_size,
-                                           record=record)
+        replica = replicas[key] = Reconstructor(oracle, params, cache_size=cache_size,
+                                                record=record)
         if len(replicas) > _REPLICAS_PER_THREAD:
             replicas.popitem(last=False)
     replicas.move_to_end(key)

@@ -60,13 +60,12 @@ from lca._progress import Progress
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params
-from lca.reconstruct import AnswerStats, LeafDecision, NodeDecision, Reconstructor, check_seed
+from lca.reconstruct import AnswerStats, Decision, LeafDecision, Reconstructor, check_seed
 
 __all__ = ["ParallelResult", "ReplicaPool", "WorkerError", "answer_parallel"]
 
 _log = logging.getLogger(__name__)
 
-Decision = NodeDecision | LeafDecision
 DecisionKey = tuple[int, Path]
 
 ROUTINGS = ("prefix", "chunk")
@@ -196,18 +195,6 @@ def _revive(data: bytes, text: str, note: str) -> BaseException:
 
 # -- worker side ----------------------------------------------------------------
 
-class _Replica(Reconstructor):
-    """A Reconstructor that lists the nodes it builds (not cache hits)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.built: list[Path] = []
-
-    def _build(self, seed: int, path: Path) -> Decision:
-        self.built.append(path)
-        return super()._build(seed, path)
-
-
 class _ToParent(logging.Handler):
     """Worker half of the log pipe: ship self-contained records to the parent."""
 
@@ -250,7 +237,7 @@ def _worker_main(description: bytes, conn: connection.Connection, log_queue: Any
     log = logging.getLogger("lca.parallel.worker")
     try:
         oracle, params = pickle.loads(description)
-        replica = _Replica(oracle, params, cache_size=cache_size, record=record)
+        replica = Reconstructor(oracle, params, cache_size=cache_size, record=record)
     except Exception as error:
         conn.send(("init-error", *_portable(error)))
         return
@@ -275,15 +262,16 @@ def _worker_main(description: bytes, conn: connection.Connection, log_queue: Any
             points = derive.unpack_points(packed, params.n)
             log.debug("%s: task %d, %d queries under %s", name, task_id,
                       points.shape[0], prefix)
-            replica.built.clear()
             replica.decisions.clear()
             stats = AnswerStats()
+            built: list[Path] = []
             step = batch_size or max(points.shape[0], 1)
             answers = np.empty(points.shape[0], dtype=np.int8)
             for lo in range(0, points.shape[0], step):
                 answers[lo:lo + step] = replica.answer_many(points[lo:lo + step], seed)
                 stats += replica.last_stats
-            reply: tuple[Any, ...] = ("done", task_id, answers, stats, list(replica.built),
+                built += replica.last_built
+            reply: tuple[Any, ...] = ("done", task_id, answers, stats, built,
                                       dict(replica.decisions) if record else None,
                                       time.process_time() - started)
         except Exception as error:
@@ -345,10 +333,8 @@ class _Router:
     def decide(self, seed: int, path: Path, stats: AnswerStats,
                built: list[Path], seen: dict[DecisionKey, Decision]) -> Decision:
         decision = self._reconstructor.decide(seed, path)
-        work = self._reconstructor.last_stats
-        stats += work
-        if work.nodes_built or work.leaves_built:
-            built.append(path)
+        stats += self._reconstructor.last_stats
+        built += self._reconstructor.last_built
         seen[(seed, path)] = decision
         return decision
 

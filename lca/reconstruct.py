@@ -24,6 +24,7 @@ from lca.oracle import CountingOracle, Oracle, check_points
 from lca.params import Params
 
 __all__ = [
+    "Decision",
     "NodeDecision",
     "LeafDecision",
     "AnswerStats",
@@ -128,8 +129,10 @@ class Reconstructor:
         record: keep every decision seen, keyed by ``(seed, path)``, in
             :attr:`decisions` (unbounded; for consistency checks).
 
-    A reconstructor is fully described by ``(oracle, params)``: it pickles
-    without its cache or statistics.
+    After each call, :attr:`last_stats` holds its work and :attr:`last_built`
+    the paths of the nodes and leaves it built (not cache hits); :attr:`stats`
+    accumulates. A reconstructor is fully described by ``(oracle, params)``:
+    it pickles without its cache or statistics.
     """
 
     def __init__(self, oracle: Oracle, params: Params, *, cache_size: int = 1 << 16,
@@ -152,6 +155,7 @@ class Reconstructor:
         self.decisions: dict[tuple[int, Path], Decision] = {}
         self.stats = AnswerStats()
         self.last_stats = AnswerStats()
+        self.last_built: list[Path] = []
 
     def __getstate__(self) -> dict[str, Any]:
         return {"oracle": self.oracle, "params": self.params,
@@ -179,6 +183,7 @@ class Reconstructor:
         else:
             before = self._counting.queries
             decision = self._build(seed, path)
+            self.last_built.append(path)
             stats.queries += self._counting.queries - before
             if isinstance(decision, LeafDecision):
                 stats.leaves_built += 1
@@ -233,6 +238,7 @@ class Reconstructor:
         """
         seed = check_seed(seed)
         stats = AnswerStats()
+        self.last_built = []
         decision = self._decide(seed, tuple(path), stats)
         self.stats += stats
         self.last_stats = stats
@@ -243,6 +249,7 @@ class Reconstructor:
         seed = check_seed(seed)
         z = _check_query(z, self.params.n)
         stats = AnswerStats()
+        self.last_built = []
         path: Path = ()
         nodes = []
         while True:
@@ -270,6 +277,7 @@ class Reconstructor:
         out = np.empty(points.shape[0], dtype=np.int8)
         stats = AnswerStats()
         self.last_stats = stats
+        self.last_built = []
         if not out.size:
             return out
         batch: dict[Path, Decision] = {}

@@ -133,9 +133,12 @@ class TestExplainAndStats:
         e = rec.explain(_queries(1)[0], 3)
         fresh = lca.Reconstructor(f, PARAMS)
         assert fresh.decide(3, ()) == e.nodes[0]
-        assert fresh.last_stats.nodes_built == 1
+        assert fresh.last_stats.nodes_built == 1 and fresh.last_built == [()]
         assert fresh.decide(3, e.path) == e.leaf and fresh.last_stats.leaves_built == 1
         assert fresh.decide(3, ()) == e.nodes[0] and fresh.last_stats.cache_hits == 1
+        assert fresh.last_built == []
+        rec.answer_many(_queries(5), 3)
+        assert len(rec.last_built) == rec.last_stats.nodes_built + rec.last_stats.leaves_built
 
     def test_answer_many_decides_each_node_once(self):
         f = _target()
