@@ -20,19 +20,13 @@ from lca.tester import add_test_command
 __all__ = ["main"]
 
 
-def _uniform_queries(seed: int, n: int, count: int, purpose: str) -> np.ndarray:
-    """Evaluation points derived like every other sample (never global RNG)."""
-    key = derive.node_key(seed, purpose, ())
-    return derive.unpack_points(derive.uniform_points(key, n, 0, count), n)
-
-
 def _demo(args: argparse.Namespace) -> int:
     target, f, params = noisy_tree_setup(args)
     print(f"target: random tree, {target.size} leaves, depth {target.depth}, "
           f"n={args.n}, label noise {args.noise}")
     print(params.describe())
     rec = Reconstructor(f, params)
-    queries = _uniform_queries(args.seed, args.n, args.queries, "demo-queries")
+    queries = derive.sample_points(args.seed, "demo-queries", args.n, args.queries)
 
     start = time.perf_counter()
     first = rec.explain(queries[0], args.seed)

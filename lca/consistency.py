@@ -201,8 +201,7 @@ class ConsistencyReport:
 
 def uniform_queries(seed: int, n: int, count: int) -> np.ndarray:
     """``count`` uniform points derived from ``seed`` (purpose ``"consistency-queries"``)."""
-    key = derive.node_key(seed, "consistency-queries", ())
-    return derive.unpack_points(derive.uniform_points(key, n, 0, count), n)
+    return derive.sample_points(seed, "consistency-queries", n, count)
 
 
 def query_order(seed: int, count: int, salt: int = 0) -> np.ndarray:

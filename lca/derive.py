@@ -34,6 +34,7 @@ __all__ = [
     "raw_words",
     "words_per_point",
     "uniform_points",
+    "sample_points",
     "flip_masks",
     "noise_threshold",
     "noise_rate_of",
@@ -163,6 +164,16 @@ def uniform_points(key: int, n: int, start: int, stop: int, path: Path = ()) -> 
         words &= ~fixed
         words |= ones
     return words
+
+
+def sample_points(seed: int, purpose: str, n: int, count: int) -> np.ndarray:
+    """``count`` uniform points of ``{-1,1}^n`` for a non-node ``purpose``, as ``int8``.
+
+    Samples ``0..count-1`` of :func:`uniform_points` under
+    ``node_key(seed, purpose, ())``: evaluation, test and benchmark points
+    are derived like every other sample.
+    """
+    return unpack_points(uniform_points(node_key(seed, purpose, ()), n, 0, count), n)
 
 
 def noise_threshold(noise_rate: float) -> int:

@@ -448,8 +448,7 @@ def growth_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
 
 
 def _points(seed: int, purpose: str, n: int, count: int) -> np.ndarray:
-    key = derive.node_key(seed, purpose, ())
-    return derive.unpack_points(derive.uniform_points(key, n, 0, count), n)
+    return derive.sample_points(seed, purpose, n, count)
 
 
 def _cube(n: int) -> np.ndarray:

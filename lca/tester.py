@@ -348,8 +348,7 @@ class TestResult:
 
 
 def _test_points(seed: int, n: int, m: int) -> np.ndarray:
-    key = derive.node_key(seed, _TESTER_PURPOSE, ())
-    return derive.unpack_points(derive.uniform_points(key, n, 0, m), n)
+    return derive.sample_points(seed, _TESTER_PURPOSE, n, m)
 
 
 def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *,

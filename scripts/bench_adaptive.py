@@ -75,8 +75,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=1000)
     args = parser.parse_args()
     points_n = 200 if args.quick else args.points
-    key = derive.node_key(0, "bench-adaptive-points", ())
-    points = derive.unpack_points(derive.uniform_points(key, N, 0, points_n), N)
+    points = derive.sample_points(0, "bench-adaptive-points", N, points_n)
     fixed = lca.Params.guaranteed(N, DEPTH, NOISE_RATE, TAU, EPS, DELTA)
     adaptive = lca.Params.guaranteed(N, DEPTH, NOISE_RATE, TAU, EPS, DELTA, adaptive=True)
     floor = DEPTH * math.log2(N)

@@ -27,8 +27,7 @@ DEPTH, NOISE, SCORE, LEAF = 12, 0.1, 1000, 500
 
 
 def _queries(n: int, count: int, seed: int) -> np.ndarray:
-    key = derive.node_key(seed, "bench-queries", ())
-    return derive.unpack_points(derive.uniform_points(key, n, 0, count), n)
+    return derive.sample_points(seed, "bench-queries", n, count)
 
 
 def measure(n: int, repeats: int, warm_queries: int) -> dict:

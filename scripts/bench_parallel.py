@@ -29,8 +29,7 @@ from lca.reconstruct import Reconstructor
 
 
 def _queries(seed: int, n: int, count: int, purpose: str) -> np.ndarray:
-    key = derive.node_key(seed, purpose, ())
-    return derive.unpack_points(derive.uniform_points(key, n, 0, count), n)
+    return derive.sample_points(seed, purpose, n, count)
 
 
 def _single(f, params, cold, warm, seed):

@@ -49,8 +49,7 @@ def reconstruction_setup():
     f = targets.with_label_noise(tree, rate=0.05, seed=4)
     params = lca.Params.practical(n=64, depth=6, noise_rate=0.1, score_samples=400,
                                   leaf_samples=200)
-    key = derive.node_key(0, "known-answer-queries", ())
-    points = derive.unpack_points(derive.uniform_points(key, 64, 0, 32), 64)
+    points = derive.sample_points(0, "known-answer-queries", 64, 32)
     return f, params, points
 
 

@@ -126,3 +126,9 @@ class TestNoise:
                          for t in range(16))
             assert np.array_equal((flips >> np.uint64(j)) & np.uint64(1),
                                   (number >= 2 ** 16 - threshold).astype(np.uint64))
+
+
+def test_sample_points_are_node_samples_with_the_empty_path():
+    key = derive.node_key(4, "demo-queries", ())
+    want = derive.unpack_points(derive.uniform_points(key, 70, 0, 9), 70)
+    assert np.array_equal(derive.sample_points(4, "demo-queries", 70, 9), want)
