@@ -22,12 +22,13 @@ things that bound what any stopping rule on the derived sample stream can do:
      (the leader ``argmin C_i``, or the leaf's sign) equals fixed mode's and
      stays equal for every longer prefix; the cost of reproducing fixed
      mode's tree.
-   * *relevant*: a far weaker demand. A node whose clean (noise-free)
-     subfunction is constant on its 1,000 score points becomes a leaf at once,
-     paying only for its label to settle; at any other node the prefix leader
-     need only settle on *some* variable relevant to the clean subfunction
-     (flipping it changes the clean value at one of those points). The floor
-     then counts only those nodes.
+   * *relevant*: a far weaker demand. At a node whose clean (noise-free)
+     subfunction is not constant on its 1,000 score points, the prefix leader
+     need only settle on *some* variable relevant to it (flipping it changes
+     the clean value at one of those points). Where the clean subfunction is
+     constant, the rule either makes a leaf at once, paying only for its
+     label to settle, or keeps splitting at one sample per node; it takes
+     whichever is cheaper relative to the floor of its own path.
 """
 
 from __future__ import annotations
@@ -92,13 +93,17 @@ def clairvoyant_first_answer(f: lca.Oracle, params: lca.Params, z: np.ndarray) -
 
 def relevant_variables(clean: lca.Oracle, params: lca.Params,
                        path: derive.Path) -> np.ndarray:
-    """Mask of variables whose flip changes ``clean`` at one of the node's score points."""
+    """Free variables whose flip changes ``clean`` at one of the node's score points.
+
+    Variables on ``path`` are never relevant: flipping one leaves the subcube.
+    """
     key = derive.node_key(SEED, "score", path)
     x = derive.unpack_points(
         derive.uniform_points(key, params.n, 0, params.score_samples, path), params.n)
     values = clean(x)
     relevant = np.zeros(params.n, dtype=bool)
-    for var in range(params.n):
+    on_path = {var for var, _ in path}
+    for var in sorted(set(range(params.n)) - on_path):
         flipped = x.copy()
         flipped[:, var] *= -1
         relevant[var] = bool(np.any(clean(flipped) != values))
@@ -106,24 +111,39 @@ def relevant_variables(clean: lca.Oracle, params: lca.Params,
 
 
 def clairvoyant_relevant(f: lca.Oracle, clean: lca.Oracle, params: lca.Params,
-                         z: np.ndarray) -> tuple[int, int]:
-    """Queries of the *relevant* clairvoyant rule for ``T(z)``, and nodes it keeps."""
+                         z: np.ndarray) -> float:
+    """The *relevant* clairvoyant rule's first answer for ``T(z)``, in multiples of the floor.
+
+    Where the clean subfunction becomes constant the rule takes the cheaper
+    (relative to the floor) of two options: a leaf there, or splitting on at
+    one sample (two queries) per node down fixed mode's path, which lengthens
+    the path and with it the floor.
+    """
     path = lca.Reconstructor(f, params).explain(z, SEED).path
+    log_n = math.log2(params.n)
     queries = 0
-    for depth in range(len(path) + 1):
+    for depth in range(len(path)):
         prefix = path[:depth]
         relevant = relevant_variables(clean, params, prefix)
-        if depth == len(path) or not relevant.any():
-            return queries + settle_point(prefix_labels(f, params, prefix)), depth
+        if not relevant.any():
+            leaf_here = queries + settle_point(prefix_labels(f, params, prefix))
+            split_on = (queries + 2 * (len(path) - depth)
+                        + settle_point(prefix_labels(f, params, path)))
+            return min(leaf_here / max(depth * log_n, log_n),
+                       split_on / (len(path) * log_n))
         queries += 2 * settle_point(relevant[prefix_leaders(f, params, prefix)])
-    raise AssertionError("unreachable: the loop returns at the end of the path")
+    return (queries + settle_point(prefix_labels(f, params, path))) / (len(path) * log_n)
+
+
+def uniform_params(q: int) -> lca.Params:
+    """Fixed mode with ``q`` score samples per node and ``min(q, 500)`` per leaf."""
+    return lca.Params.practical(N, DEPTH, NOISE_RATE, q, min(q, LEAF_CAP))
 
 
 def uniform_budget_error(f: lca.Oracle, q: int, points: np.ndarray,
                          truth: np.ndarray) -> float:
     """Error against ``f`` of fixed mode with ``q`` score samples per node."""
-    params = lca.Params.practical(N, DEPTH, NOISE_RATE, q, min(q, LEAF_CAP))
-    answers = lca.Reconstructor(f, params).answer_many(points, SEED)
+    answers = lca.Reconstructor(f, uniform_params(q)).answer_many(points, SEED)
     return float(np.mean(answers != truth))
 
 
@@ -146,8 +166,8 @@ def main() -> None:
           f"{len(eval_points):,} uniform points; clairvoyant over the first answers of "
           f"{len(first_points)} points; floor = {DEPTH} internal nodes x log2 n = "
           f"{floor:.0f} queries; fixed mode (q = {SCORE_CAP:,}) spends "
-          f"{full.predicted_queries / floor:.0f}x the floor, q = 64 spends "
-          f"{lca.Params.practical(N, DEPTH, NOISE_RATE, 64, 64).predicted_queries / floor:.0f}x\n")
+          f"{full.predicted_queries / floor:.0f}x the floor, q = {BUDGETS[0]} spends "
+          f"{uniform_params(BUDGETS[0]).predicted_queries / floor:.0f}x\n")
     print(f"| case | {header} | clairvoyant / floor "
           "exact (median of 5) | clairvoyant / floor, relevant (median of 5) |")
     print("|---|" + "---|" * (len(BUDGETS) + 2))
@@ -161,14 +181,12 @@ def main() -> None:
             errors = [uniform_budget_error(f, q, eval_points, truth) for q in BUDGETS]
             exact = statistics.median(clairvoyant_first_answer(f, full, z) / floor
                                       for z in first_points)
-            relevant = []
-            for z in first_points:
-                queries, nodes = clairvoyant_relevant(f, clean, full, z)
-                relevant.append(queries / (max(nodes, 1) * math.log2(N)))
+            relevant = statistics.median(clairvoyant_relevant(f, clean, full, z)
+                                         for z in first_points)
             medians["exact", noise].append(exact)
-            medians["relevant", noise].append(statistics.median(relevant))
+            medians["relevant", noise].append(relevant)
             print(f"| {key}, noise {noise} | " + " | ".join(f"{e:.3f}" for e in errors)
-                  + f" | {exact:.0f}x | {statistics.median(relevant):.0f}x |")
+                  + f" | {exact:.0f}x | {relevant:.0f}x |")
     print()
     for rule in ("exact", "relevant"):
         groups = [(f"noise {noise}", medians[rule, noise]) for noise in NOISES]

@@ -56,3 +56,12 @@ def test_relevant_variables_of_a_junta():
             assert np.any(clean(flipped) != clean(x))
         else:
             assert np.all(clean(flipped) == clean(x))
+
+
+def test_path_variables_are_never_relevant():
+    clean = targets.junta(30, 3, seed=4)
+    params = lca.Params.practical(30, 4, 0.1, 200, 100)
+    on_path = int(np.flatnonzero(bench_floor.relevant_variables(clean, params, ()))[0])
+    below = bench_floor.relevant_variables(clean, params, ((on_path, 1),))
+    assert not below[on_path]
+
