@@ -69,26 +69,16 @@ def prefix_leaders(f: lca.Oracle, params: lca.Params, path: derive.Path) -> np.n
     return np.argmin(agreements, axis=1)  # ties to the lowest index, as choose_variable
 
 
+def node_points(params: lca.Params, purpose: str, path: derive.Path, count: int) -> np.ndarray:
+    """The first ``count`` uniform points a node derives for ``purpose``, as ``int8``."""
+    key = derive.node_key(SEED, purpose, path)
+    return derive.unpack_points(derive.uniform_points(key, params.n, 0, count, path), params.n)
+
+
 def prefix_labels(f: lca.Oracle, params: lca.Params, path: derive.Path) -> np.ndarray:
     """The fixed-mode leaf label after each prefix of the leaf's samples."""
-    key = derive.node_key(SEED, "leaf", path)
-    points = derive.unpack_points(
-        derive.uniform_points(key, params.n, 0, params.leaf_samples, path), params.n)
-    sums = np.cumsum(f(points).astype(np.int64))
+    sums = np.cumsum(f(node_points(params, "leaf", path, params.leaf_samples)).astype(np.int64))
     return np.where(sums >= 0, 1, -1)  # estimate.leaf_label, prefix by prefix
-
-
-def clairvoyant_first_answer(f: lca.Oracle, params: lca.Params, z: np.ndarray) -> int:
-    """Queries of clairvoyant stopping for ``T(z)``."""
-    explanation = lca.Reconstructor(f, params).explain(z, SEED)
-    queries = 0
-    for depth, node in enumerate(explanation.nodes):
-        leaders = prefix_leaders(f, params, explanation.path[:depth])
-        assert leaders[-1] == node.variable, "prefix leaders disagree with the reconstructor"
-        queries += 2 * settle_point(leaders)
-    labels = prefix_labels(f, params, explanation.path)
-    assert labels[-1] == explanation.label, "prefix labels disagree with the reconstructor"
-    return queries + settle_point(labels)
 
 
 def relevant_variables(clean: lca.Oracle, params: lca.Params,
@@ -97,9 +87,7 @@ def relevant_variables(clean: lca.Oracle, params: lca.Params,
 
     Variables on ``path`` are never relevant: flipping one leaves the subcube.
     """
-    key = derive.node_key(SEED, "score", path)
-    x = derive.unpack_points(
-        derive.uniform_points(key, params.n, 0, params.score_samples, path), params.n)
+    x = node_points(params, "score", path, params.score_samples)
     values = clean(x)
     relevant = np.zeros(params.n, dtype=bool)
     on_path = {var for var, _ in path}
@@ -110,29 +98,41 @@ def relevant_variables(clean: lca.Oracle, params: lca.Params,
     return relevant
 
 
-def clairvoyant_relevant(f: lca.Oracle, clean: lca.Oracle, params: lca.Params,
-                         z: np.ndarray) -> float:
-    """The *relevant* clairvoyant rule's first answer for ``T(z)``, in multiples of the floor.
+def clairvoyant(f: lca.Oracle, clean: lca.Oracle, params: lca.Params,
+                z: np.ndarray) -> tuple[float, float]:
+    """The *exact* and *relevant* clairvoyant first answers for ``T(z)``, in floors.
 
-    Where the clean subfunction becomes constant the rule takes the cheaper
-    (relative to the floor) of two options: a leaf there, or splitting on at
-    one sample (two queries) per node down fixed mode's path, which lengthens
-    the path and with it the floor.
+    Both walk fixed mode's path of ``z``. Where the clean subfunction becomes
+    constant, the *relevant* rule takes the cheaper (relative to the floor) of
+    a leaf there, or splitting at one sample (two queries) per node down the
+    path, which lengthens its path and with it its floor.
     """
-    path = lca.Reconstructor(f, params).explain(z, SEED).path
-    log_n = math.log2(params.n)
-    queries = 0
-    for depth in range(len(path)):
+    explanation = lca.Reconstructor(f, params).explain(z, SEED)
+    path = explanation.path
+    node_floor = math.log2(params.n)
+    labels = prefix_labels(f, params, path)
+    assert labels[-1] == explanation.label, "prefix labels disagree with the reconstructor"
+    exact = relevant = 0
+    relevant_ratio = None
+    for depth, node in enumerate(explanation.nodes):
         prefix = path[:depth]
-        relevant = relevant_variables(clean, params, prefix)
-        if not relevant.any():
-            leaf_here = queries + settle_point(prefix_labels(f, params, prefix))
-            split_on = (queries + 2 * (len(path) - depth)
-                        + settle_point(prefix_labels(f, params, path)))
-            return min(leaf_here / max(depth * log_n, log_n),
-                       split_on / (len(path) * log_n))
-        queries += 2 * settle_point(relevant[prefix_leaders(f, params, prefix)])
-    return (queries + settle_point(prefix_labels(f, params, path))) / (len(path) * log_n)
+        leaders = prefix_leaders(f, params, prefix)
+        assert leaders[-1] == node.variable, "prefix leaders disagree with the reconstructor"
+        exact += 2 * settle_point(leaders)
+        if relevant_ratio is not None:
+            continue
+        useful = relevant_variables(clean, params, prefix)
+        if useful.any():
+            relevant += 2 * settle_point(useful[leaders])
+            continue
+        leaf_here = relevant + settle_point(prefix_labels(f, params, prefix))
+        split_on = relevant + 2 * (len(path) - depth) + settle_point(labels)
+        relevant_ratio = min(leaf_here / (max(depth, 1) * node_floor),
+                             split_on / (len(path) * node_floor))
+    path_floor = len(path) * node_floor
+    if relevant_ratio is None:
+        relevant_ratio = (relevant + settle_point(labels)) / path_floor
+    return (exact + settle_point(labels)) / path_floor, relevant_ratio
 
 
 def uniform_params(q: int) -> lca.Params:
@@ -179,10 +179,9 @@ def main() -> None:
             f = targets.with_label_noise(clean, noise, seed=2) if noise else clean
             truth = f(eval_points)
             errors = [uniform_budget_error(f, q, eval_points, truth) for q in BUDGETS]
-            exact = statistics.median(clairvoyant_first_answer(f, full, z) / floor
-                                      for z in first_points)
-            relevant = statistics.median(clairvoyant_relevant(f, clean, full, z)
-                                         for z in first_points)
+            ratios = [clairvoyant(f, clean, full, z) for z in first_points]
+            exact = statistics.median(ratio for ratio, _ in ratios)
+            relevant = statistics.median(ratio for _, ratio in ratios)
             medians["exact", noise].append(exact)
             medians["relevant", noise].append(relevant)
             print(f"| {key}, noise {noise} | " + " | ".join(f"{e:.3f}" for e in errors)
