@@ -15,17 +15,20 @@ variables, while the edges of a variable ``f_path`` really depends on
 concentrate on it. The stopping rules below use exactly that.
 
 Pairs are drawn in rounds (``first_round`` pairs, doubling, up to the cap
-``score_samples``). After each round, with ``L = ln((rounds * (F + 1)) / delta)``
-(``F`` free variables, ``ln`` bounded from above by :func:`lca.estimate.ln_upper`):
+``score_samples``; ``R`` rounds). With ``F`` free variables and every ``ln``
+bounded from above by :func:`lca.estimate.ln_upper`, after each round:
 
-* **constant**: if the Bernstein upper bound on the minority share among the
-  node's ``2k`` points is at most ``eps``, the node is an early leaf;
+* **constant**: if the Bernstein upper bound (level ``ln(R / delta)``) on the
+  minority share among the node's ``2k`` points is at most ``eps``, the node
+  is an early leaf, certified;
 * **certified lead**: if the leader's votes ``a`` beat the runner-up's ``b``
-  with ``(a - b)^2 >= 2 L (a + b)``, the node splits on the leader;
+  with ``(a - b)^2 >= 2 ln(R F / delta) (a + b)``, the node splits on the
+  leader, certified;
 * at the cap, **no structure**: if ``a`` is not significantly above the
-  ``V / F`` votes every variable gets when the ``V`` found edges are
-  exchangeable (Bernstein, level ``delta / F``), the node is an early leaf;
-  otherwise it splits on the leader, uncertified (a low-margin decision).
+  ``V / F`` votes each variable gets when the ``V`` found edges are
+  exchangeable (Bernstein, level ``ln(1 / delta)``), the node is an early
+  leaf, uncertified; otherwise it splits on the leader, uncertified (a
+  low-margin decision).
 
 These rules are heuristics with stated confidence levels under the
 assumption that derived bits are independent and uniform; no accuracy
@@ -219,7 +222,10 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Search
     free_count = int(free.sum())
     rounds = anytime_rounds(params.first_round, params.score_samples)
     delta = Fraction(params.delta)
-    log_term = ln_upper(Fraction(len(rounds) * (free_count + 1)) / delta)
+    # Per node: one constant test per round, and a lead test against each of
+    # the other free variables per round.
+    constant_term = ln_upper(Fraction(len(rounds)) / delta)
+    lead_term = ln_upper(Fraction(len(rounds) * free_count) / delta)
     votes = np.zeros(n, dtype=np.int64)
     own = Labelled.empty(n)
     disagreements = 0
@@ -235,12 +241,12 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Search
         done = size
         points = 2 * size
         plus = (points + own.total) // 2
-        if bernoulli_upper(min(plus, points - plus), points, log_term) <= params.eps:
+        if bernoulli_upper(min(plus, points - plus), points, constant_term) <= params.eps:
             return SearchNode(None, None, size, disagreements, votes, True, own)
         leader, runner = _ranked(votes, free)
         lead_votes = int(votes[leader])
         runner_votes = 0 if runner is None else int(votes[runner])
-        if lead_is_certified(lead_votes - runner_votes, lead_votes + runner_votes, log_term):
+        if lead_is_certified(lead_votes - runner_votes, lead_votes + runner_votes, lead_term):
             return SearchNode(leader, runner, size, disagreements, votes, True, own)
     structure_term = ln_upper(1 / delta)
     if not has_structure(int(votes[leader]), disagreements, free_count, structure_term):
