@@ -275,7 +275,7 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
             return node.split("votes", certified=True)
         if node.correlated(lead_term):
             return node.split("correlation", certified=True)
-    if node.has_structure(ln_upper(Fraction(free_count) / delta)):
+    if node.has_structure(ln_upper(1 / delta)):
         return node.split("votes", certified=False)
     if node.correlated(ln_upper(Fraction(2 * free_count) / delta)):
         return node.split("correlation", certified=False)
