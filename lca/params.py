@@ -1,8 +1,10 @@
 """Parameters of the reconstructor: theory and practical presets.
 
 :class:`Params` is a frozen dataclass validated once, at construction. The
-noise rate is rounded to the grid of :mod:`lca.derive` (``p = T / 2**15``) and
-the *effective* rate is what is stored, reported and used by the estimator.
+noise rate ``noise_rate`` is the score estimator's re-randomisation rate ``p``,
+not label noise of ``f``. It is rounded to the grid of :mod:`lca.derive`
+(``p = T / 2**15``) and the *effective* rate is what is stored, reported and
+used by the estimator.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from numbers import Integral, Real
 
 from lca import derive
 
-__all__ = ["Params", "TheoryConstants", "check_int", "check_real", "check_theory_overrides",
-           "hoeffding_counts"]
+__all__ = ["Params", "TheoryConstants", "check_int", "check_noise_rate", "check_real",
+           "check_theory_overrides", "hoeffding_counts"]
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -60,6 +62,24 @@ def check_theory_overrides(owner: str, **overrides: object) -> None:
             "formulas (change them through 'constants')")
 
 
+# Why noise_rate is what it is, and why 0 is refused; appended to every error
+# about it so that nobody mistakes it for the label noise of f.
+NOISE_RATE_MEANING = (
+    "noise_rate is the score estimator's re-randomisation rate p (each coordinate "
+    "of the copy y of x is re-randomised with probability p, i.e. flipped with "
+    "probability p/2), not the label noise of f. It cannot be 0: at p = 0, y = x, "
+    "every pair agrees, the estimator sees no disagreements and cannot tell "
+    "variables apart.")
+
+
+def check_noise_rate(owner: str, value: object) -> float:
+    """Validate the estimator's re-randomisation rate ``p`` in ``(0, 1]``."""
+    try:
+        return check_real(owner, "noise_rate", value, 0.0, 1.0, open_high=False)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{error} {NOISE_RATE_MEANING}") from None
+
+
 def hoeffding_counts(n: int, depth: int, tau: float, eps: float,
                       delta: float) -> tuple[int, int]:
     """Score and leaf sample counts for a depth-``depth`` tree (:meth:`Params.guaranteed`)."""
@@ -94,7 +114,14 @@ class Params:
         n: number of variables of ``f``.
         depth: tree depth ``d``; paths stop early only when all ``n`` variables
             are fixed (a path cannot query more than ``n`` distinct variables).
-        noise_rate: effective noise rate ``p`` on the ``T / 2**15`` grid.
+        noise_rate: the score estimator's re-randomisation rate ``p`` in
+            ``(0, 1]`` (effective value on the ``T / 2**15`` grid): the
+            UnbiasedEstimator compares ``f(x)`` with ``f(y)``, where ``y``
+            re-randomises each coordinate of ``x`` with probability ``p``, i.e.
+            flips it with probability ``p/2``. It is *not* the label noise of
+            ``f`` (that is :func:`lca.targets.with_label_noise`'s ``rate``).
+            ``p = 0`` is refused: then ``y = x``, no pair ever disagrees and
+            every variable scores the same.
         score_samples: UnbiasedEstimator runs per internal node (``2`` queries
             each); in adaptive mode the cap on them.
         leaf_samples: uniform samples per leaf (``1`` query each); in adaptive
@@ -131,8 +158,7 @@ class Params:
         for name, low in (("n", 1), ("depth", 0), ("score_samples", 1),
                           ("leaf_samples", 1)):
             object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
-        rate = check_real(owner, "noise_rate", self.noise_rate, 0.0, 1.0,
-                          open_high=False)
+        rate = check_noise_rate(owner, self.noise_rate)
         if self.preset not in ("theory", "guaranteed", "practical"):
             raise ValueError(
                 "The 'preset' parameter of Params must be 'theory', 'guaranteed' or "
@@ -151,7 +177,11 @@ class Params:
             raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
                              "and failure probability to certify). Got "
                              f"tau={self.tau!r}, eps={self.eps!r}, delta={self.delta!r}.")
-        threshold = derive.noise_threshold(rate)
+        try:
+            threshold = derive.noise_threshold(rate)
+        except ValueError as error:
+            raise ValueError(f"The 'noise_rate' parameter of Params: {error}. "
+                             f"{NOISE_RATE_MEANING}") from None
         if self.requested_noise_rate is None:
             object.__setattr__(self, "requested_noise_rate", rate)
         object.__setattr__(self, "noise_rate", derive.noise_rate_of(threshold))
@@ -165,6 +195,21 @@ class Params:
     def path_length(self) -> int:
         """Internal nodes on every root-to-leaf path: ``min(depth, n)``."""
         return min(self.depth, self.n)
+
+    @property
+    def max_node_queries(self) -> int:
+        """Most queries to ``f`` one internal-node decision can spend: ``2 * score_samples``.
+
+        Each UnbiasedEstimator run queries ``f(x)`` and ``f(y)``; adaptive mode
+        stops at or before the cap. In adaptive mode a node that becomes an
+        early leaf spends up to this plus :attr:`max_leaf_queries`.
+        """
+        return 2 * self.score_samples
+
+    @property
+    def max_leaf_queries(self) -> int:
+        """Most queries to ``f`` one leaf decision can spend: ``leaf_samples``."""
+        return self.leaf_samples
 
     @property
     def predicted_queries(self) -> int:
@@ -279,7 +324,8 @@ class Params:
             f"  depth d               {self.depth}"
             + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
             f"  noise rate p          {self.noise_rate:.6g}  "
-            f"(requested {self.requested_noise_rate:.6g}, grid 2^-15)",
+            f"(requested {self.requested_noise_rate:.6g}, grid 2^-15; estimator's "
+            "re-randomisation rate, not label noise)",
             f"  samples per node      {self.score_samples}  "
             f"({2 * self.score_samples} queries)",
             f"  samples per leaf      {self.leaf_samples}",
