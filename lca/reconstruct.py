@@ -416,12 +416,13 @@ class Reconstructor:
                 next_groups: dict[Path, np.ndarray] = {}
                 for path, rows in groups.items():
                     if not self._is_known(seed, path, batch):
-                        limit = self._budget_hit(path, stats, max_queries, time_limit,
-                                                 start)
-                        if limit is not None:
+                        hit = self._budget_hit(path, stats, max_queries, time_limit,
+                                               start)
+                        if hit is not None:
+                            limit, detail = hit
                             self.stats += stats
                             raise BudgetExceeded(
-                                f"{owner} stopped at its {limit}: "
+                                f"{owner} stopped at its {detail}: "
                                 f"{int(finished.sum())} of {out.size} answers finished, "
                                 f"{stats.queries} queries spent in "
                                 f"{time.monotonic() - start:.3g} s",
@@ -444,13 +445,14 @@ class Reconstructor:
         return out
 
     def _budget_hit(self, path: Path, stats: AnswerStats, max_queries: int | None,
-                    time_limit: float | None, start: float) -> str | None:
-        """The limit that building the decision at ``path`` now would break, if any."""
-        if max_queries is not None and stats.queries + self._decision_cap(path) > max_queries:
-            return f"max_queries={max_queries} (the next decision may need up to " \
-                   f"{self._decision_cap(path)})"
+                    time_limit: float | None, start: float) -> tuple[str, str] | None:
+        """The limit building the decision at ``path`` now would break, and why; or None."""
+        cap = self._decision_cap(path)
+        if max_queries is not None and stats.queries + cap > max_queries:
+            return "max_queries", (f"max_queries={max_queries} (the next decision may "
+                                   f"need up to {cap})")
         if time_limit is not None and time.monotonic() - start >= time_limit:
-            return f"time_limit={time_limit:g} s"
+            return "time_limit", f"time_limit={time_limit:g} s"
         return None
 
     # -- export -----------------------------------------------------------------
