@@ -404,3 +404,22 @@ class TestNoiseRateWording:
     def test_describe_says_what_it_is(self):
         text = fixed_params().describe()
         assert "estimator's re-randomisation rate, not label noise" in text
+
+
+def test_readme_section_runs(capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Reading the tree, progress and budgets", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    scope: dict = {}
+    exec(compile(example, "README.md", "exec"), scope)
+    out = capsys.readouterr()
+    assert "(unexplored)" in out.out and "stopped at its max_queries=10000" in out.out
+    assert "lca answers: 100%" in out.err
+    assert scope["small"].leaves == len(scope["tree"].leaves)
+    finished = scope["finished"]
+    assert 0 < finished.sum() < finished.size
+    assert np.array_equal(scope["done"], scope["rec"].answer_many(scope["points"], 9)[
+        finished])
