@@ -400,6 +400,7 @@ class Reconstructor:
             max_queries = check_int(owner, "max_queries", max_queries, 0)
         if time_limit is not None:
             time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"))
+        limited = max_queries is not None or time_limit is not None
         start = time.monotonic()
         out = np.zeros(points.shape[0], dtype=np.int8)
         finished = np.zeros(points.shape[0], dtype=bool)
@@ -415,7 +416,7 @@ class Reconstructor:
             while groups:
                 next_groups: dict[Path, np.ndarray] = {}
                 for path, rows in groups.items():
-                    if not self._is_known(seed, path, batch):
+                    if limited and not self._is_known(seed, path, batch):
                         hit = self._budget_hit(path, stats, max_queries, time_limit,
                                                start)
                         if hit is not None:
