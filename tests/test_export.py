@@ -1,5 +1,6 @@
 """Tree export, readable conditions, progress bars and query/time budgets."""
 
+import dataclasses
 import json
 
 import matplotlib
@@ -32,8 +33,17 @@ def adaptive_params():
                                 delta=0.1)
 
 
+def search_params():
+    # The efficient preset's search estimator; also stops early on this target.
+    return lca.Params.efficient(n=N, depth=4, pairs=256)
+
+
 CASES = {"fixed": (targets.random_tree(n=N, leaves=8, seed=1), fixed_params),
-         "adaptive": (targets.random_tree(n=N, leaves=8, seed=2), adaptive_params)}
+         "adaptive": (targets.random_tree(n=N, leaves=8, seed=2), adaptive_params),
+         "search": (targets.random_tree(n=N, leaves=8, seed=2), search_params)}
+
+# The search estimator warns about its low-margin splits; not what is tested here.
+pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
 
 
 class Named(Oracle):
@@ -68,7 +78,7 @@ class TestMaterialize:
         assert np.array_equal(tree.query(POINTS), expected)
         assert np.array_equal(tree.to_decision_tree().query(POINTS), expected)
         depths = {len(path) for path in tree.leaves}
-        if params.adaptive:
+        if params.adaptive or params.estimator == "search":
             assert depths == {1, 2, 3, 4}  # early leaves: shorter paths are exercised
         else:
             assert depths == {4}
@@ -174,8 +184,7 @@ class TestFormats:
         assert document["format"] == "lca.ReconstructedTree" and document["version"] == 1
         assert document["seed"] == 7 and document["params"]["adaptive"] == params.adaptive
         node = next(e for e in document["nodes"] if e["kind"] == "node")
-        assert set(node["decision"]) == {"variable", "samples", "disagreements",
-                                         "agreements", "certified"}
+        assert set(node["decision"]) == {f.name for f in dataclasses.fields(lca.NodeDecision)}
 
     def test_json_rejects_other_documents(self):
         tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7, depth=0)
@@ -280,9 +289,9 @@ class TestBudgets:
         unlimited = lca.Reconstructor(f, params)
         full = unlimited.answer_many(POINTS, 7)
         spent = unlimited.last_stats.queries
-        if params.adaptive:
-            # The per-decision bound (4500) exceeds the whole run (3904): stop
-            # halfway, after the early leaves near the root have finished rows.
+        if params.adaptive or params.estimator == "search":
+            # The per-decision bound exceeds the whole run: stop halfway, after
+            # the early leaves near the root have finished rows.
             budget = params.max_node_queries + params.max_leaf_queries + spent // 2
         else:
             # One query short: every leaf but the last ones is built.
@@ -323,12 +332,17 @@ class TestBudgets:
             fresh.decide(7, path)
             if len(path) == params.path_length:
                 cap = params.max_leaf_queries
+                if params.estimator == "search":  # no pools: ancestors' pairs re-queried
+                    cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
             elif isinstance(decision, lca.NodeDecision):
                 cap = params.max_node_queries
-            else:  # an adaptive early leaf sampled as a node first
+            else:  # an early leaf sampled as a node first
                 cap = params.max_node_queries + params.max_leaf_queries
+            if params.estimator == "search" and len(path) < params.path_length:
+                cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
             assert fresh.last_stats.queries <= cap
-        assert params.max_node_queries == 2 * params.score_samples
+        per_pair = 2 if params.estimator == "score" else 2 + 4  # ceil(log2 10) = 4
+        assert params.max_node_queries == per_pair * params.score_samples
         assert params.max_leaf_queries == params.leaf_samples
 
     def test_cache_hits_are_free(self):
