@@ -39,6 +39,7 @@ __all__ = [
     "Reconstructor",
     "answer",
     "check_seed",
+    "progress_bar",
 ]
 
 

@@ -345,6 +345,32 @@ class TestBudgets:
         assert params.max_node_queries == per_pair * params.score_samples
         assert params.max_leaf_queries == params.leaf_samples
 
+    @pytest.mark.parametrize("pool_bytes", [None, 0])
+    def test_every_decision_stays_within_its_checked_bound(self, case, pool_bytes,
+                                                           monkeypatch):
+        # The budget check relies on this: what building a decision spends is
+        # at most the bound computed just before. pool_bytes=0 keeps one search
+        # point pool at a time, so decisions re-query their ancestors' pairs.
+        if pool_bytes is not None:
+            monkeypatch.setattr(lca.reconstruct, "_POOL_BYTES", pool_bytes)
+        f, params = case
+        checked = []
+
+        class Checked(lca.Reconstructor):
+            def _decide(self, seed, path, stats, batch=None):
+                if self._is_known(seed, path, batch):
+                    return super()._decide(seed, path, stats, batch)
+                cap, before = self._decision_cap(seed, path), stats.queries
+                decision = super()._decide(seed, path, stats, batch)
+                checked.append((stats.queries - before, cap))
+                return decision
+
+        rec = Checked(f, params, cache_size=2)
+        for seed in (7, 8):
+            rec.answer_many(POINTS, seed)
+        assert len(checked) > 10
+        assert all(spent <= cap for spent, cap in checked)
+
     def test_cache_hits_are_free(self):
         f = CASES["fixed"][0]
         rec = lca.Reconstructor(f, fixed_params())
