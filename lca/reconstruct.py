@@ -55,7 +55,9 @@ class NodeDecision:
     ``agreements`` ``C`` of the chosen variable; ``margin`` is
     ``C_runner_up - C_chosen``. Search estimator: ``samples`` pairs,
     ``disagreements`` of them searched, ``agreements`` 0, ``votes`` the
-    chosen variable's; ``margin`` is its votes minus the runner-up's.
+    chosen variable's, ``rule`` the test that chose it (``"votes"`` or
+    ``"correlation"``, :mod:`lca.search`) and ``margin`` its votes, or its
+    ``|sum f x_i|``, minus the runner-up's.
     ``low_margin``: the lead fails a sign test (:func:`lca.estimate.lead_is_certified`;
     docs/theory.md §7), so the choice over the runner-up is close to a guess.
     """
@@ -69,6 +71,7 @@ class NodeDecision:
     margin: int | None = None
     low_margin: bool = False
     votes: int | None = None
+    rule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -366,14 +369,13 @@ class Reconstructor:
         labelled = self._inherited(seed, path)
         certified = None
         if len(path) < params.path_length:
-            node = search.search_node(self._counting, seed, path, params)
+            node = search.search_node(self._counting, seed, path, params, labelled)
             if node.variable is not None:
                 self._keep_pool(seed, path, labelled.plus(node.own))
-                chosen = int(node.votes[node.variable])
-                runner = 0 if node.runner_up is None else int(node.votes[node.runner_up])
                 return NodeDecision(node.variable, node.pairs, node.disagreements, 0,
-                                    node.certified, node.runner_up, chosen - runner,
-                                    not node.certified, chosen)
+                                    node.certified, node.runner_up, node.margin,
+                                    not node.certified, int(node.votes[node.variable]),
+                                    node.rule)
             labelled = labelled.plus(node.own)
             certified = node.certified
         fresh = search.leaf_points(self._counting, seed, path,

@@ -113,6 +113,9 @@ class Labelled:
 class SearchNode:
     """A node's search: the split variable, or ``None`` for an early leaf.
 
+    ``rule`` says which test decided: ``"votes"`` or ``"correlation"`` for a
+    split, ``"constant"`` or ``"no structure"`` for an early leaf; ``margin``
+    is the chosen variable's score minus the runner-up's under that rule.
     ``votes[i]`` counts the pairs whose search found variable ``i``;
     ``pairs`` were drawn, ``disagreements`` of them had ``f(x) != f(y)``.
     ``certified`` is true for a certified lead or a certified constant;
@@ -121,6 +124,8 @@ class SearchNode:
 
     variable: int | None
     runner_up: int | None
+    rule: str
+    margin: int
     pairs: int
     disagreements: int
     votes: np.ndarray
@@ -214,8 +219,27 @@ def _search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int,
     return np.array([order_of[row][hi[row] - 1] for row in range(count)], dtype=np.int64)
 
 
-def search_node(oracle: Oracle, seed: int, path: Path, params: Params) -> SearchNode:
-    """Decide the node ``path`` of ``T_seed`` with the search estimator (module docstring)."""
+def _correlations(labelled: Labelled, n: int) -> np.ndarray:
+    """``sum_k f(x_k) x_k,i`` for every variable ``i``, as ``int64``."""
+    if not len(labelled):
+        return np.zeros(n, dtype=np.int64)
+    points = derive.unpack_points(labelled.words, n)
+    return labelled.values.astype(np.int64) @ points.astype(np.int64)
+
+
+def _correlated(correlations: np.ndarray, points: int, log_term: float) -> bool:
+    # Hoeffding: if f_path is independent of x_i, |sum f x_i| over `points`
+    # uniform points exceeds t with probability <= 2 exp(-t^2 / (2 points)).
+    return bool(correlations * correlations >= 2 * points * log_term)
+
+
+def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
+                inherited: Labelled) -> SearchNode:
+    """Decide the node ``path`` of ``T_seed`` with the search estimator (module docstring).
+
+    ``inherited`` are the ancestors' labelled points in this subcube: they
+    count in the correlation test, not in the certified constant test.
+    """
     n = oracle.n
     free = np.ones(n, dtype=bool)
     free[[var for var, _ in path]] = False
@@ -223,10 +247,11 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Search
     rounds = anytime_rounds(params.first_round, params.score_samples)
     delta = Fraction(params.delta)
     # Per node: one constant test per round, and a lead test against each of
-    # the other free variables per round.
+    # the other free variables per round (votes, then correlations).
     constant_term = ln_upper(Fraction(len(rounds)) / delta)
-    lead_term = ln_upper(Fraction(len(rounds) * free_count) / delta)
+    lead_term = ln_upper(Fraction(2 * len(rounds) * free_count) / delta)
     votes = np.zeros(n, dtype=np.int64)
+    correlations = _correlations(inherited, n)
     own = Labelled.empty(n)
     disagreements = 0
     done = 0
@@ -237,21 +262,85 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Search
             found = _search_edges(oracle, seed, path, done, batch, searching)
             np.add.at(votes, found, 1)
         disagreements += int(searching.size)
+        correlations += _correlations(batch, n)
         own = own.plus(batch)
         done = size
+        node = _Round(size, disagreements, votes, correlations, own, free,
+                      len(inherited) + 2 * size)
         points = 2 * size
         plus = (points + own.total) // 2
         if bernoulli_upper(min(plus, points - plus), points, constant_term) <= params.eps:
-            return SearchNode(None, None, size, disagreements, votes, True, own)
-        leader, runner = _ranked(votes, free)
-        lead_votes = int(votes[leader])
-        runner_votes = 0 if runner is None else int(votes[runner])
-        if lead_is_certified(lead_votes - runner_votes, lead_votes + runner_votes, lead_term):
-            return SearchNode(leader, runner, size, disagreements, votes, True, own)
-    structure_term = ln_upper(1 / delta)
-    if not has_structure(int(votes[leader]), disagreements, free_count, structure_term):
-        return SearchNode(None, None, done, disagreements, votes, False, own)
-    return SearchNode(leader, runner, done, disagreements, votes, False, own)
+            return node.leaf(certified=True)
+        if node.vote_lead_certified(lead_term):
+            return node.split("votes", certified=True)
+        if node.correlated(lead_term):
+            return node.split("correlation", certified=True)
+    if node.has_structure(ln_upper(Fraction(free_count) / delta)):
+        return node.split("votes", certified=False)
+    if node.correlated(ln_upper(Fraction(2 * free_count) / delta)):
+        return node.split("correlation", certified=False)
+    if min(plus, points - plus) <= params.eps * points:
+        return node.leaf(certified=False)
+    return node.split(node.stronger_rule(), certified=False)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """What a node knows after a round, and the decisions it can make from it."""
+
+    pairs: int
+    disagreements: int
+    votes: np.ndarray
+    correlations: np.ndarray
+    own: Labelled
+    free: np.ndarray
+    labelled: int
+
+    def _ranked(self, rule: str) -> tuple[int, int | None]:
+        scores = self.votes if rule == "votes" else np.abs(self.correlations)
+        leader, runner = _ranked(scores, self.free)
+        assert leader is not None
+        return leader, runner
+
+    def vote_lead_certified(self, log_term: float) -> bool:
+        leader, runner = self._ranked("votes")
+        a = int(self.votes[leader])
+        b = 0 if runner is None else int(self.votes[runner])
+        return lead_is_certified(a - b, a + b, log_term)
+
+    def correlated(self, log_term: float) -> bool:
+        leader, _ = self._ranked("correlation")
+        return _correlated(self.correlations[leader], self.labelled, log_term)
+
+    def has_structure(self, log_term: float) -> bool:
+        leader, _ = self._ranked("votes")
+        return has_structure(int(self.votes[leader]), self.disagreements,
+                             int(self.free.sum()), log_term)
+
+    def stronger_rule(self) -> str:
+        """The rule whose leader stands further above its null, in standard deviations.
+
+        Votes: ``(a - mu) / sqrt(mu)`` with ``mu = V / F``; correlations:
+        ``|sum f x_i| / sqrt(points)``. Compared squared, without roots.
+        """
+        leader, _ = self._ranked("votes")
+        free = int(self.free.sum())
+        excess = int(self.votes[leader]) * free - self.disagreements  # (a - mu) * F
+        vote_z2 = 0.0 if excess <= 0 else excess * excess / (self.disagreements * free)
+        top, _ = self._ranked("correlation")
+        correlation_z2 = int(self.correlations[top]) ** 2 / self.labelled
+        return "votes" if vote_z2 >= correlation_z2 else "correlation"
+
+    def split(self, rule: str, *, certified: bool) -> SearchNode:
+        leader, runner = self._ranked(rule)
+        scores = self.votes if rule == "votes" else np.abs(self.correlations)
+        margin = int(scores[leader]) - (0 if runner is None else int(scores[runner]))
+        return SearchNode(leader, runner, rule, margin, self.pairs, self.disagreements,
+                          self.votes, certified, self.own)
+
+    def leaf(self, *, certified: bool) -> SearchNode:
+        return SearchNode(None, None, "constant" if certified else "no structure", 0,
+                          self.pairs, self.disagreements, self.votes, certified, self.own)
 
 
 def leaf_points(oracle: Oracle, seed: int, path: Path, count: int) -> Labelled:

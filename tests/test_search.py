@@ -196,3 +196,20 @@ def test_describe_says_it_is_not_the_paper_estimator():
     text = lca.Params.efficient(100, depth=10).describe()
     assert "not the paper's estimator" in text
     assert f"at most {lca.Params.efficient(100, depth=10).predicted_queries}" in text
+
+
+def test_a_noisy_dictator_is_split_on_at_the_root():
+    # 20% label noise hides most sensitive edges; the correlation of f with
+    # x_5 over the node's points still finds the variable.
+    dictator = lca.from_callable(lambda x: int(x[5]), N)
+    f = Flip(dictator, rate=0.2, seed=6)
+    node = lca.Reconstructor(f, lca.Params.efficient(N, depth=3)).decide(0, ())
+    assert node.variable == 5 and node.certified
+    assert node.rule in ("votes", "correlation")
+
+
+def test_search_rules_are_named_on_every_node(noisy_tree, params, points):
+    rec = lca.Reconstructor(noisy_tree, params, record=True)
+    rec.answer_many(points, 7)
+    rules = {d.rule for d in rec.decisions.values() if isinstance(d, lca.NodeDecision)}
+    assert rules and rules <= {"votes", "correlation"}
