@@ -259,8 +259,16 @@ class ReconstructedTree:
     def to_json(self, indent: int | None = None) -> str:
         """JSON with a format tag and version; :meth:`from_json` reads it back exactly.
 
-        Decisions are written field by field (``dataclasses.asdict``), so new
-        decision fields are carried without changes here.
+        The document is an object with ``"format": "lca.ReconstructedTree"``,
+        ``"version": 1``, ``"seed"``, ``"n"``, ``"oracle"`` (its name),
+        ``"params"`` (the :class:`lca.Params` fields) and ``"nodes"``: the
+        decided nodes in pre-order (``-1`` branch first), each
+        ``{"path": [[variable, bit], ...], "kind": "node" | "leaf",
+        "decision": {field: value, ...}}`` plus, for ``"node"``,
+        ``"conditions": [if_minus, if_plus]``. A child of a ``"node"`` that is
+        not listed is unexplored. Decisions are written field by field
+        (``dataclasses.asdict``), so new decision fields are carried without
+        changes here.
         """
         nodes = []
         for path, decision in self.walk():

@@ -174,11 +174,20 @@ def _budget_exceeded(message: str, answers: np.ndarray, finished: np.ndarray,
 class _NoBar:
     """Stands in for a tqdm bar when progress is off."""
 
+    n = total = 0
+
     def update(self, count: int = 1) -> None:
         pass
 
     def close(self) -> None:
         pass
+
+
+def _end_early(bar: Any) -> None:
+    """Show a bar whose total was an upper bound (early leaves) as complete."""
+    if bar.n < bar.total:
+        bar.total = bar.n
+        bar.refresh()
 
 
 def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
@@ -486,6 +495,7 @@ class Reconstructor:
                 bit = int(z[decision.variable])
                 conditions.append(self.oracle.describe(decision.variable, bit, path))
                 path = path + ((decision.variable, bit),)
+            _end_early(bar)
         finally:
             bar.close()
         self.stats += stats
@@ -657,6 +667,7 @@ class Reconstructor:
                     if isinstance(decision, NodeDecision):
                         next_level += [path + ((decision.variable, bit),) for bit in (-1, 1)]
                 level = next_level
+            _end_early(bar)
         finally:
             bar.close()
         self.stats += stats

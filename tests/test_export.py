@@ -402,6 +402,14 @@ class TestBudgets:
         assert explained == lca.Reconstructor(f, fixed_params()).explain(POINTS[1], 7)
         assert "lca explain: 100%" in capsys.readouterr().err
 
+    def test_bars_end_complete_after_early_leaves(self, capsys):
+        f, make = CASES["search"]
+        rec = lca.Reconstructor(f, make())
+        assert len(rec.explain(POINTS[-1], 7, progress=True).path) < 4
+        rec.materialize(7, progress=True)
+        err = capsys.readouterr().err
+        assert "lca explain: 100%" in err and "lca materialize: 100%" in err
+
     def test_pool_bar_is_tqdm(self, capsys):
         f = CASES["fixed"][0]
         result = lca.parallel.answer_parallel(f, fixed_params(), POINTS, 7, workers=1,
