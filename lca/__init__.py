@@ -21,6 +21,7 @@ from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_c
 from lca.params import Params, TheoryConstants
 from lca.reconstruct import (
     AnswerStats,
+    BudgetExceeded,
     Explanation,
     LeafDecision,
     LowMarginWarning,
@@ -33,7 +34,8 @@ __version__ = "0.1.0"
 
 # Heavier modules load on first use: spawned workers import lca and should not
 # pay for what they never touch.
-_LAZY_MODULES = ("consistency", "exact", "measures", "parallel", "testing", "tester")
+_LAZY_MODULES = ("consistency", "exact", "export", "measures", "parallel", "testing",
+                 "tester")
 
 
 def __getattr__(name: str) -> Any:
@@ -44,6 +46,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnswerStats",
+    "BudgetExceeded",
     "CountingOracle",
     "Explanation",
     "LeafDecision",
@@ -57,6 +60,7 @@ __all__ = [
     "answer",
     "consistency",
     "exact",
+    "export",
     "measures",
     "parallel",
     "testing",

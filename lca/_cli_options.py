@@ -20,7 +20,10 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
     parser.add_argument("--seed", type=int, default=7, help="reconstruction seed (default 7)")
     parser.add_argument("--tree-seed", type=int, default=1, help="seed of the target")
     parser.add_argument("--depth", type=int, default=depth)
-    parser.add_argument("--noise-rate", type=float, default=0.1, help="p of the estimator")
+    parser.add_argument("--noise-rate", type=float, default=0.1,
+                        help="the score estimator's re-randomisation rate p in (0, 1]: each "
+                        "coordinate re-randomised w.p. p, flipped w.p. p/2 (not label "
+                        "noise of f; default 0.1)")
     parser.add_argument("--score-samples", type=int, default=score_samples)
     parser.add_argument("--leaf-samples", type=int, default=leaf_samples)
 

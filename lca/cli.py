@@ -12,8 +12,7 @@ import numpy as np
 from lca import derive
 from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
-from lca._progress import Progress
-from lca.reconstruct import Reconstructor
+from lca.reconstruct import Reconstructor, progress_bar
 from lca.suite import add_bench_command
 from lca.tester import add_test_command
 
@@ -34,12 +33,13 @@ def _demo(args: argparse.Namespace) -> int:
     answers = np.empty(args.queries, dtype=np.int8)
     answers[0] = first.label
     chunk = 50
-    with Progress(args.queries, "answering", enabled=not args.quiet) as bar:
-        bar.update(1)
-        for lo in range(1, args.queries, chunk):
-            hi = min(lo + chunk, args.queries)
-            answers[lo:hi] = rec.answer_many(queries[lo:hi], args.seed)
-            bar.update(hi - lo)
+    bar = progress_bar(not args.quiet, args.queries, "answering", "answers")
+    bar.update(1)
+    for lo in range(1, args.queries, chunk):
+        hi = min(lo + chunk, args.queries)
+        answers[lo:hi] = rec.answer_many(queries[lo:hi], args.seed)
+        bar.update(hi - lo)
+    bar.close()
     total_time = time.perf_counter() - start
 
     err_f = float(np.mean(answers != f(queries)))

@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 
+# A node path: (variable, bit) pairs from the root (same alias as lca.derive.Path,
+# spelled out here because oracle imports nothing from the rest of lca).
+Path = tuple[tuple[int, int], ...]
+
 __all__ = [
     "Oracle",
     "CountingOracle",
@@ -58,6 +62,18 @@ class Oracle(abc.ABC):
 
     def __call__(self, points: np.ndarray) -> np.ndarray:
         return self.query(points)
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The readable condition "coordinate ``variable`` equals ``bit``".
+
+        ``bit`` is ``-1`` or ``+1``; ``path`` holds the ``(variable, bit)``
+        pairs of the node's ancestors, so oracles that encode one feature in
+        several bits can merge them into one interval or set. The default is
+        ``x{variable}=+1`` / ``x{variable}=-1``; oracles wrapping a model
+        override it to name features. It is used only for display (explanations,
+        exported trees), never for any decision.
+        """
+        return f"x{variable}={'+' if bit > 0 else '-'}1"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} n={self.n}>"
@@ -133,6 +149,10 @@ class CountingOracle(Oracle):
                 f"oracle {self.name!r} returned {int(bad)}; expected only -1 and +1"
             )
         return values.astype(np.int8, copy=False)
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The wrapped oracle's description (:meth:`Oracle.describe`)."""
+        return self.inner.describe(variable, bit, path)
 
 
 class _PointwiseOracle(Oracle):

@@ -56,11 +56,17 @@ import multiprocessing_logging
 import numpy as np
 
 from lca import derive
-from lca._progress import Progress
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params
-from lca.reconstruct import AnswerStats, Decision, LeafDecision, Reconstructor, check_seed
+from lca.reconstruct import (
+    AnswerStats,
+    Decision,
+    LeafDecision,
+    Reconstructor,
+    check_seed,
+    progress_bar,
+)
 
 __all__ = ["ParallelResult", "ReplicaPool", "WorkerError", "answer_parallel"]
 
@@ -579,7 +585,7 @@ class ReplicaPool:
             chunk_size: with ``"chunk"``, rows per task (default ``m / (4 *
                 workers)``); with ``"prefix"``, split groups further until none
                 is larger (groups that reached a leaf are never split).
-            progress: draw a progress bar on stderr.
+            progress: draw a tqdm progress bar on stderr counting answered rows.
 
         Returns:
             A :class:`ParallelResult`; its answers are a deterministic function
@@ -610,8 +616,9 @@ class ReplicaPool:
         batch.remaining.update(task.id for task in batch.tasks)
         batch.computations = len(batch.built)
         batch.distinct.update(batch.built)
-        with Progress(points.shape[0], "lca answers", enabled=progress) as bar:
-            batch.bar = bar
+        bar = progress_bar(progress, points.shape[0], "lca answers", "answers")
+        batch.bar = bar
+        try:
             while batch.remaining:
                 self._dispatch(batch)
                 waitables: list[Any] = []
@@ -628,6 +635,8 @@ class ReplicaPool:
                         # task and then die; its answers count, exactly once.
                         if not self._drain(worker, batch) or exited:
                             self._bury(worker, batch)
+        finally:
+            bar.close()
         return ParallelResult(
             answers=batch.answers, stats=batch.stats, routing_stats=batch.routing_stats,
             node_computations=batch.computations, distinct_nodes=len(batch.distinct),
@@ -766,7 +775,7 @@ class _Batch:
     decisions: dict[DecisionKey, Decision] = field(default_factory=dict)
     conflicts: list[tuple[DecisionKey, Decision, Decision]] = field(default_factory=list)
     busy: dict[str, float] = field(default_factory=dict)
-    bar: Progress | None = None
+    bar: Any = None
 
     def __post_init__(self) -> None:
         self.answers = np.zeros(self.size, dtype=np.int8)

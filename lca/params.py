@@ -1,8 +1,10 @@
 """Parameters of the reconstructor: theory and practical presets.
 
 :class:`Params` is a frozen dataclass validated once, at construction. The
-noise rate is rounded to the grid of :mod:`lca.derive` (``p = T / 2**15``) and
-the *effective* rate is what is stored, reported and used by the estimator.
+noise rate ``noise_rate`` is the score estimator's re-randomisation rate ``p``,
+not label noise of ``f``. It is rounded to the grid of :mod:`lca.derive`
+(``p = T / 2**15``) and the *effective* rate is what is stored, reported and
+used by the estimator.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from numbers import Integral, Real
 
 from lca import derive
 
-__all__ = ["Params", "TheoryConstants", "check_int", "check_real", "check_theory_overrides",
-           "hoeffding_counts"]
+__all__ = ["Params", "TheoryConstants", "check_int", "check_noise_rate", "check_real",
+           "check_theory_overrides", "hoeffding_counts"]
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -60,6 +62,24 @@ def check_theory_overrides(owner: str, **overrides: object) -> None:
             "formulas (change them through 'constants')")
 
 
+# Why noise_rate is what it is, and why 0 is refused; appended to every error
+# about it so that nobody mistakes it for the label noise of f.
+NOISE_RATE_MEANING = (
+    "noise_rate is the score estimator's re-randomisation rate p (each coordinate "
+    "of the copy y of x is re-randomised with probability p, i.e. flipped with "
+    "probability p/2), not the label noise of f. It cannot be 0: at p = 0, y = x, "
+    "every pair agrees, the estimator sees no disagreements and cannot tell "
+    "variables apart.")
+
+
+def check_noise_rate(owner: str, value: object) -> float:
+    """Validate the estimator's re-randomisation rate ``p`` in ``(0, 1]``."""
+    try:
+        return check_real(owner, "noise_rate", value, 0.0, 1.0, open_high=False)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{error} {NOISE_RATE_MEANING}") from None
+
+
 def hoeffding_counts(n: int, depth: int, tau: float, eps: float,
                       delta: float) -> tuple[int, int]:
     """Score and leaf sample counts for a depth-``depth`` tree (:meth:`Params.guaranteed`)."""
@@ -94,7 +114,14 @@ class Params:
         n: number of variables of ``f``.
         depth: tree depth ``d``; paths stop early only when all ``n`` variables
             are fixed (a path cannot query more than ``n`` distinct variables).
-        noise_rate: effective noise rate ``p`` on the ``T / 2**15`` grid.
+        noise_rate: the score estimator's re-randomisation rate ``p`` in
+            ``(0, 1]`` (effective value on the ``T / 2**15`` grid): the
+            UnbiasedEstimator compares ``f(x)`` with ``f(y)``, where ``y``
+            re-randomises each coordinate of ``x`` with probability ``p``, i.e.
+            flips it with probability ``p/2``. It is *not* the label noise of
+            ``f`` (that is :func:`lca.targets.with_label_noise`'s ``rate``).
+            ``p = 0`` is refused: then ``y = x``, no pair ever disagrees and
+            every variable scores the same.
         score_samples: UnbiasedEstimator runs per internal node (``2`` queries
             each); in adaptive mode the cap on them.
         leaf_samples: uniform samples per leaf (``1`` query each); in adaptive
@@ -141,8 +168,7 @@ class Params:
         for name, low in (("n", 1), ("depth", 0), ("score_samples", 1),
                           ("leaf_samples", 1)):
             object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
-        rate = check_real(owner, "noise_rate", self.noise_rate, 0.0, 1.0,
-                          open_high=False)
+        rate = check_noise_rate(owner, self.noise_rate)
         if self.preset not in ("theory", "guaranteed", "practical", "efficient"):
             raise ValueError(
                 "The 'preset' parameter of Params must be 'theory', 'guaranteed', "
@@ -169,7 +195,11 @@ class Params:
             raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
                              "and failure probability to certify). Got "
                              f"tau={self.tau!r}, eps={self.eps!r}, delta={self.delta!r}.")
-        threshold = derive.noise_threshold(rate)
+        try:
+            threshold = derive.noise_threshold(rate)
+        except ValueError as error:
+            raise ValueError(f"The 'noise_rate' parameter of Params: {error}. "
+                             f"{NOISE_RATE_MEANING}") from None
         if self.requested_noise_rate is None:
             object.__setattr__(self, "requested_noise_rate", rate)
         object.__setattr__(self, "noise_rate", derive.noise_rate_of(threshold))
@@ -185,14 +215,32 @@ class Params:
         return min(self.depth, self.n)
 
     @property
+    def max_node_queries(self) -> int:
+        """Most queries to ``f`` one internal-node decision can spend.
+
+        Score estimator: ``2 * score_samples`` (each UnbiasedEstimator run
+        queries ``f(x)`` and ``f(y)``; adaptive mode stops at or before the
+        cap). Search estimator: ``score_samples * (2 + ceil(log2 n))`` (2
+        points per pair, then at most ``ceil(log2 n)`` hybrids per
+        disagreeing pair). A node that becomes an early leaf (adaptive or
+        search) spends up to this plus :attr:`max_leaf_queries`.
+        """
+        if self.estimator == "search":
+            return self.score_samples * (2 + max(1, (self.n - 1).bit_length()))
+        return 2 * self.score_samples
+
+    @property
+    def max_leaf_queries(self) -> int:
+        """Most queries to ``f`` one leaf decision can spend: ``leaf_samples``.
+
+        (The search estimator tops up reused points with at most this many.)
+        """
+        return self.leaf_samples
+
+    @property
     def predicted_queries(self) -> int:
         """Queries to ``f`` for one cold answer (no cache); an upper bound if adaptive or search."""
-        if self.estimator == "search":
-            # Per node: 2 points per pair, then at most ceil(log2 n) hybrids
-            # for every pair that disagrees; a leaf reuses points first.
-            per_pair = 2 + max(1, (self.n - 1).bit_length())
-            return self.path_length * per_pair * self.score_samples + self.leaf_samples
-        return self.path_length * 2 * self.score_samples + self.leaf_samples
+        return self.path_length * self.max_node_queries + self.leaf_samples
 
     @classmethod
     def practical(cls, n: int, depth: int, noise_rate: float, score_samples: int,
@@ -331,7 +379,8 @@ class Params:
             f"  depth d               {self.depth}"
             + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
             f"  noise rate p          {self.noise_rate:.6g}  "
-            f"(requested {self.requested_noise_rate:.6g}, grid 2^-15)",
+            f"(requested {self.requested_noise_rate:.6g}, grid 2^-15; estimator's "
+            "re-randomisation rate, not label noise)",
             f"  samples per node      {self.score_samples}  "
             f"({2 * self.score_samples} queries)",
             f"  samples per leaf      {self.leaf_samples}",

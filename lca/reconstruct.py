@@ -11,20 +11,25 @@ saves work: it never changes an answer.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lca import estimate, search
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle, check_points
-from lca.params import Params
+from lca.params import Params, check_int, check_real
+
+if TYPE_CHECKING:  # export builds on this module; imported on use only
+    from lca.export import ReconstructedTree
 
 __all__ = [
+    "BudgetExceeded",
     "Decision",
     "NodeDecision",
     "LeafDecision",
@@ -34,6 +39,7 @@ __all__ = [
     "Reconstructor",
     "answer",
     "check_seed",
+    "progress_bar",
 ]
 
 
@@ -103,7 +109,12 @@ class AnswerStats:
 
 @dataclass(frozen=True)
 class Explanation:
-    """The path of one query through ``T_seed`` and what it cost."""
+    """The path of one query through ``T_seed`` and what it cost.
+
+    ``conditions`` holds, for each step of ``path``, the oracle's readable
+    condition (:meth:`lca.oracle.Oracle.describe`, e.g. ``x17=-1`` or
+    ``petal length >= 2.45``); ``str()`` shows them.
+    """
 
     seed: int
     path: Path
@@ -111,12 +122,84 @@ class Explanation:
     nodes: tuple[NodeDecision, ...]
     leaf: LeafDecision
     stats: AnswerStats = field(compare=False)
+    conditions: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
-        steps = " -> ".join(f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path)
+        steps = " -> ".join(self.conditions or (
+            f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
                 f"{self.stats.cache_hits} cache hits]")
+
+
+class BudgetExceeded(RuntimeError):
+    """:meth:`Reconstructor.answer_many` stopped at its query budget or time limit.
+
+    Raised *before* building a decision that could break the budget, so
+    ``queries <= max_queries`` always. What was finished is kept:
+
+    Attributes:
+        answers: ``int8`` array with one entry per row; ``T_seed`` of the row
+            where ``finished`` is true, ``0`` (never a valid answer) elsewhere.
+        finished: boolean mask of the rows answered.
+        stats: the work done by the call (also added to the reconstructor's
+            :attr:`Reconstructor.stats`).
+        queries: queries to ``f`` spent by the call (``stats.queries``).
+        limit: ``"max_queries"`` or ``"time_limit"``, the limit that was hit.
+
+    The decisions built before stopping stay in the cache, so calling again
+    (with a larger budget) does not pay for them twice.
+    """
+
+    def __init__(self, message: str, *, answers: np.ndarray, finished: np.ndarray,
+                 stats: AnswerStats, limit: str) -> None:
+        super().__init__(message)
+        self.answers = answers
+        self.finished = finished
+        self.stats = stats
+        self.queries = stats.queries
+        self.limit = limit
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_budget_exceeded, (str(self), self.answers, self.finished, self.stats,
+                                   self.limit))
+
+
+def _budget_exceeded(message: str, answers: np.ndarray, finished: np.ndarray,
+                     stats: AnswerStats, limit: str) -> BudgetExceeded:
+    return BudgetExceeded(message, answers=answers, finished=finished, stats=stats,
+                          limit=limit)
+
+
+class _NoBar:
+    """Stands in for a tqdm bar when progress is off."""
+
+    n = total = 0
+
+    def update(self, count: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _end_early(bar: Any) -> None:
+    """Show a bar whose total was an upper bound (early leaves) as complete."""
+    if bar.n < bar.total:
+        bar.total = bar.n
+        bar.refresh()
+
+
+def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
+    """A tqdm bar on stderr, or a do-nothing stand-in when ``enabled`` is false.
+
+    tqdm is imported only when a bar is drawn: worker processes never pay for it.
+    """
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
 
 
 def check_seed(seed: Any) -> int:
@@ -343,6 +426,31 @@ class Reconstructor:
             _, dropped = self._pools.popitem(last=False)
             self._pool_bytes -= dropped.nbytes
 
+    def _is_known(self, seed: int, path: Path, batch: dict[Path, Decision] | None) -> bool:
+        """Whether :meth:`_decide` would answer ``path`` without building it."""
+        return (batch is not None and path in batch) or (seed, path) in self._cache
+
+    def _decision_cap(self, seed: int, path: Path) -> int:
+        """Most queries building the decision at ``path`` can spend."""
+        params = self.params
+        if len(path) >= params.path_length:
+            cap = params.max_leaf_queries
+        elif params.adaptive or params.estimator == "search":
+            # The node may become an early leaf after sampling it.
+            cap = params.max_node_queries + params.max_leaf_queries
+        else:
+            cap = params.max_node_queries
+        if params.estimator == "search":
+            # Ancestors' point pools evicted from memory are re-queried (their
+            # pairs, or the whole node if its decision was evicted too).
+            for k in range(len(path) - 1, -1, -1):
+                if (seed, path[:k]) in self._pools:
+                    break
+                ancestor = self._cache.get((seed, path[:k]))
+                cap += (params.max_node_queries if ancestor is None
+                        else 2 * ancestor.samples)
+        return cap
+
     # -- answering -----------------------------------------------------------
 
     def decide(self, seed: int, path: Path) -> Decision:
@@ -361,38 +469,83 @@ class Reconstructor:
         self.last_stats = stats
         return decision
 
-    def explain(self, z: Any, seed: int) -> Explanation:
-        """``T_seed(z)`` with its path, node decisions and the work it took."""
+    def explain(self, z: Any, seed: int, *, progress: bool = False) -> Explanation:
+        """``T_seed(z)`` with its path, node decisions and the work it took.
+
+        ``progress=True`` draws a tqdm bar on stderr over the levels of the
+        path; it never changes the result. The explanation's conditions come
+        from :meth:`lca.oracle.Oracle.describe`.
+        """
         seed = check_seed(seed)
         z = _check_query(z, self.params.n)
+        _check_flag("Reconstructor.explain", "progress", progress)
         stats = AnswerStats()
         self.last_built = []
         path: Path = ()
         nodes = []
-        while True:
-            decision = self._decide(seed, path, stats)
-            if isinstance(decision, LeafDecision):
-                break
-            nodes.append(decision)
-            path = path + ((decision.variable, int(z[decision.variable])),)
+        conditions = []
+        bar = progress_bar(progress, self.params.path_length + 1, "lca explain", "levels")
+        try:
+            while True:
+                decision = self._decide(seed, path, stats)
+                bar.update(1)
+                if isinstance(decision, LeafDecision):
+                    break
+                nodes.append(decision)
+                bit = int(z[decision.variable])
+                conditions.append(self.oracle.describe(decision.variable, bit, path))
+                path = path + ((decision.variable, bit),)
+            _end_early(bar)
+        finally:
+            bar.close()
         self.stats += stats
         self.last_stats = stats
         _warn_if_guesswork(nodes)
-        return Explanation(seed, path, decision.label, tuple(nodes), decision, stats)
+        return Explanation(seed, path, decision.label, tuple(nodes), decision, stats,
+                           tuple(conditions))
 
     def answer(self, z: Any, seed: int) -> int:
         """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""
         return self.explain(z, seed).label
 
-    def answer_many(self, points: Any, seed: int) -> np.ndarray:
+    def answer_many(self, points: Any, seed: int, *, progress: bool = False,
+                    max_queries: int | None = None,
+                    time_limit: float | None = None) -> np.ndarray:
         """``T_seed`` on every row of an ``(m, n)`` array, as ``int8``.
 
         Rows that share a node are routed together, so each node is decided
         once per call; the answers equal those of :meth:`answer` row by row.
+
+        Args:
+            points: ``(m, n)`` integer array of ``±1``.
+            seed: selects the tree ``T_seed``.
+            progress: draw a tqdm bar on stderr counting answered rows.
+            max_queries: stop before building any decision that could take
+                the queries of this call past this budget (the bound per
+                decision is :attr:`Params.max_node_queries` /
+                :attr:`Params.max_leaf_queries`; cache hits are free).
+            time_limit: stop before building any decision once this many
+                seconds have passed since the call began.
+
+        Raises:
+            BudgetExceeded: a limit was hit; it carries the rows finished so
+                far, a ``finished`` mask, the stats and the queries spent.
+
+        Progress and limits never change an answer: every row answered is
+        bit-identical to an unlimited run's.
         """
+        owner = "Reconstructor.answer_many"
         seed = check_seed(seed)
         points = check_points(points, self.params.n, what="points")
-        out = np.empty(points.shape[0], dtype=np.int8)
+        _check_flag(owner, "progress", progress)
+        if max_queries is not None:
+            max_queries = check_int(owner, "max_queries", max_queries, 0)
+        if time_limit is not None:
+            time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"))
+        limited = max_queries is not None or time_limit is not None
+        start = time.monotonic()
+        out = np.zeros(points.shape[0], dtype=np.int8)
+        finished = np.zeros(points.shape[0], dtype=bool)
         stats = AnswerStats()
         self.last_stats = stats
         self.last_built = []
@@ -400,22 +553,132 @@ class Reconstructor:
             return out
         batch: dict[Path, Decision] = {}
         groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
-        while groups:
-            next_groups: dict[Path, np.ndarray] = {}
-            for path, rows in groups.items():
-                decision = self._decide(seed, path, stats, batch)
-                if isinstance(decision, LeafDecision):
-                    out[rows] = decision.label
-                    continue
-                values = points[rows, decision.variable]
-                for bit in (-1, 1):
-                    chosen = rows[values == bit]
-                    if chosen.size:
-                        next_groups[path + ((decision.variable, bit),)] = chosen
-            groups = next_groups
+        bar = progress_bar(progress, points.shape[0], "lca answers", "answers")
+        try:
+            while groups:
+                next_groups: dict[Path, np.ndarray] = {}
+                for path, rows in groups.items():
+                    if limited and not self._is_known(seed, path, batch):
+                        hit = self._budget_hit(seed, path, stats, max_queries,
+                                               time_limit, start)
+                        if hit is not None:
+                            limit, detail = hit
+                            self.stats += stats
+                            raise BudgetExceeded(
+                                f"{owner} stopped at its {detail}: "
+                                f"{int(finished.sum())} of {out.size} answers finished, "
+                                f"{stats.queries} queries spent in "
+                                f"{time.monotonic() - start:.3g} s",
+                                answers=out, finished=finished, stats=stats, limit=limit)
+                    decision = self._decide(seed, path, stats, batch)
+                    if isinstance(decision, LeafDecision):
+                        out[rows] = decision.label
+                        finished[rows] = True
+                        bar.update(rows.size)
+                        continue
+                    values = points[rows, decision.variable]
+                    for bit in (-1, 1):
+                        chosen = rows[values == bit]
+                        if chosen.size:
+                            next_groups[path + ((decision.variable, bit),)] = chosen
+                groups = next_groups
+        finally:
+            bar.close()
         self.stats += stats
         _warn_if_guesswork([d for d in batch.values() if isinstance(d, NodeDecision)])
         return out
+
+    def _budget_hit(self, seed: int, path: Path, stats: AnswerStats, max_queries: int | None,
+                    time_limit: float | None, start: float) -> tuple[str, str] | None:
+        """The limit building the decision at ``path`` now would break, and why; or None."""
+        cap = self._decision_cap(seed, path)
+        if max_queries is not None and stats.queries + cap > max_queries:
+            return "max_queries", (f"max_queries={max_queries} (the next decision may "
+                                   f"need up to {cap})")
+        if time_limit is not None and time.monotonic() - start >= time_limit:
+            return "time_limit", f"time_limit={time_limit:g} s"
+        return None
+
+    # -- export -----------------------------------------------------------------
+
+    def export(self, seed: int) -> ReconstructedTree:
+        """The part of ``T_seed`` decided so far, as a :class:`lca.export.ReconstructedTree`.
+
+        Decisions come from the node cache and, with ``record=True``, from
+        :attr:`decisions`. A node never decided, or evicted from the cache
+        (and not recorded), is simply not shown: its subtree is marked
+        unexplored. Exporting spends no queries.
+        """
+        from lca.export import tree_from_decisions
+
+        seed = check_seed(seed)
+        known = {path: decision for (s, path), decision in self.decisions.items()
+                 if s == seed}
+        known.update((path, decision) for (s, path), decision in self._cache.items()
+                     if s == seed)
+        return tree_from_decisions(self.oracle, self.params, seed, known)
+
+    def materialize(self, seed: int, depth: int | None = None, *, progress: bool = False,
+                    max_decisions: int = 1 << 16) -> ReconstructedTree:
+        """Decide every node of ``T_seed`` at depth ``<= depth`` (root: depth 0).
+
+        Nodes are decided breadth-first through the same path as
+        :meth:`answer` (cache, statistics and ``record`` work as usual; the
+        work is in :attr:`last_stats`). ``depth=None`` or any ``depth >=
+        params.path_length`` gives the whole tree; then ``tree.query`` equals
+        :meth:`answer_many` everywhere.
+
+        Args:
+            seed: selects the tree ``T_seed``.
+            depth: deepest level to decide, or ``None`` for the whole tree.
+            progress: draw a tqdm bar on stderr counting decisions.
+            max_decisions: refuse (``ValueError``) when the levels asked for
+                may hold more than this many decisions (``2^(k+1) - 1`` for
+                ``k`` levels below the root); raise it to allow larger trees.
+        """
+        from lca.export import tree_from_decisions
+
+        owner = "Reconstructor.materialize"
+        seed = check_seed(seed)
+        levels = self.params.path_length
+        if depth is not None:
+            levels = min(check_int(owner, "depth", depth, 0), levels)
+        max_decisions = check_int(owner, "max_decisions", max_decisions, 1)
+        _check_flag(owner, "progress", progress)
+        bound = (1 << (levels + 1)) - 1
+        if bound > max_decisions:
+            raise ValueError(
+                f"{owner}: depth {levels} may need up to 2^{levels + 1} - 1 = {bound} "
+                f"decisions (up to about {bound * self._decision_cap(seed, ()):.3g} queries), "
+                f"more than max_decisions={max_decisions}. Pass a smaller 'depth', or a "
+                "larger 'max_decisions' if you mean it.")
+        stats = AnswerStats()
+        self.last_built = []
+        found: dict[Path, Decision] = {}
+        level: list[Path] = [()]
+        bar = progress_bar(progress, bound, "lca materialize", "decisions")
+        try:
+            for _ in range(levels + 1):
+                next_level: list[Path] = []
+                for path in level:
+                    decision = self._decide(seed, path, stats)
+                    found[path] = decision
+                    bar.update(1)
+                    if isinstance(decision, NodeDecision):
+                        next_level += [path + ((decision.variable, bit),) for bit in (-1, 1)]
+                level = next_level
+            _end_early(bar)
+        finally:
+            bar.close()
+        self.stats += stats
+        self.last_stats = stats
+        return tree_from_decisions(self.oracle, self.params, seed, found)
+
+
+def _check_flag(owner: str, name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"The {name!r} parameter of {owner} must be a bool. "
+                        f"Got {value!r} instead.")
 
 
 def answer(z: Any, seed: int, *, oracle: Oracle, params: Params) -> int:

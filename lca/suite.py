@@ -48,16 +48,16 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from lca import derive, estimate, exact, targets
-from lca._progress import Progress
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.reconstruct import LeafDecision, Reconstructor
+from lca.reconstruct import LeafDecision, Reconstructor, progress_bar
 
 __all__ = [
     "ParamsFactory",
@@ -799,7 +799,8 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
     tasks.sort(key=lambda task: -_estimated_cost(task[0], task[1], config))
     results: dict[tuple[str, Any], dict[str, Any]] = {}
     start = time.perf_counter()
-    with Progress(len(tasks), f"lca bench ({config.name})", enabled=progress) as bar:
+    with closing(progress_bar(progress, len(tasks), f"lca bench ({config.name})",
+                              "tasks")) as bar:
         if jobs <= 1:
             for kind, item in tasks:
                 results[(kind, item)] = _task(kind, item, config, factories)[2]

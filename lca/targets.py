@@ -571,6 +571,10 @@ class LabelNoise(Oracle):
         values = np.asarray(self.target.query(points)).astype(np.int8)
         return np.where(self._flips(points), -values, values).astype(np.int8)
 
+    def describe(self, variable: int, bit: int, path: tuple = ()) -> str:
+        """The target's description: label noise does not change what a bit means."""
+        return self.target.describe(variable, bit, path)
+
 
 def with_label_noise(target: Oracle, rate: float, seed: int) -> LabelNoise:
     """``target`` with fixed label noise of rate ``rate`` in ``[0, 0.5]``; see :class:`LabelNoise`."""

@@ -712,6 +712,10 @@ class Restriction(Oracle):
             points[:, self._vars] = self._values
         return self.base.query(points)
 
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The base oracle's description, with this restriction's path as ancestors."""
+        return self.base.describe(variable, bit, self.path + tuple(path))
+
 
 def _format_path(path: Path) -> str:
     return ",".join(f"x{v}={'+' if b > 0 else '-'}1" for v, b in path) or "root"

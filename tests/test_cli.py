@@ -23,7 +23,7 @@ def test_demo_reports_every_figure(capsys):
 
 def test_demo_progress_bar_goes_to_stderr(capsys):
     assert main(["demo", *SMALL[:-1]]) == 0
-    assert "answering [" in capsys.readouterr().err
+    assert "answering: 100%" in capsys.readouterr().err
 
 
 def test_bad_parameters_exit_2_with_a_message(capsys):

@@ -1,0 +1,473 @@
+"""Tree export, readable conditions, progress bars and query/time budgets."""
+
+import dataclasses
+import json
+
+import matplotlib
+import numpy as np
+import pydot
+import pytest
+
+import lca
+from lca import targets
+from lca.export import ReconstructedTree, UnexploredNodeError
+from lca.oracle import Oracle
+
+from conftest import all_points
+
+matplotlib.use("Agg")
+
+N = 10
+POINTS = all_points(N)
+
+
+def fixed_params():
+    return lca.Params.practical(n=N, depth=4, noise_rate=0.1, score_samples=100,
+                                leaf_samples=50)
+
+
+def adaptive_params():
+    # On random_tree(seed=2) these stop early at depths 1, 2 and 3 (checked below).
+    return lca.Params.practical(n=N, depth=4, noise_rate=0.5, score_samples=2000,
+                                leaf_samples=500, adaptive=True, tau=0.4, eps=0.5,
+                                delta=0.1)
+
+
+def search_params():
+    # The efficient preset's search estimator; also stops early on this target.
+    return lca.Params.efficient(n=N, depth=4, pairs=256)
+
+
+CASES = {"fixed": (targets.random_tree(n=N, leaves=8, seed=1), fixed_params),
+         "adaptive": (targets.random_tree(n=N, leaves=8, seed=2), adaptive_params),
+         "search": (targets.random_tree(n=N, leaves=8, seed=2), search_params)}
+
+# The search estimator warns about its low-margin splits; not what is tested here.
+pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
+
+
+class Named(Oracle):
+    """A tree whose variables have names; records the paths ``describe`` sees."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.n = inner.n
+        self.name = "named"
+        self.seen = []
+
+    def query(self, points):
+        return self.inner.query(points)
+
+    def describe(self, variable, bit, path=()):
+        self.seen.append((variable, bit, path))
+        return f"feature {variable} {'>=' if bit > 0 else '<'} {len(path)}.5"
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request):
+    f, make = CASES[request.param]
+    return f, make()
+
+
+class TestMaterialize:
+    def test_full_tree_equals_answer_many_everywhere(self, case):
+        f, params = case
+        tree = lca.Reconstructor(f, params).materialize(7)
+        expected = lca.Reconstructor(f, params).answer_many(POINTS, 7)
+        assert tree.complete
+        assert np.array_equal(tree.query(POINTS), expected)
+        assert np.array_equal(tree.to_decision_tree().query(POINTS), expected)
+        depths = {len(path) for path in tree.leaves}
+        if params.adaptive or params.estimator == "search":
+            assert depths == {1, 2, 3, 4}  # early leaves: shorter paths are exercised
+        else:
+            assert depths == {4}
+
+    def test_same_decisions_as_answering(self, case):
+        f, params = case
+        tree = lca.Reconstructor(f, params).materialize(7)
+        rec = lca.Reconstructor(f, params, record=True)
+        rec.answer_many(POINTS, 7)
+        assert dict(tree.decisions) == {path: d for (_, path), d in rec.decisions.items()}
+
+    def test_top_levels_only(self):
+        f = CASES["fixed"][0]
+        rec = lca.Reconstructor(f, fixed_params())
+        tree = rec.materialize(7, depth=2)
+        assert {len(p) for p in tree.decisions} == {0, 1, 2}
+        assert len(tree.decisions) == 7 and len(tree.unexplored) == 8
+        assert {len(p) for p in tree.unexplored} == {3}
+        assert rec.last_stats.nodes_built == 7 and rec.last_stats.queries == 7 * 200
+        # A second, deeper materialisation reuses the cache for the top levels.
+        rec.materialize(7, depth=4)
+        assert rec.last_stats.cache_hits == 7 and rec.last_stats.nodes_built == 8
+
+    def test_refuses_astronomically_large_trees(self):
+        f = targets.random_tree(n=40, leaves=8, seed=1)
+        params = lca.Params.practical(n=40, depth=30, noise_rate=0.1, score_samples=10,
+                                      leaf_samples=10)
+        rec = lca.Reconstructor(f, params)
+        with pytest.raises(ValueError, match=r"max_decisions=65536.*larger 'max_decisions'"):
+            rec.materialize(7)
+        assert rec.stats.queries == 0
+        assert len(rec.materialize(7, depth=3).decisions) == 15
+
+    @pytest.mark.parametrize("kwargs, error, match", [
+        (dict(depth=-1), ValueError, r"'depth' parameter of Reconstructor.materialize"),
+        (dict(depth=1.5), TypeError, r"'depth' .* Got 1.5"),
+        (dict(max_decisions=0), ValueError, r"'max_decisions'"),
+        (dict(progress="yes"), TypeError, r"'progress' .* bool"),
+    ])
+    def test_validation(self, kwargs, error, match):
+        rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
+        with pytest.raises(error, match=match):
+            rec.materialize(7, **kwargs)
+
+
+class TestExport:
+    def test_exports_what_was_decided(self):
+        f = CASES["fixed"][0]
+        rec = lca.Reconstructor(f, fixed_params())
+        assert rec.export(7).unexplored == ((),)
+        z = POINTS[5]
+        explained = rec.explain(z, 7)
+        tree = rec.export(7)
+        assert set(tree.decisions) == {explained.path[:k] for k in range(5)}
+        assert len(tree.unexplored) == 4
+        assert rec.stats.queries == explained.stats.queries  # exporting is free
+        reached = tree.query(z[None, :])
+        assert reached[0] == explained.label
+
+    def test_unexplored_node_is_named(self):
+        f = CASES["fixed"][0]
+        rec = lca.Reconstructor(f, fixed_params())
+        explained = rec.explain(POINTS[0], 7)
+        tree = rec.export(7)
+        with pytest.raises(UnexploredNodeError, match=r"reaches node x\d+=[+-]1 .* "
+                           r"unexplored in this export of T_7") as info:
+            tree.query(POINTS)
+        assert info.value.path in tree.unexplored
+        with pytest.raises(ValueError, match=r"4 subtree\(s\) are unexplored"):
+            tree.to_decision_tree()
+        assert explained.path not in tree.unexplored
+
+    def test_evicted_entries_are_not_shown_unless_recorded(self):
+        f = CASES["fixed"][0]
+        small = lca.Reconstructor(f, fixed_params(), cache_size=3)
+        small.answer_many(POINTS, 7)
+        assert not small.export(7).complete
+        recorded = lca.Reconstructor(f, fixed_params(), cache_size=3, record=True)
+        recorded.answer_many(POINTS, 7)
+        full = lca.Reconstructor(f, fixed_params()).materialize(7)
+        assert recorded.export(7) == full
+
+    def test_other_seeds_are_not_mixed_in(self):
+        f = CASES["fixed"][0]
+        rec = lca.Reconstructor(f, fixed_params())
+        rec.answer_many(POINTS, 8)
+        assert rec.export(7).unexplored == ((),)
+        assert rec.export(8).complete
+
+
+class TestFormats:
+    def test_json_round_trips_exactly(self, case):
+        f, params = case
+        rec = lca.Reconstructor(f, params)
+        for tree in (rec.materialize(7, depth=1), rec.materialize(7)):
+            text = tree.to_json()
+            back = ReconstructedTree.from_json(text)
+            assert back == tree
+            assert back.to_json() == text
+            assert [type(d) for d in back.decisions.values()] == \
+                [type(d) for d in tree.decisions.values()]
+        document = json.loads(text)
+        assert document["format"] == "lca.ReconstructedTree" and document["version"] == 1
+        assert document["seed"] == 7 and document["params"]["adaptive"] == params.adaptive
+        node = next(e for e in document["nodes"] if e["kind"] == "node")
+        assert set(node["decision"]) == {f.name for f in dataclasses.fields(lca.NodeDecision)}
+
+    def test_json_rejects_other_documents(self):
+        tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7, depth=0)
+        document = json.loads(tree.to_json())
+        with pytest.raises(ValueError, match="format version 2 is not supported"):
+            ReconstructedTree.from_json(json.dumps(dict(document, version=2)))
+        with pytest.raises(ValueError, match="not an exported lca tree"):
+            ReconstructedTree.from_json("{}")
+        with pytest.raises(TypeError, match="JSON string"):
+            ReconstructedTree.from_json(document)
+
+    @pytest.mark.filterwarnings("ignore:'setParseAction' deprecated")
+    def test_dot_parses_with_pydot(self):
+        rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
+        tree = rec.materialize(7, depth=2)
+        (graph,) = pydot.graph_from_dot_data(tree.to_dot())
+        nodes = [n for n in graph.get_nodes() if n.get_name() not in ("node", "edge")]
+        assert len(nodes) == len(tree.decisions) + len(tree.unexplored) == 15
+        assert len(graph.get_edges()) == 14
+        labels = {e.get_label().strip('"') for e in graph.get_edges()}
+        assert labels == {c for pair in tree.conditions.values() for c in pair}
+        assert sum(n.get_style() == "dashed" for n in nodes) == 8
+
+    @pytest.mark.filterwarnings("ignore:'setParseAction' deprecated")
+    def test_dot_escapes_quotes(self):
+        class Quoted(Named):
+            def describe(self, variable, bit, path=()):
+                return f'color = "red\\{bit}"'
+
+        tree = lca.Reconstructor(Quoted(CASES["fixed"][0]), fixed_params()).materialize(
+            7, depth=0)
+        (graph,) = pydot.graph_from_dot_data(tree.to_dot())
+        assert len(graph.get_edges()) == 2
+
+    def test_text_rules(self):
+        tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
+        lines = tree.to_text().splitlines()
+        assert lines[0].startswith("T_7 of random_tree") and "15 internal nodes, 16 leaves" \
+            in lines[0]
+        leaf_lines = [line for line in lines[1:] if line.endswith(("+1", "-1"))
+                      and ": " in line]
+        assert len(leaf_lines) == 16
+        assert all(line.startswith(" " * 12) for line in leaf_lines)
+        root = tree.decisions[()].variable
+        assert lines[1] == f"x{root}=-1:"
+
+    def test_conditions_come_from_the_oracle(self):
+        named = Named(CASES["fixed"][0])
+        rec = lca.Reconstructor(named, fixed_params())
+        explained = rec.explain(POINTS[3], 7)
+        assert str(explained).startswith(f"T_7: feature {explained.path[0][0]} ")
+        assert explained.conditions[2].endswith("2.5")  # describe saw the 2 ancestors
+        assert all(path == explained.path[:len(path)] for _, _, path in named.seen)
+        tree = rec.materialize(7, depth=1)
+        assert "feature" in tree.to_text() and "feature" in tree.to_dot()
+        # Conditions travel with the tree: no oracle needed after JSON.
+        assert ReconstructedTree.from_json(tree.to_json()).to_text() == tree.to_text()
+
+    def test_default_explanation_format_is_unchanged(self):
+        f = CASES["fixed"][0]
+        explained = lca.Reconstructor(f, fixed_params()).explain(POINTS[0], 7)
+        steps = " -> ".join(f"x{v}={'+' if b > 0 else '-'}1" for v, b in explained.path)
+        assert str(explained).startswith(f"T_7: {steps} => {explained.label:+d}  [")
+
+    def test_wrappers_delegate_describe(self):
+        named = Named(CASES["fixed"][0])
+        assert lca.CountingOracle(named).describe(3, 1) == "feature 3 >= 0.5"
+        noisy = targets.with_label_noise(named, 0.1, seed=1)
+        assert noisy.describe(3, -1, ((1, 1),)) == "feature 3 < 1.5"
+        restricted = lca.tester.Restriction(named, ((0, 1),))
+        assert restricted.describe(3, -1, ((1, 1),)) == "feature 3 < 2.5"
+        assert targets.parity(n=5, k=2, seed=1).describe(4, -1) == "x4=-1"
+
+
+class TestDraw:
+    def test_caps_levels(self):
+        tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
+        ax = tree.draw(max_levels=2)
+        texts = [t.get_text() for t in ax.texts]
+        # 3 nodes (root and its children, marked as cut off) and 2 edge conditions.
+        assert len(texts) == 5 and sum(t.endswith("…") for t in texts) == 2
+        assert "top 2 levels" in ax.get_title()
+        matplotlib.pyplot.close(ax.figure)
+        ax = tree.draw(max_levels=10)
+        assert len(ax.texts) == 31 + 30
+        matplotlib.pyplot.close(ax.figure)
+
+    def test_draws_unexplored_and_uses_given_axes(self):
+        rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
+        rec.answer(POINTS[0], 7)
+        fig, ax = matplotlib.pyplot.subplots()
+        assert rec.export(7).draw(ax=ax) is ax
+        assert sum(t.get_text() == "unexplored" for t in ax.texts) == 3  # top 4 levels
+        matplotlib.pyplot.close(fig)
+        with pytest.raises(ValueError, match="'max_levels'"):
+            rec.export(7).draw(max_levels=0)
+
+
+class TestBudgets:
+    def test_max_queries_keeps_finished_answers(self, case):
+        f, params = case
+        unlimited = lca.Reconstructor(f, params)
+        full = unlimited.answer_many(POINTS, 7)
+        spent = unlimited.last_stats.queries
+        if params.adaptive or params.estimator == "search":
+            # The per-decision bound exceeds the whole run: stop halfway, after
+            # the early leaves near the root have finished rows.
+            budget = params.max_node_queries + params.max_leaf_queries + spent // 2
+        else:
+            # One query short: every leaf but the last ones is built.
+            budget = spent - 1
+        rec = lca.Reconstructor(f, params)
+        with pytest.raises(lca.BudgetExceeded, match=r"^[^\n]*stopped at its "
+                           r"max_queries=\d+ .*answers finished") as info:
+            rec.answer_many(POINTS, 7, max_queries=budget)
+        error = info.value
+        assert error.limit == "max_queries" and error.queries <= budget
+        assert error.queries == error.stats.queries == rec.stats.queries
+        assert error.answers.dtype == np.int8 and error.finished.dtype == bool
+        assert np.array_equal(error.answers[error.finished], full[error.finished])
+        assert np.all(error.answers[~error.finished] == 0)
+        assert 0 < error.finished.sum() < len(POINTS)
+        # Decisions built before stopping are cached: finishing costs the rest only.
+        rest = rec.answer_many(POINTS, 7)
+        assert np.array_equal(rest, full)
+
+    def test_budget_is_never_exceeded(self, case):
+        f, params = case
+        for budget in range(0, 12000, 700):
+            rec = lca.Reconstructor(f, params)
+            try:
+                answers = rec.answer_many(POINTS, 7, max_queries=budget)
+            except lca.BudgetExceeded as error:
+                assert error.queries <= budget
+            else:
+                assert rec.last_stats.queries <= budget
+                assert np.array_equal(answers, lca.Reconstructor(f, params).answer_many(
+                    POINTS, 7))
+
+    def test_per_decision_caps_hold(self, case):
+        f, params = case
+        tree = lca.Reconstructor(f, params).materialize(7)
+        fresh = lca.Reconstructor(f, params, cache_size=0)
+        for path, decision in tree.decisions.items():
+            fresh.decide(7, path)
+            if len(path) == params.path_length:
+                cap = params.max_leaf_queries
+                if params.estimator == "search":  # no pools: ancestors' pairs re-queried
+                    cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
+            elif isinstance(decision, lca.NodeDecision):
+                cap = params.max_node_queries
+            else:  # an early leaf sampled as a node first
+                cap = params.max_node_queries + params.max_leaf_queries
+            if params.estimator == "search" and len(path) < params.path_length:
+                cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
+            assert fresh.last_stats.queries <= cap
+        per_pair = 2 if params.estimator == "score" else 2 + 4  # ceil(log2 10) = 4
+        assert params.max_node_queries == per_pair * params.score_samples
+        assert params.max_leaf_queries == params.leaf_samples
+
+    @pytest.mark.parametrize("pool_bytes", [None, 0])
+    def test_every_decision_stays_within_its_checked_bound(self, case, pool_bytes,
+                                                           monkeypatch):
+        # The budget check relies on this: what building a decision spends is
+        # at most the bound computed just before. pool_bytes=0 keeps one search
+        # point pool at a time, so decisions re-query their ancestors' pairs.
+        if pool_bytes is not None:
+            monkeypatch.setattr(lca.reconstruct, "_POOL_BYTES", pool_bytes)
+        f, params = case
+        checked = []
+
+        class Checked(lca.Reconstructor):
+            def _decide(self, seed, path, stats, batch=None):
+                if self._is_known(seed, path, batch):
+                    return super()._decide(seed, path, stats, batch)
+                cap, before = self._decision_cap(seed, path), stats.queries
+                decision = super()._decide(seed, path, stats, batch)
+                checked.append((stats.queries - before, cap))
+                return decision
+
+        rec = Checked(f, params, cache_size=2)
+        for seed in (7, 8):
+            rec.answer_many(POINTS, seed)
+        assert len(checked) > 10
+        assert all(spent <= cap for spent, cap in checked)
+
+    def test_cache_hits_are_free(self):
+        f = CASES["fixed"][0]
+        rec = lca.Reconstructor(f, fixed_params())
+        full = rec.answer_many(POINTS, 7)
+        assert np.array_equal(rec.answer_many(POINTS, 7, max_queries=0), full)
+
+    def test_time_limit(self, monkeypatch):
+        # A fake clock that advances one second per reading makes this exact.
+        ticks = iter(range(10 ** 6))
+        monkeypatch.setattr(lca.reconstruct.time, "monotonic", lambda: next(ticks))
+        f = CASES["fixed"][0]
+        rec = lca.Reconstructor(f, fixed_params())
+        with pytest.raises(lca.BudgetExceeded, match=r"time_limit=4\.5 s") as info:
+            rec.answer_many(POINTS, 7, time_limit=4.5)
+        assert info.value.limit == "time_limit"
+        assert rec.last_stats.nodes_built + rec.last_stats.leaves_built == 4
+        assert not info.value.finished.any()
+
+    def test_progress_changes_nothing(self, capsys):
+        f = CASES["fixed"][0]
+        quiet = lca.Reconstructor(f, fixed_params()).answer_many(POINTS, 7)
+        rec = lca.Reconstructor(f, fixed_params())
+        loud = rec.answer_many(POINTS, 7, progress=True, max_queries=10 ** 6,
+                               time_limit=3600)
+        assert np.array_equal(quiet, loud)
+        err = capsys.readouterr().err
+        assert "lca answers: 100%" in err and "1024/1024" in err
+        explained = rec.explain(POINTS[1], 7, progress=True)
+        assert explained == lca.Reconstructor(f, fixed_params()).explain(POINTS[1], 7)
+        assert "lca explain: 100%" in capsys.readouterr().err
+
+    def test_bars_end_complete_after_early_leaves(self, capsys):
+        f, make = CASES["search"]
+        rec = lca.Reconstructor(f, make())
+        assert len(rec.explain(POINTS[-1], 7, progress=True).path) < 4
+        rec.materialize(7, progress=True)
+        err = capsys.readouterr().err
+        assert "lca explain: 100%" in err and "lca materialize: 100%" in err
+
+    def test_pool_bar_is_tqdm(self, capsys):
+        f = CASES["fixed"][0]
+        result = lca.parallel.answer_parallel(f, fixed_params(), POINTS, 7, workers=1,
+                                              progress=True)
+        assert np.array_equal(result.answers,
+                              lca.Reconstructor(f, fixed_params()).answer_many(POINTS, 7))
+        assert "lca answers: 100%" in capsys.readouterr().err
+
+    def test_exception_pickles(self):
+        import pickle
+
+        rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
+        with pytest.raises(lca.BudgetExceeded) as info:
+            rec.answer_many(POINTS, 7, max_queries=10)
+        back = pickle.loads(pickle.dumps(info.value))
+        assert str(back) == str(info.value) and back.limit == "max_queries"
+        assert np.array_equal(back.finished, info.value.finished)
+
+    @pytest.mark.parametrize("kwargs, error, match", [
+        (dict(max_queries=-1), ValueError, r"'max_queries' parameter of "
+         r"Reconstructor.answer_many must be an int in the range \[0, inf\)"),
+        (dict(max_queries=1.0), TypeError, r"'max_queries' .* Got 1.0"),
+        (dict(time_limit=0), ValueError, r"'time_limit' .* \(0.0, inf\)"),
+        (dict(time_limit="1"), TypeError, r"'time_limit' .* Got '1'"),
+        (dict(progress=1), TypeError, r"'progress' parameter of Reconstructor.answer_many"),
+    ])
+    def test_validation(self, kwargs, error, match):
+        rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
+        with pytest.raises(error, match=match):
+            rec.answer_many(POINTS[:2], 7, **kwargs)
+
+
+class TestNoiseRateWording:
+    def test_zero_says_why(self):
+        with pytest.raises(ValueError, match=r"re-randomisation rate p .* not the label "
+                           r"noise of f\. It cannot be 0: at p = 0, y = x"):
+            lca.Params.practical(n=5, depth=2, noise_rate=0, score_samples=5,
+                                 leaf_samples=5)
+
+    def test_describe_says_what_it_is(self):
+        text = fixed_params().describe()
+        assert "estimator's re-randomisation rate, not label noise" in text
+
+
+def test_readme_section_runs(capsys):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Reading the tree, progress and budgets", 1)[1]
+    example = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    scope: dict = {}
+    exec(compile(example, "README.md", "exec"), scope)
+    out = capsys.readouterr()
+    assert "(unexplored)" in out.out and "stopped at its max_queries=10000" in out.out
+    assert "lca answers: 100%" in out.err
+    assert scope["small"].leaves == len(scope["tree"].leaves)
+    finished = scope["finished"]
+    assert 0 < finished.sum() < finished.size
+    assert np.array_equal(scope["done"], scope["rec"].answer_many(scope["points"], 9)[
+        finished])
