@@ -122,6 +122,10 @@ class _Encoder:
         """
         self._check_fitted("decode")
         points = check_points(points, self.n_bits, what=f"points of {type(self).__name__}.decode")
+        return self._decode(points)
+
+    def _decode(self, points: np.ndarray) -> np.ndarray:
+        # Oracle queries arrive validated (int8 ±1, n_bits columns): no checks here.
         m, d = points.shape[0], self.n_features_in_
         digits = ((1 - points) >> 1).reshape(m, d, self.bits).astype(np.intp)
         weights = (1 << np.arange(self.bits - 1, -1, -1)).astype(np.intp)
@@ -513,7 +517,8 @@ class ModelOracle(Oracle):
         return (function if function is not None else self.model)(features)
 
     def query(self, points: np.ndarray) -> np.ndarray:
-        features = self.encoder.decode(points)
+        assert points.ndim == 2 and points.shape[1] == self.n and points.dtype == np.int8
+        features = self.encoder._decode(points)
         try:
             raw = self._call(features)
         except Exception as error:
