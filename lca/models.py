@@ -126,11 +126,16 @@ class _Encoder:
 
     def _decode(self, points: np.ndarray) -> np.ndarray:
         # Oracle queries arrive validated (int8 ±1, n_bits columns): no checks here.
-        m, d = points.shape[0], self.n_features_in_
-        digits = ((1 - points) >> 1).reshape(m, d, self.bits).astype(np.intp)
-        weights = (1 << np.arange(self.bits - 1, -1, -1)).astype(np.intp)
-        index = digits @ weights
-        return self.table_[np.arange(d), index]
+        # Digit (1 - b) / 2 is 1 exactly where b = -1; bin index most significant
+        # digit first, then one flat look-up (the cheapest numpy path measured).
+        m, d, bits = points.shape[0], self.n_features_in_, self.bits
+        digits = (points < 0).view(np.uint8).reshape(m, d, bits)
+        index = digits[:, :, 0].astype(np.intp)
+        for i in range(1, bits):
+            index <<= 1
+            index |= digits[:, :, i]
+        index += np.arange(d, dtype=np.intp) << bits
+        return np.take(self.table_.ravel(), index)
 
     def _locate(self, variable: Any, bit: Any, path: Any) -> tuple[int, np.ndarray]:
         """Feature of ``variable`` and a mask of its bins allowed by ``path`` and ``bit``."""
