@@ -302,25 +302,27 @@ class QuantileEncoder(_Encoder):
         categorical = self._categorical(owner, d)
         names = self._names(owner, self.feature_names_arg, d)
         labels = self._category_labels(owner, categorical)
-        self.bits = bits
-        table = np.empty((d, n_bins))
-        self.thresholds_: dict[int, np.ndarray] = {}
-        self.categories_: dict[int, np.ndarray] = {}
-        self.bin_mass_ = np.empty((d, n_bins))
+        table, masses = np.empty((d, n_bins)), np.empty((d, n_bins))
+        thresholds: dict[int, np.ndarray] = {}
+        categories: dict[int, np.ndarray] = {}
         for j in range(d):
             column = array[:, j]
             values = np.unique(column)
             if values.size < 2:
                 raise ValueError(f"{owner}: feature {names[j]!r} (column {j}) is constant "
-                                 f"({values[0]!r}); drop it, its bits would be dead.")
+                                 f"({values[0].item()!r}); drop it, its bits would be dead.")
             if j in categorical:
-                table[j], self.bin_mass_[j] = self._fit_categorical(owner, names[j], column,
-                                                                    values, n_bins)
-                self.categories_[j] = values
+                table[j], masses[j] = self._fit_categorical(owner, names[j], column, values,
+                                                            n_bins)
+                categories[j] = values
             else:
-                cuts, table[j], self.bin_mass_[j] = self._fit_real(owner, names[j], column,
-                                                                   bits)
-                self.thresholds_[j] = cuts
+                thresholds[j], table[j], masses[j] = self._fit_real(owner, names[j], column,
+                                                                    bits)
+        # Fitted state is assigned only once everything succeeded.
+        self.bits = bits
+        self.thresholds_ = thresholds
+        self.categories_ = categories
+        self.bin_mass_ = masses
         self.categorical_ = categorical
         self.category_labels_ = labels
         self.feature_names = names
@@ -473,9 +475,8 @@ class QuantileEncoder(_Encoder):
         for start, stop in runs:
             low = _fmt(cuts[start - 1]) if start > 0 else None
             high = _fmt(cuts[stop - 1]) if stop < allowed.size else None
-            if low is None and high is None:
-                parts.append(f"{name} (any value)")
-            elif low is None:
+            assert low is not None or high is not None  # the described bit halves the bins
+            if low is None:
                 parts.append(f"{name} < {high}")
             elif high is None:
                 parts.append(f"{name} >= {low}")
@@ -546,9 +547,13 @@ class ModelOracle(Oracle):
             raise self._fail(f"returned shape {outputs.shape} for {m} rows; expected "
                              f"({m},) or ({m}, 1) class labels")
         if self.classes is not None:
-            known = (np.isin(outputs, self.classes)
-                     if _numeric(outputs) == _numeric(self.classes)
-                     else np.zeros(m, dtype=bool))
+            known = np.zeros(m, dtype=bool)
+            if _numeric(outputs) == _numeric(self.classes):
+                if self.classes.size <= 8:  # a few comparisons beat np.isin's set-up
+                    for label in self.classes:
+                        known |= outputs == label
+                else:
+                    known = np.isin(outputs, self.classes)
         elif np.issubdtype(outputs.dtype, np.number) or outputs.dtype == np.bool_:
             known = (outputs == 0) | (outputs == 1) | (outputs == -1)
         else:

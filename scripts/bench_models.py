@@ -3,6 +3,9 @@
 For each model and batch size ``m``, three timings of the same ``m`` uniform
 points (medians of repeats, all in this run):
 
+All times are CPU seconds of this process, medians of repeats in which the
+direct and wrapped calls alternate.
+
 * direct: ``model.predict(X)`` on the already decoded feature matrix ``X``;
 * wrapped: ``oracle.query(points)`` -- decode with the encoder, one
   ``predict`` call, map the labels to ``±1``;
@@ -27,16 +30,19 @@ import statistics
 import sys
 import time
 
-import numpy as np
-import sklearn
-from sklearn.datasets import load_breast_cancer
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.tree import DecisionTreeClassifier
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy: one core's CPU time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import lca
-from lca import derive
-from lca.models import QuantileEncoder, from_estimator
+import numpy as np  # noqa: E402
+import sklearn  # noqa: E402
+from sklearn.datasets import load_breast_cancer  # noqa: E402
+from sklearn.ensemble import RandomForestClassifier  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier  # noqa: E402
+
+import lca  # noqa: E402
+from lca import derive  # noqa: E402
+from lca.models import QuantileEncoder, from_estimator  # noqa: E402
 
 BATCHES = (1, 10, 100, 1_000, 10_000)
 ROW_BY_ROW_BATCH = 100
@@ -53,19 +59,28 @@ class _RowByRow:
         return 1 if self.model.predict(self.encoder.decode(row[None, :]))[0] == 1 else -1
 
 
-def _median_seconds(call, budget: float, repeats: int) -> float:
-    """Median over ``repeats`` of the mean time of enough calls to fill ``budget`` seconds."""
-    start = time.perf_counter()
+def _loops(call, budget: float) -> int:
+    start = time.process_time()
     call()
-    once = max(time.perf_counter() - start, 1e-7)
-    loops = max(1, int(budget / repeats / once))
-    samples = []
+    return max(1, int(budget / max(time.process_time() - start, 1e-6)))
+
+
+def _interleaved(calls, budget: float, repeats: int) -> list[float]:
+    """Median CPU seconds per call of each of ``calls``, timed in alternation.
+
+    CPU time (``time.process_time``), not wall time: on a shared machine the
+    wait for a core is not the code's cost. Alternating the calls within each
+    repeat exposes them to the same cache and frequency conditions.
+    """
+    loops = [_loops(call, budget / repeats) for call in calls]
+    samples: list[list[float]] = [[] for _ in calls]
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(loops):
-            call()
-        samples.append((time.perf_counter() - start) / loops)
-    return statistics.median(samples)
+        for call, count, out in zip(calls, loops, samples):
+            start = time.process_time()
+            for _ in range(count):
+                call()
+            out.append((time.process_time() - start) / count)
+    return [statistics.median(out) for out in samples]
 
 
 def _models(X: np.ndarray, y: np.ndarray) -> dict:
@@ -81,8 +96,8 @@ def _models(X: np.ndarray, y: np.ndarray) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", help="write the Markdown report here")
-    parser.add_argument("--budget", type=float, default=1.0,
-                        help="seconds of timing per measurement (default 1.0)")
+    parser.add_argument("--budget", type=float, default=0.5,
+                        help="CPU seconds of timing per measurement (default 0.5)")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
 
@@ -98,15 +113,14 @@ def main(argv: list[str] | None = None) -> int:
             features = encoder.decode(points)
             expected = np.where(model.predict(features) == 1, 1, -1)
             assert np.array_equal(oracle.query(points), expected), (name, m)
-            direct = _median_seconds(lambda: model.predict(features), args.budget,
-                                     args.repeats)
-            wrapped = _median_seconds(lambda: oracle.query(points), args.budget,
-                                      args.repeats)
+            direct, wrapped = _interleaved(
+                [lambda: model.predict(features), lambda: oracle.query(points)],
+                args.budget, args.repeats)
             row_by_row = None
             if m == ROW_BY_ROW_BATCH:
                 slow = lca.from_callable(_RowByRow(model, encoder), n, name="row by row")
                 assert np.array_equal(slow.query(points), expected), (name, "row by row")
-                row_by_row = _median_seconds(lambda: slow.query(points), args.budget, 3)
+                row_by_row = _interleaved([lambda: slow.query(points)], args.budget, 3)[0]
             rows.append((name, m, direct, wrapped, row_by_row))
             print(f"{name:26s} m={m:6d} direct {direct * 1e3:9.3f} ms  wrapped "
                   f"{wrapped * 1e3:9.3f} ms" + (f"  row by row {row_by_row * 1e3:9.1f} ms"
@@ -129,11 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         "(`lca.derive.sample_points`). Models trained on the data; wrapped with "
         "`from_estimator(model, encoder, positive=1)`. Times are medians of "
         f"{args.repeats} repeats, each the mean of as many calls as fit "
-        f"{args.budget / args.repeats:.2f} s. *direct* = `model.predict(X)` on the "
+        f"{args.budget / args.repeats:.2f} s of CPU. *direct* = `model.predict(X)` on the "
         "already decoded features; *wrapped* = `oracle.query(points)` (decode, one "
-        "`predict`, map to ±1); overhead per query = (wrapped - direct) / m. "
+        "`predict`, map to ±1), timed alternately in each repeat; all times are CPU "
+        "time of this process (`time.process_time`), which a loaded machine inflates "
+        "less than wall time; overhead per query = (wrapped - direct) / m. "
         f"*row by row* = `lca.from_callable` decoding one row and calling `predict` per "
         f"row, measured at m = {ROW_BY_ROW_BATCH} only.",
+        "",
+        "Single-threaded BLAS (`OMP_NUM_THREADS=1`, set by the script) so that CPU "
+        "time is the time of one core.",
         "",
         "| model | m | direct ms | wrapped ms | wrapped / direct | overhead µs/query "
         "| wrapped µs/query | row by row µs/query |",

@@ -491,3 +491,26 @@ def test_from_estimator_without_encoder_names_the_model_features() -> None:
     oracle = from_estimator(model, positive=1)
     assert oracle.describe(1, -1) == "age>40 = 1"
     assert from_estimator(rule_function, positive=1, n=3).describe(2, +1) == "x2 = 0"
+
+
+# -- docs/models.md ------------------------------------------------------------------
+
+def test_docs_walk_through_runs_as_written(capsys) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text()
+    code = re.findall(r"```python\n(.*?)```", text, re.S)[0]
+    shown = re.search(r"prints \(scikit-learn ([\d.]+)\):\n\n```\n(.*?)```", text, re.S)
+    exec(compile(code, "docs/models.md", "exec"), {})
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("<ModelOracle 'RandomForestClassifier' n=12 "
+                               "method='predict' (auto) positive=True")
+    assert all("(cm)" in line for line in lines[1:-3]) and len(lines) > 4
+    assert re.fullmatch(r"agreement with the model on uniform bits: 0\.\d{3} ± 0\.030",
+                        lines[-2])
+    # The printed output in the docs is exact for the scikit-learn it names
+    # (a forest's predictions may change between releases).
+    if sklearn.__version__ == shown.group(1):
+        assert out == shown.group(2)
