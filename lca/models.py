@@ -523,7 +523,10 @@ class ModelOracle(Oracle):
         return (function if function is not None else self.model)(features)
 
     def query(self, points: np.ndarray) -> np.ndarray:
-        assert points.ndim == 2 and points.shape[1] == self.n and points.dtype == np.int8
+        if not (isinstance(points, np.ndarray) and points.dtype == np.int8
+                and points.ndim == 2 and points.shape[1] == self.n):
+            # The library always sends int8 (m, n); validate anything else a user sends.
+            points = check_points(points, self.n, what=f"points of {self.name!r}")
         features = self.encoder._decode(points)
         try:
             raw = self._call(features)

@@ -58,6 +58,10 @@ def test_one_line_wrapping_of_a_01_classifier(binary_tree_model) -> None:
     expected = np.where(binary_tree_model.predict(bits_of(points)) == 1, 1, -1)
     np.testing.assert_array_equal(oracle.query(points), expected)
     assert oracle.query(points).dtype == np.int8
+    # Plain int lists are validated and accepted when users query directly.
+    np.testing.assert_array_equal(oracle(points.astype(int).tolist()), expected)
+    with pytest.raises(TypeError, match=r"points of 'DecisionTreeClassifier' must have shape"):
+        oracle(points[:, :5])
     counted = CountingOracle(oracle)  # the library's own validation accepts it
     np.testing.assert_array_equal(counted.query(points), expected)
     assert counted.queries == 500
@@ -514,3 +518,20 @@ def test_docs_walk_through_runs_as_written(capsys) -> None:
     # (a forest's predictions may change between releases).
     if sklearn.__version__ == shown.group(1):
         assert out == shown.group(2)
+
+
+def test_describe_is_true_of_every_decoded_point_and_false_for_the_other_bit() -> None:
+    # Names are identifiers and cuts have few digits, so each text is a Python
+    # expression; evaluate it on the decoded values of every point.
+    X = np.column_stack([np.arange(64.0), (np.arange(64) * 7) % 64 / 4])
+    encoder = QuantileEncoder(bits=3, feature_names=["a", "b"]).fit(X)
+    points = all_points(6)
+    decoded = encoder.decode(points)
+    for z, values in zip(points, decoded):
+        env = {"a": values[0], "b": values[1]}
+        for variable in range(6):
+            for prefix in range(variable % 3 + 1):
+                # The path: some other bits of the point, of both features.
+                path = tuple((v, int(z[v])) for v in range(6) if v != variable)[:2 * prefix]
+                assert eval(encoder.describe(variable, int(z[variable]), path), env)
+                assert not eval(encoder.describe(variable, -int(z[variable]), path), env)
