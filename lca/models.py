@@ -245,8 +245,10 @@ class QuantileEncoder(_Encoder):
     ends). The most significant bit's cut splits the rows in half (at the
     median) and each further bit's cut splits its parent bin's rows in half,
     so without ties every bin holds the floor or the ceiling of
-    ``m / 2**bits`` of the ``m`` rows. A cut that would fall inside a run of
-    equal values moves to the nearer end of the run; ``bin_mass_[j][k]`` is the fraction of rows in bin ``k`` (for a
+    ``m / 2**bits`` of the ``m`` rows. With ties a cut cannot split a run of
+    equal values: it goes to the nearest place where the value changes that
+    leaves each side at least as many distinct values as it has bins (so any
+    feature with ``2**bits`` distinct values can be fitted); ``bin_mass_[j][k]`` is the fraction of rows in bin ``k`` (for a
     categorical feature: its category's frequency over its number of bins). The decoded value of bin ``k`` is the **median of the
     data in that bin**, so it satisfies the bin's condition.
 
@@ -284,9 +286,9 @@ class QuantileEncoder(_Encoder):
         Raises:
             TypeError: ``X`` is not a 2-D numeric array; bad parameter types.
             ValueError: non-finite values, fewer than ``2**bits`` rows, a
-                constant feature, a real feature with too many ties for
-                ``2**bits`` non-empty bins, or a categorical feature whose
-                bins all go to one category.
+                constant feature, a real feature with fewer than ``2**bits``
+                distinct values, or a categorical feature whose bins all go
+                to one category.
         """
         owner = "QuantileEncoder.fit"
         bits = check_int(owner, "bits", self.bits, 1, MAX_BITS)
@@ -364,9 +366,17 @@ class QuantileEncoder(_Encoder):
         # A cut at position p puts ordered[:p] below it and ordered[p:] above.
         # The most significant bit cuts all rows in half (at the median), and
         # each further bit cuts its parent bin's rows in half, so without ties
-        # every bin holds the floor or ceiling of m / n_bins rows. A cut must
-        # not split a run of equal values (bins are intervals), so one that
-        # would moves to the nearer end of the run.
+        # every bin holds the floor or ceiling of m / n_bins rows. Bins are
+        # intervals, so cuts sit where the value changes ("changes"); with ties
+        # the cut is the change nearest the halfway row that leaves each side
+        # at least as many distinct values as it has bins below it, which
+        # always exists once the feature has n_bins distinct values.
+        changes = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+        if changes.size + 1 < n_bins:
+            raise ValueError(
+                f"{owner}: feature {name!r} has {changes.size + 1} distinct values; "
+                f"bits={bits} needs at least 2**bits = {n_bins} (one per bin). Lower "
+                "bits, or list the column in categorical=.")
         positions = [0] * (n_bins + 1)
         positions[n_bins] = m
         step = n_bins // 2
@@ -374,16 +384,14 @@ class QuantileEncoder(_Encoder):
             for k in range(step, n_bins, 2 * step):
                 low, high = positions[k - step], positions[k + step]
                 ideal = low + (high - low) // 2
-                start = int(np.searchsorted(ordered, ordered[ideal], side="left"))
-                stop = int(np.searchsorted(ordered, ordered[ideal], side="right"))
-                options = [p for p in (start, stop) if low < p < high]
-                if not options:
-                    raise ValueError(
-                        f"{owner}: feature {name!r} has too many tied values for "
-                        f"bits={bits} ({np.unique(ordered).size} distinct values; a bin "
-                        f"of its 2**bits = {n_bins} would be empty). Lower bits, or "
-                        "list the column in categorical=.")
-                positions[k] = min(options, key=lambda p: (abs(p - ideal), p))
+                # changes[first:last + 1] leave >= step distinct values each side.
+                first = int(np.searchsorted(changes, low, side="right")) + step - 1
+                last = int(np.searchsorted(changes, high, side="left")) - step
+                assert first <= last
+                at = int(np.clip(np.searchsorted(changes, ideal), first, last))
+                if at > first and ideal - changes[at - 1] <= changes[at] - ideal:
+                    at -= 1  # the nearer change; the lower one on a tie
+                positions[k] = int(changes[at])
             step //= 2
         positions = positions[1:-1]
         low, high = ordered[np.array(positions) - 1], ordered[positions]

@@ -365,7 +365,7 @@ def test_bins_are_equal_mass_without_ties() -> None:
     assert np.count_nonzero(column >= 500.5) == 502
 
 
-def test_ties_move_cuts_to_the_nearer_end_of_the_run() -> None:
+def test_ties_move_cuts_to_the_nearest_change_of_value() -> None:
     # 40% zeros: the median cut is clean (between 10 and 11), but the lower
     # half's cut (ideally at row 25) falls in the run and moves to its end.
     column = np.concatenate([np.zeros(40), np.arange(1.0, 61.0)])
@@ -374,8 +374,23 @@ def test_ties_move_cuts_to_the_nearer_end_of_the_run() -> None:
     np.testing.assert_array_equal(encoder.bin_mass_[0], [0.4, 0.1, 0.25, 0.25])
     np.testing.assert_array_equal(encoder.table_[0], [0.0, 5.5, 23.0, 48.0])
     assert encoder.describe(0, -1) == f"x0 >= {np.median(column):g}"
-    with pytest.raises(ValueError, match=r"too many tied values for bits=3"):
-        QuantileEncoder(bits=3).fit(column[:, None])  # rows 0..39 cannot make 3 bins
+    # With 3 bits the lower half needs 4 distinct values: its cut moves past
+    # the run by one more value (to row 41) so that both of its halves can split.
+    encoder = QuantileEncoder(bits=3).fit(column[:, None])
+    np.testing.assert_array_equal(encoder.thresholds_[0],
+                                  [0.5, 1.5, 5.5, 10.5, 22.5, 35.5, 47.5])
+    np.testing.assert_array_equal(np.round(encoder.bin_mass_[0] * 100),
+                                  [40, 1, 4, 5, 12, 13, 12, 13])
+
+
+def test_any_feature_with_enough_distinct_values_fits() -> None:
+    # Iris has 22 to 43 distinct values per feature and many ties.
+    encoder = QuantileEncoder(bits=4).fit(IRIS.data)
+    for j in range(4):
+        cuts = encoder.thresholds_[j]
+        assert (np.diff(cuts) > 0).all() and (encoder.bin_mass_[j] > 0).all()
+        # Every representative lies inside its own bin.
+        assert (np.searchsorted(cuts, encoder.table_[j], side="right") == np.arange(16)).all()
 
 
 def test_categorical_bins_follow_frequencies() -> None:
@@ -437,7 +452,7 @@ def test_binary_encoder_is_the_identity() -> None:
     (dict(), np.column_stack([np.arange(20.0), np.ones(20)]), ValueError,
      r"feature 'x1' \(column 1\) is constant"),
     (dict(bits=3), np.repeat(np.arange(5.0), 4)[:, None], ValueError,
-     r"feature 'x0' has too many tied values for bits=3 \(5 distinct values"),
+     r"feature 'x0' has 5 distinct values; bits=3 needs at least 2\*\*bits = 8"),
     (dict(categorical=[4]), IRIS.data, ValueError, r"The 'categorical' parameter"),
     (dict(categorical=[0, 0]), IRIS.data, ValueError, r"lists a column twice"),
     (dict(feature_names=["a"]), IRIS.data, ValueError, r"sequence of 4 strings"),
