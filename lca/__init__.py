@@ -34,8 +34,8 @@ __version__ = "0.1.0"
 
 # Heavier modules load on first use: spawned workers import lca and should not
 # pay for what they never touch.
-_LAZY_MODULES = ("consistency", "exact", "export", "measures", "parallel", "testing",
-                 "tester")
+_LAZY_MODULES = ("consistency", "exact", "export", "measures", "models", "parallel",
+                 "testing", "tester")
 
 
 def __getattr__(name: str) -> Any:
@@ -62,6 +62,7 @@ __all__ = [
     "exact",
     "export",
     "measures",
+    "models",
     "parallel",
     "testing",
     "tester",
