@@ -85,6 +85,19 @@ ORACLES = {
     "tribes": targets.tribes,
     "multiplexer": targets.multiplexer,
 }
+# Seeded constructors on their own: what each one derives from its WordStream.
+CONSTRUCTOR_CASES = [
+    {"constructor": "random_tree", "args": {"n": 6, "leaves": 9, "seed": 11, "labels": "iid"}},
+    {"constructor": "random_tree",
+     "args": {"n": 5, "leaves": 12, "seed": 2 ** 64 - 1, "labels": "sibling_differing"}},
+    {"constructor": "random_tree", "args": {"n": 2, "leaves": 4, "seed": 0, "labels": "iid"}},
+    {"constructor": "parity", "args": {"n": 100, "k": 7, "seed": 5}},
+    {"constructor": "majority", "args": {"n": 30, "k": 5, "seed": 6}},
+    {"constructor": "multiplexer", "args": {"n": 40, "k": 2, "seed": 7}},
+    {"constructor": "tribes", "args": {"n": 50, "width": 3, "count": 4, "seed": 8}},
+    {"constructor": "junta", "args": {"n": 20, "k": 5, "seed": 9}},
+]
+
 PARAMS = {"practical": lca.Params.practical, "guaranteed": lca.Params.guaranteed,
           "from_theory": lca.Params.from_theory, "direct": lca.Params}
 
@@ -98,6 +111,19 @@ def build_oracle(spec: dict) -> lca.Oracle:
 
 def build_params(spec: dict) -> lca.Params:
     return PARAMS[spec["constructor"]](**spec["args"])
+
+
+def constructed(spec: dict) -> dict:
+    """What a seeded constructor derived: the tree, or hidden variables (and table)."""
+    oracle = build_oracle(spec)
+    if spec["constructor"] == "random_tree":
+        return {"tree": oracle.to_nested()}
+    if spec["constructor"] == "multiplexer":
+        return {"variables": oracle.address.tolist() + oracle.data.tolist()}
+    out = {"variables": oracle.variables.tolist()}
+    if spec["constructor"] == "junta":
+        out["table"] = oracle.table.tolist()
+    return out
 
 
 def params_fields(params: lca.Params) -> dict:
@@ -193,6 +219,7 @@ def compute() -> dict:
         "philox4x64_10_key0_counter0": _hex(derive.raw_words(0, 0, 0, 4)),
         "node_keys": keys,
         "points": points,
+        "constructors": [dict(spec, derived=constructed(spec)) for spec in CONSTRUCTOR_CASES],
         "reconstructions": [compute_case(case) for case in CASES],
     }
 

@@ -220,6 +220,32 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Tree:
     return Tree(build(0))
 
 
+def tree_nested(tree: Tree, node=None):
+    """The nested-dict form of ``tree`` (``{"var", "minus", "plus"}``)."""
+    node = tree.root if node is None else node
+    if isinstance(node, int):
+        return node
+    var, minus, plus = node
+    return {"var": var, "minus": tree_nested(tree, minus), "plus": tree_nested(tree, plus)}
+
+
+def hidden(constructor: str, args: dict) -> dict:
+    """What parity, majority, multiplexer, tribes and junta derive (§8)."""
+    stream = WordStream("junta/variables" if constructor == "junta" else constructor,
+                        args["seed"])
+    n = args["n"]
+    if constructor in ("parity", "majority"):  # order is irrelevant; stored sorted
+        return {"variables": sorted(stream.sample(n, args["k"]))}
+    if constructor == "multiplexer":  # k address variables, then 2^k data variables
+        return {"variables": stream.sample(n, args["k"] + 2 ** args["k"])}
+    if constructor == "tribes":  # tribe t is variables[t*width : (t+1)*width]
+        return {"variables": stream.sample(n, args["width"] * args["count"])}
+    if constructor == "junta":
+        return {"variables": stream.sample(n, args["k"]),
+                "table": WordStream("junta/table", args["seed"]).signs(2 ** args["k"])}
+    raise NotImplementedError(constructor)
+
+
 def _mix64(z: int) -> int:
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
