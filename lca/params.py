@@ -17,6 +17,10 @@ __all__ = ["Params", "TheoryConstants", "check_int", "check_real", "check_theory
            "hoeffding_counts"]
 
 
+ADAPTIVE_EPS_LIMIT = 1 / 3
+"""Adaptive ``Params`` need ``eps`` below this (docs/theory.md §6, early leaves)."""
+
+
 def check_int(owner: str, name: str, value: object, low: int,
               high: float = math.inf) -> int:
     """Validate an int parameter (``bool`` is not an int) in ``[low, high]``."""
@@ -151,6 +155,13 @@ class Params:
             raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
                              "and failure probability to certify). Got "
                              f"tau={self.tau!r}, eps={self.eps!r}, delta={self.delta!r}.")
+        if self.adaptive and not self.eps < ADAPTIVE_EPS_LIMIT:
+            # An early leaf has Var(f_path) <= 2 eps, so |E f_path| >= sqrt(1 - 2 eps)
+            # > eps for eps < sqrt(2) - 1: the "magnitude small" stop cannot fire there
+            # and its label is the certified sign (docs/theory.md §6).
+            raise ValueError("The 'eps' parameter of Params must be a real number in the "
+                             "range (0, 1/3) when adaptive=True (early leaves need it; "
+                             f"docs/theory.md §6). Got {self.eps!r} instead.")
         threshold = derive.noise_threshold(rate)
         if self.requested_noise_rate is None:
             object.__setattr__(self, "requested_noise_rate", rate)
