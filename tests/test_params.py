@@ -32,16 +32,24 @@ class TestTheory:
     def test_formulas(self):
         params = Params.from_theory(16, 0.1, 0.01, 1000)
         log_s = 4.0
-        depth = math.ceil(log_s ** 3 / 0.1 ** 3)
-        tau = 0.1 ** 3 / log_s ** 3
+        # Default constants c_d = 2, c_p = 1, c_tau = 1/2 (docs/theory.md §1).
+        depth = math.ceil(2 * log_s ** 3 / 0.1 ** 3)
+        tau = 0.5 * 0.1 ** 3 / log_s ** 3
         log_nodes = (depth + 2) * math.log(2) - math.log(0.01)
-        assert params.depth == depth == 64000
+        assert params.depth == depth == 128000
         assert params.tau == pytest.approx(tau)
         assert params.score_samples == math.ceil(8 / tau ** 2 * (math.log(1000) + log_nodes))
         assert params.leaf_samples == math.ceil(32 / 0.1 ** 2 * log_nodes)
         assert params.requested_noise_rate == pytest.approx(0.025)
         assert params.path_length == 1000
         assert "theory" in params.describe() and "paths stop at n = 1000" in params.describe()
+
+    def test_default_constants_give_the_proof_progress(self):
+        # The potential drops by (c_p - c_tau) eps^3 / L^3 per level and starts
+        # in [0, 1]: the defaults need c_tau < c_p and c_d (c_p - c_tau) >= 1.
+        constants = TheoryConstants()
+        assert constants.tau < constants.noise
+        assert constants.depth * (constants.noise - constants.tau) >= 1
 
     def test_constants_scale(self):
         small = Params.from_theory(16, 0.1, 0.01, 1000,
