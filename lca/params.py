@@ -119,7 +119,7 @@ class Params:
             :meth:`from_theory`), or that adaptive mode certifies.
         adaptive: stop sampling a node or leaf as soon as anytime confidence
             bounds certify its decision (docs/theory.md, "Adaptive
-            estimation"); needs ``tau``, ``eps`` and ``delta``.
+            estimation"); needs ``tau``, ``eps < 1/3`` and ``delta``.
         first_round: samples in the first adaptive round; rounds double.
     """
 
@@ -233,6 +233,8 @@ class Params:
         ``delta' = delta`` in fixed mode. Adaptive mode spends ``delta/2`` on
         its anytime bounds and sizes these counts, its caps, with
         ``delta' = delta/2``; the total failure probability stays ``<= delta``.
+        Adaptive nodes may also stop early as leaves, which adds at most
+        ``eps`` to the error (docs/theory.md §6).
         """
         owner = "Params.guaranteed"
         n = check_int(owner, "n", n, 1)

@@ -10,11 +10,13 @@ exactly; ``tests/test_spec_reference.py`` rebuilds the same vectors from the
 specification alone. Every field of the file is documented in
 ``tests/data/README.md``.
 
-Reconstruction vectors are a table (:data:`CASES`): each entry names an
-oracle by its constructor and arguments, the full :class:`lca.Params`, the
-query points and the seeds, and says what to record. A new mode adds its
-vectors by appending entries (and, if it records something new, a recorder
-to :data:`RECORDERS`); the existing entries and their bits never change.
+Reconstruction vectors are a table (:data:`CASES`): each entry names its
+mode (the decision rules of a section of docs/randomness.md), an oracle by
+its constructor and arguments, the :class:`lca.Params` (stored with every
+field), the query points and the seeds, and says what to record. A new mode
+adds its vectors by appending entries (and, if it records something new, a
+recorder to :data:`RECORDERS`), and its rules to ``tests/spec_reference.py``
+(``DECIDERS``); the existing entries and their bits never change.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ QUERIES = {"purpose": "known-answer-queries", "seed": 0, "count": 32}
 CASES = [
     {
         "name": "fixed",
+        "mode": "fixed",
         "oracle": NOISY_TREE,
         "params": {"constructor": "practical",
                    "args": {"n": 64, "depth": 6, "noise_rate": 0.1, "score_samples": 400,
@@ -63,6 +66,7 @@ CASES = [
     },
     {
         "name": "adaptive",
+        "mode": "adaptive",
         "oracle": NOISY_TREE,
         "params": {"constructor": "practical",
                    "args": {"n": 64, "depth": 6, "noise_rate": 0.1, "score_samples": 3000,
@@ -186,7 +190,7 @@ def compute_case(case: dict) -> dict:
     oracle = build_oracle(case["oracle"])
     params = build_params(case["params"])
     queries = query_points(case["queries"], params.n)
-    out = {"name": case["name"], "mode": "adaptive" if params.adaptive else "fixed",
+    out = {"name": case["name"], "mode": case["mode"],
            "oracle": case["oracle"], "params_constructor": case["params"],
            "params": params_fields(params),
            "queries": dict(case["queries"], n=params.n,

@@ -388,33 +388,47 @@ def adaptive_leaf(f, seed: int, path, params: dict):
     return total, done, False
 
 
-def decide(f, seed: int, path, params: dict) -> dict:
-    """The decision at ``path`` as a row of the known-answer ``decisions`` table."""
+def _node_row(path, samples, certified, variable, disagreements, agreements) -> dict:
+    return {"path": [list(step) for step in path], "kind": "NodeDecision",
+            "samples": samples, "certified": certified, "variable": variable,
+            "disagreements": disagreements, "agreements": agreements}
+
+
+def _leaf_row(path, samples, certified, total) -> dict:
+    return {"path": [list(step) for step in path], "kind": "LeafDecision",
+            "samples": samples, "certified": certified, "label": 1 if total >= 0 else -1,
+            "total": total}
+
+
+def decide_fixed(f, seed: int, path, params: dict) -> dict:
+    """§6, fixed mode: the decision at ``path`` as a known-answer ``decisions`` row."""
     n = params["n"]
-    path = tuple(path)
-    row = {"path": [list(step) for step in path]}
-    if params["adaptive"]:
-        if len(path) < min(params["depth"], n):
-            var, samples, D, C, cert = adaptive_node(f, seed, path, params)
-            if var is not None:
-                return row | {"kind": "NodeDecision", "samples": samples, "certified": cert,
-                              "variable": var, "disagreements": D, "agreements": C}
-        total, samples, cert = adaptive_leaf(f, seed, path, params)
-    else:
-        if len(path) < min(params["depth"], n):
-            var, D, C = fixed_node(f, seed, path, n, params["score_samples"],
-                                   noise_threshold(params["noise_rate"]))
-            return row | {"kind": "NodeDecision", "samples": params["score_samples"],
-                          "certified": None, "variable": var, "disagreements": D,
-                          "agreements": C}
-        samples, cert = params["leaf_samples"], None
-        total = leaf_total(f, seed, path, n, 0, samples)
-    return row | {"kind": "LeafDecision", "samples": samples, "certified": cert,
-                  "label": 1 if total >= 0 else -1, "total": total}
+    if len(path) < min(params["depth"], n):
+        var, D, C = fixed_node(f, seed, path, n, params["score_samples"],
+                               noise_threshold(params["noise_rate"]))
+        return _node_row(path, params["score_samples"], None, var, D, C)
+    total = leaf_total(f, seed, path, n, 0, params["leaf_samples"])
+    return _leaf_row(path, params["leaf_samples"], None, total)
 
 
-def answers(f, seed: int, queries: list[int], params: dict) -> tuple[list[int], list[dict]]:
+def decide_adaptive(f, seed: int, path, params: dict) -> dict:
+    """§6, adaptive mode (an early leaf is a leaf row at a shorter path)."""
+    if len(path) < min(params["depth"], params["n"]):
+        var, samples, D, C, certified = adaptive_node(f, seed, path, params)
+        if var is not None:
+            return _node_row(path, samples, certified, var, D, C)
+    total, samples, certified = adaptive_leaf(f, seed, path, params)
+    return _leaf_row(path, samples, certified, total)
+
+
+DECIDERS = {"fixed": decide_fixed, "adaptive": decide_adaptive}
+"""Decision rules by the ``mode`` of a known-answer case; a new mode adds its own."""
+
+
+def answers(f, seed: int, queries: list[int], params: dict,
+            mode: str) -> tuple[list[int], list[dict]]:
     """Answers of every query and every decision made, sorted by path."""
+    decide = DECIDERS[mode]
     made: dict[tuple, dict] = {}
     out = []
     for z in queries:

@@ -87,20 +87,23 @@ def test_query_points(case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
 def test_reconstruction(case):
+    assert case["mode"] in ref.DECIDERS, (
+        f"mode {case['mode']!r} has known answers but no reference rules: add them to "
+        "tests/spec_reference.py (DECIDERS), written from its docs/randomness.md section")
     params = case["params"]
     f = ref.build_oracle(case["oracle"])
     n = case["queries"]["n"]
     queries = ref.query_points(case["queries"]["seed"], case["queries"]["purpose"], n,
                                case["queries"]["count"])
     for seed in case["seeds"]:
-        answers, decisions = ref.answers(f, seed, queries, params)
+        answers, decisions = ref.answers(f, seed, queries, params, case["mode"])
         if "answers" in case:
             assert answers == case["answers"][str(seed)], seed
         if "decisions" in case:
             assert decisions == case["decisions"][str(seed)], seed
     if "explain_first" in case:
         explained = case["explain_first"]
-        _, decisions = ref.answers(f, explained["seed"], queries[:1], params)
+        _, decisions = ref.answers(f, explained["seed"], queries[:1], params, case["mode"])
         nodes = [[d["variable"], d["disagreements"], d["agreements"]]
                  for d in decisions if d["kind"] == "NodeDecision"]
         leaf = decisions[-1] if decisions[-1]["kind"] == "LeafDecision" else None
