@@ -94,6 +94,11 @@ class TheoryConstants:
     noise: float = 1.0
     tau: float = 0.5
 
+    @property
+    def proof_holds(self) -> bool:
+        """``c_tau < c_p`` and ``c_d (c_p - c_tau) >= 1``: the proof's conditions."""
+        return self.tau < self.noise and self.depth * (self.noise - self.tau) >= 1
+
 
 @dataclass(frozen=True)
 class Params:
@@ -327,4 +332,18 @@ class Params:
         if self.preset == "practical":
             lines.append("  guarantee             determinism and consistency only; "
                          "an accuracy bound needs the theory preset")
+        elif self.preset == "guaranteed":
+            lines.append("  guarantee             every decision right at this depth, rate "
+                         "and tau w.p. >= 1-delta; no error bound by itself")
+        elif (self.constants is not None and self.constants.proof_holds
+              and self.requested_noise_rate < 1.0):
+            # Size version (from_theory sets size) or depth/measure version;
+            # adaptive early leaves add eps (docs/theory.md §1, §2, §6).
+            opt = "20 opt_s" if self.size is not None else "22 opt_d"
+            coefficient = 8 * self.constants.noise + 3 + self.adaptive
+            lines.append(f"  guarantee             dist(T, f) <= {opt} + {coefficient:g} eps "
+                         "w.p. >= 1-delta (docs/theory.md)")
+        else:
+            lines.append("  guarantee             none: the constants miss the proof's "
+                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1, p unclipped)")
         return "\n".join(lines)

@@ -92,3 +92,26 @@ def test_theory_constants_validation():
         Params.from_theory(16, 0.1, 0.1, 10, TheoryConstants(tau=-1))
     with pytest.raises(TypeError, match="must be a TheoryConstants"):
         Params.from_theory(16, 0.1, 0.1, 10, constants=(1, 1, 1))
+
+
+class TestDescribeGuarantee:
+    """describe() states the guarantee each preset has, and no more (docs/theory.md)."""
+
+    def test_theory_preset_states_the_proof_bound(self):
+        theory = Params.from_theory(16, 0.1, 0.01, 100)
+        assert "dist(T, f) <= 20 opt_s + 11 eps" in theory.describe()
+        adaptive = Params.from_theory(16, 0.1, 0.01, 100, adaptive=True)
+        assert "dist(T, f) <= 20 opt_s + 12 eps" in adaptive.describe()
+        assert "22 opt_d + 11 eps" in Params.for_measure("deg", 2, 0.1, 0.01, 100).describe()
+
+    def test_constants_outside_the_proof_claim_nothing(self):
+        old_defaults = TheoryConstants(depth=1.0, noise=1.0, tau=1.0)
+        assert not old_defaults.proof_holds and TheoryConstants().proof_holds
+        text = Params.from_theory(16, 0.1, 0.01, 100, old_defaults).describe()
+        assert "guarantee             none" in text and "opt" not in text
+
+    def test_guaranteed_and_practical_claim_no_error_bound(self):
+        assert "no error bound by itself" in Params.guaranteed(100, 5, 0.1, 0.1, 0.1,
+                                                               0.1).describe()
+        assert "determinism and consistency only" in Params.practical(10, 3, 0.1, 10,
+                                                                      10).describe()
