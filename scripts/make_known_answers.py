@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import lca
-from lca import derive, targets
+from lca import derive, estimate, targets
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "known_answers.json"
 FORMAT = 2
@@ -89,6 +90,14 @@ ORACLES = {
     "tribes": targets.tribes,
     "multiplexer": targets.multiplexer,
 }
+# Adaptive mode's log term and Bernstein bounds (docs/randomness.md §6):
+# (events E, delta) pairs, and a grid of (count, samples) for every log term.
+# Some grid points separate the specified evaluation order from natural
+# alternatives by one ulp, so the vectors pin the order.
+LOG_TERM_CASES = [((2 * 64 * 64 + 1) * 6 * 2 ** 7, 0.05), (4 * 5 * 2 ** 7, 0.05),
+                  ((2 * 1000 ** 2 + 1) * 8 * 2 ** 13, 0.01), (4 * 3 * 2 ** 3, 0.1)]
+BOUND_SAMPLES = [64, 100, 128, 256, 300, 1000, 3000]
+
 # Seeded constructors on their own: what each one derives from its WordStream.
 CONSTRUCTOR_CASES = [
     {"constructor": "random_tree", "args": {"n": 6, "leaves": 9, "seed": 11, "labels": "iid"}},
@@ -128,6 +137,21 @@ def constructed(spec: dict) -> dict:
     if spec["constructor"] == "junta":
         out["table"] = oracle.table.tolist()
     return out
+
+
+def adaptive_bounds() -> dict:
+    """``L`` for each log-term case, then ``U(c)`` and ``Lo(c)`` on a grid, as float hex."""
+    logs = [{"events": events, "delta": delta,
+             "L": estimate.ln_upper(Fraction(events) / (Fraction(delta) / 2)).hex()}
+            for events, delta in LOG_TERM_CASES]
+    rows = []
+    for case in logs:
+        L = float.fromhex(case["L"])
+        for q in BOUND_SAMPLES:
+            for c in range(0, q + 1, max(1, q // 23)):
+                rows.append([c, q, case["L"], float(estimate.bernoulli_upper(c, q, L)).hex(),
+                             float(estimate.bernoulli_lower(c, q, L)).hex()])
+    return {"log_terms": logs, "bounds": rows}
 
 
 def params_fields(params: lca.Params) -> dict:
@@ -224,6 +248,7 @@ def compute() -> dict:
         "node_keys": keys,
         "points": points,
         "constructors": [dict(spec, derived=constructed(spec)) for spec in CONSTRUCTOR_CASES],
+        "adaptive_bounds": adaptive_bounds(),
         "reconstructions": [compute_case(case) for case in CASES],
     }
 

@@ -33,6 +33,7 @@ def test_random123_vector_is_stored():
 
 @pytest.mark.parametrize("section", [
     "format", "version", "philox4x64_10_key0_counter0", "node_keys", "points", "constructors",
+    "adaptive_bounds",
 ])
 def test_section_matches(computed, section):
     assert computed[section] == STORED[section]

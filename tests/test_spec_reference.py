@@ -8,6 +8,7 @@ reconstruction case. A failure means the spec and the library disagree.
 """
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,35 @@ def test_seeded_constructors(case):
         assert {"tree": ref.tree_nested(tree)} == case["derived"]
     else:
         assert ref.hidden(case["constructor"], case["args"]) == case["derived"]
+
+
+def test_adaptive_log_terms():
+    # delta enters as its exact binary value; ln_upper is exact, rounded once.
+    for case in STORED["adaptive_bounds"]["log_terms"]:
+        L = ref.ln_upper(ref.Fraction(case["events"]) / (ref.Fraction(case["delta"]) / 2))
+        assert L.hex() == case["L"]
+
+
+def test_adaptive_bounds_follow_the_specified_float_order():
+    rows = STORED["adaptive_bounds"]["bounds"]
+    assert len(rows) > 500
+    for c, q, L, upper, lower in rows:
+        L = float.fromhex(L)
+        assert (ref.upper(c, q, L).hex(), ref.lower(c, q, L).hex()) == (upper, lower), (c, q)
+
+
+def test_bound_vectors_pin_the_evaluation_order():
+    # A natural rereading of the same formula, a = sqrt(2 (L/q)), b = 2 (L/q) / 3,
+    # differs by an ulp on some stored rows: the vectors catch a wrong order.
+    def reread_upper(c, q, L):
+        a = math.sqrt(2 * (L / q))
+        b = 2 * (L / q) / 3
+        root = (a + math.sqrt(a * a + 4 * (c / q + b))) / 2
+        return min(root * root, 1.0)
+
+    rows = STORED["adaptive_bounds"]["bounds"]
+    assert any(reread_upper(c, q, float.fromhex(L)).hex() != upper
+               for c, q, L, upper, _ in rows)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
