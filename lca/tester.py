@@ -201,6 +201,12 @@ def _worst_case_queries(params: Params, m: int) -> int:
 # tolerant tester
 
 
+def _theory_complete(params: Params, kappa: float) -> bool:
+    # docs/theory.md §3: 20 opt_s + 11 eps <= 31 eps <= (kappa - 1) eps.
+    return (params.preset == "theory" and params.constants == TheoryConstants()
+            and kappa >= THEORY_THRESHOLD_FACTOR)
+
+
 @dataclass(frozen=True)
 class TolerantTestPlan:
     """What :func:`tolerant_test` will do, computed without querying ``f``.
@@ -240,6 +246,11 @@ class TolerantTestPlan:
             f"{(kappa + 1) * eps:g}-far from every depth-{self.params.path_length} tree",
             "  accepts w.p. >= 1-delta if dist(T_seed, f) <= "
             f"{max(kappa - 1, 0) * eps:g}",
+            "  accepts every f eps-close to a size-s tree: "
+            + ("proved, w.p. >= 1-2delta (theory preset, kappa >= "
+               f"{THEORY_THRESHOLD_FACTOR:g})" if _theory_complete(self.params, kappa)
+               else f"not proved (needs the theory preset and kappa >= "
+                    f"{THEORY_THRESHOLD_FACTOR:g})"),
         ]
         return "\n".join(lines) + "\n" + self.params.describe()
 
@@ -360,8 +371,7 @@ class TestResult:
         True for the theory preset with the default constants and
         ``threshold_factor >= THEORY_THRESHOLD_FACTOR`` (docs/theory.md §3).
         """
-        return (self.params.preset == "theory" and self.params.constants == TheoryConstants()
-                and self.threshold_factor >= THEORY_THRESHOLD_FACTOR)
+        return _theory_complete(self.params, self.threshold_factor)
 
     def __str__(self) -> str:
         return (f"{self.verdict()}\n  queries to f: {self.queries} "

@@ -230,6 +230,10 @@ class TestResultObject:
         assert plan.params.preset == "theory" and plan.params.depth == 16000  # 2 * 2^3 / 0.1^3
         assert plan.worst_case_queries > DEFAULT_MAX_QUERIES
         assert "theory preset" in plan.describe()
+        assert "size-s tree: not proved" in plan.describe()  # kappa = 2
+        strict = plan_tolerant_test(10, 4, EPS, DELTA, preset="theory",
+                                    threshold_factor=THEORY_THRESHOLD_FACTOR)
+        assert "size-s tree: proved, w.p. >= 1-2delta" in strict.describe()
         with pytest.raises(ValueError, match=r"tolerant_test: the theory plan may need up to "
                                              r"4\.65e\+16 queries to f .* pass max_queries=None"):
             tolerant_test(targets.random_tree(10, 4, 0), 4, EPS, DELTA, 1, preset="theory")
