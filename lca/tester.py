@@ -201,9 +201,14 @@ def _worst_case_queries(params: Params, m: int) -> int:
 # tolerant tester
 
 
-def _theory_complete(params: Params, kappa: float) -> bool:
-    # docs/theory.md §3: 20 opt_s + 11 eps <= 31 eps <= (kappa - 1) eps.
+def _theory_complete(params: Params, kappa: float, s: int, eps: float,
+                     delta: float) -> bool:
+    # docs/theory.md §3: 20 opt_s + 11 eps <= 31 eps <= (kappa - 1) eps, for
+    # theory parameters built for a size >= s, an eps <= eps and a delta <= delta.
     return (params.preset == "theory" and params.constants == TheoryConstants()
+            and params.size is not None and params.size >= s
+            and params.eps is not None and params.eps <= eps
+            and params.delta is not None and params.delta <= delta
             and kappa >= THEORY_THRESHOLD_FACTOR)
 
 
@@ -248,7 +253,8 @@ class TolerantTestPlan:
             f"{max(kappa - 1, 0) * eps:g}",
             "  accepts every f eps-close to a size-s tree: "
             + ("proved, w.p. >= 1-2delta (theory preset, kappa >= "
-               f"{THEORY_THRESHOLD_FACTOR:g})" if _theory_complete(self.params, kappa)
+               f"{THEORY_THRESHOLD_FACTOR:g})"
+               if _theory_complete(self.params, kappa, self.s, eps, self.delta)
                else f"not proved (needs the theory preset and kappa >= "
                     f"{THEORY_THRESHOLD_FACTOR:g})"),
         ]
@@ -368,10 +374,12 @@ class TestResult:
     def theory_complete(self) -> bool:
         """Does the proof make a rejection mean "not ``eps``-close to a size-``s`` tree"?
 
-        True for the theory preset with the default constants and
+        True for theory parameters with the default constants, built for a
+        size ``>= s``, an ``eps`` and ``delta`` no larger than the test's, and
         ``threshold_factor >= THEORY_THRESHOLD_FACTOR`` (docs/theory.md §3).
         """
-        return _theory_complete(self.params, self.threshold_factor)
+        return _theory_complete(self.params, self.threshold_factor, self.s, self.eps,
+                                self.delta)
 
     def __str__(self) -> str:
         return (f"{self.verdict()}\n  queries to f: {self.queries} "

@@ -191,8 +191,11 @@ class TestResultObject:
         assert not rejected.theory_complete
         assert "no claim about all size-4 trees" in rejected.verdict()
         theory = Params.from_theory(4, EPS, DELTA, 12)
-        for kappa, complete in ((2.0, False), (THEORY_THRESHOLD_FACTOR, True)):
-            claimed = dataclasses.replace(rejected, params=theory, preset="theory",
+        smaller = Params.from_theory(2, EPS, DELTA, 12)  # built for the wrong size
+        for params, kappa, complete in ((theory, 2.0, False),
+                                        (theory, THEORY_THRESHOLD_FACTOR, True),
+                                        (smaller, THEORY_THRESHOLD_FACTOR, False)):
+            claimed = dataclasses.replace(rejected, params=params, preset="theory",
                                           threshold_factor=kappa)
             assert claimed.theory_complete is complete
             assert ("REJECT: f is not 0.1-close to a size-4 decision tree" in
