@@ -36,9 +36,11 @@ __all__ = [
     "leaf_sum",
     "leaf_label",
     "chunk_rows",
+    "query",
     "ln_upper",
     "bernoulli_upper",
     "bernoulli_lower",
+    "lead_is_certified",
     "anytime_rounds",
     "AdaptiveNode",
     "AdaptiveLeaf",
@@ -57,8 +59,9 @@ def chunk_rows(n: int) -> int:
     return max(1, _BATCH_ENTRIES // n)
 
 
-def _query(oracle: Oracle, points: np.ndarray, seed: int, purpose: str,
-           path: Path) -> np.ndarray:
+def query(oracle: Oracle, points: np.ndarray, seed: int, purpose: str,
+          path: Path) -> np.ndarray:
+    """``f`` on ``points``; an oracle error gets a note naming the purpose, path and seed."""
     try:
         return oracle(points)
     except Exception as error:
@@ -90,8 +93,8 @@ def _score_block(oracle: Oracle, seed: int, key: int, path: Path, start: int, st
     n = oracle.n
     x = derive.uniform_points(key, n, start, stop, path)
     flips = derive.flip_masks(key, n, start, stop, threshold, path)
-    fx = _query(oracle, derive.unpack_points(x, n), seed, "score", path)
-    fy = _query(oracle, derive.unpack_points(x ^ flips, n), seed, "score", path)
+    fx = query(oracle, derive.unpack_points(x, n), seed, "score", path)
+    fy = query(oracle, derive.unpack_points(x ^ flips, n), seed, "score", path)
     differ = fx != fy
     rows = flips[differ]
     flipped = _unpack_bits(rows, n).sum(axis=0, dtype=np.int64)
@@ -190,7 +193,7 @@ def unbiased_estimates(oracle: Oracle, seed: int, path: Path, samples: int,
     flips = derive.flip_masks(key, n, 0, samples, threshold, path)
     x_points = derive.unpack_points(x, n)
     y_points = derive.unpack_points(x ^ flips, n)
-    differ = _query(oracle, x_points, seed, "score", path) != _query(
+    differ = query(oracle, x_points, seed, "score", path) != query(
         oracle, y_points, seed, "score", path)
     same = x_points == y_points
     p = derive.noise_rate_of(threshold)
@@ -214,7 +217,7 @@ def _leaf_range(oracle: Oracle, seed: int, path: Path, start: int, stop: int) ->
     step = chunk_rows(n)
     for lo in range(start, stop, step):
         x = derive.uniform_points(key, n, lo, min(lo + step, stop), path)
-        values = _query(oracle, derive.unpack_points(x, n), seed, "leaf", path)
+        values = query(oracle, derive.unpack_points(x, n), seed, "leaf", path)
         total += int(values.sum(dtype=np.int64))
     return total
 
@@ -274,6 +277,16 @@ def bernoulli_lower(count: np.ndarray | int, samples: int, log_term: float) -> n
     slack = np.asarray(count, dtype=np.float64) / samples - b
     root = (-a + np.sqrt(a * a + 4 * np.maximum(slack, 0.0))) / 2
     return np.where(slack > 0, root * root, 0.0)
+
+
+def lead_is_certified(lead: int, trials: int, log_term: float) -> bool:
+    """Sign test: is a lead of ``lead`` in ``trials`` two-way contests certified at ``e^-L``?
+
+    If each contest is won by either side with probability 1/2, the lead
+    exceeds ``t`` with probability at most ``exp(-t^2 / (2 trials))``
+    (Hoeffding); certified means ``lead > 0`` and ``lead^2 >= 2 L trials``.
+    """
+    return lead > 0 and lead * lead >= 2 * log_term * trials
 
 
 def anytime_rounds(first: int, cap: int) -> list[int]:

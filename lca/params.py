@@ -126,6 +126,15 @@ class Params:
             bounds certify its decision (docs/theory.md, "Adaptive
             estimation"); needs ``tau``, ``eps < 1/3`` and ``delta``.
         first_round: samples in the first adaptive round; rounds double.
+            The search estimator draws its pairs in the same rounds.
+        estimator: ``"score"``, the paper's UnbiasedEstimator (fixed or
+            adaptive), or ``"search"``, the sensitive-coordinate search of the
+            efficient mode (:mod:`lca.search`; a heuristic, docs/theory.md §7).
+            With ``"search"``, ``score_samples`` caps the *pairs* per node,
+            ``leaf_samples`` is the fewest labelled points a leaf is labelled
+            from (reused ancestor points count), ``eps`` is the minority
+            share under which a node is certified constant and ``delta`` the
+            per-node confidence of its tests; ``noise_rate`` is not used.
     """
 
     n: int
@@ -142,6 +151,7 @@ class Params:
     constants: TheoryConstants | None = field(default=None, compare=True)
     adaptive: bool = False
     first_round: int = 64
+    estimator: str = "score"
 
     def __post_init__(self) -> None:
         owner = "Params"
@@ -150,10 +160,10 @@ class Params:
             object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
         rate = check_real(owner, "noise_rate", self.noise_rate, 0.0, 1.0,
                           open_high=False)
-        if self.preset not in ("theory", "guaranteed", "practical"):
+        if self.preset not in ("theory", "guaranteed", "practical", "efficient"):
             raise ValueError(
-                "The 'preset' parameter of Params must be 'theory', 'guaranteed' or "
-                f"'practical'. Got {self.preset!r} instead."
+                "The 'preset' parameter of Params must be 'theory', 'guaranteed', "
+                f"'practical' or 'efficient'. Got {self.preset!r} instead."
             )
         if not isinstance(self.adaptive, bool):
             raise TypeError("The 'adaptive' parameter of Params must be a bool. "
@@ -164,6 +174,14 @@ class Params:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
                                                           0.0, high))
+        if self.estimator not in ("score", "search"):
+            raise ValueError("The 'estimator' parameter of Params must be 'score' or "
+                             f"'search'. Got {self.estimator!r} instead.")
+        if self.estimator == "search" and (self.adaptive or None in (self.eps, self.delta)):
+            raise ValueError("Params with estimator='search' need 'eps' and 'delta' (the "
+                             "constant-leaf threshold and per-node confidence) and "
+                             f"adaptive=False. Got eps={self.eps!r}, delta={self.delta!r}, "
+                             f"adaptive={self.adaptive!r}.")
         if self.adaptive and None in (self.tau, self.eps, self.delta):
             raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
                              "and failure probability to certify). Got "
@@ -192,7 +210,12 @@ class Params:
 
     @property
     def predicted_queries(self) -> int:
-        """Queries to ``f`` for one cold answer (no cache)."""
+        """Queries to ``f`` for one cold answer (no cache); an upper bound if adaptive or search."""
+        if self.estimator == "search":
+            # Per node: 2 points per pair, then at most ceil(log2 n) hybrids
+            # for every pair that disagrees; a leaf reuses points first.
+            per_pair = 2 + max(1, (self.n - 1).bit_length())
+            return self.path_length * per_pair * self.score_samples + self.leaf_samples
         return self.path_length * 2 * self.score_samples + self.leaf_samples
 
     @classmethod
@@ -212,6 +235,33 @@ class Params:
         return cls(n=n, depth=depth, noise_rate=noise_rate,
                    score_samples=score_samples, leaf_samples=leaf_samples,
                    preset="practical", adaptive=adaptive, tau=tau, eps=eps, delta=delta)
+
+    @classmethod
+    def efficient(cls, n: int, depth: int = 12, *, pairs: int = 64, first_round: int = 16,
+                  leaf_samples: int = 64, eps: float = 0.1,
+                  delta: float = 0.05) -> Params:
+        """The recommended preset: the sensitive-coordinate search estimator.
+
+        Not the paper's algorithm (that is :meth:`practical`, :meth:`guaranteed`
+        and :meth:`from_theory`): each node draws up to ``pairs`` pairs of
+        independent uniform points in rounds from ``first_round`` and
+        binary-searches each disagreeing pair for a sensitive coordinate
+        (:mod:`lca.search`). ``depth`` is a cap: a node becomes a leaf early
+        when its points certify it ``eps``-close to constant or its edges show
+        no variable standing out (each test at confidence ``1 - delta`` per
+        node). Leaves are labelled from the ancestors' points in their
+        subcube, topped up with fresh ones to ``leaf_samples``.
+
+        Determinism and consistency hold as for every preset; the accuracy
+        of the tree is measured (docs/benchmarks.md), not proved
+        (docs/theory.md §7). The defaults were chosen by
+        ``scripts/bench_efficient.py``.
+        """
+        owner = "Params.efficient"
+        return cls(n=check_int(owner, "n", n, 1), depth=check_int(owner, "depth", depth, 0),
+                   noise_rate=0.1, score_samples=check_int(owner, "pairs", pairs, 1),
+                   leaf_samples=leaf_samples, preset="efficient", first_round=first_round,
+                   eps=eps, delta=delta, estimator="search")
 
     @classmethod
     def guaranteed(cls, n: int, depth: int, noise_rate: float, tau: float, eps: float,
@@ -308,6 +358,8 @@ class Params:
 
     def describe(self) -> str:
         """A human-readable summary, including the predicted cost per answer."""
+        if self.estimator == "search":
+            return self._describe_search()
         lines = [f"lca parameters ({self.preset} preset)"]
         if self.size is not None:
             lines.append(f"  target size s         {self.size}")
@@ -347,3 +399,20 @@ class Params:
             lines.append("  guarantee             none: the constants miss the proof's "
                          "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1, p unclipped)")
         return "\n".join(lines)
+
+    def _describe_search(self) -> str:
+        return "\n".join([
+            f"lca parameters ({self.preset} preset: sensitive-coordinate search, "
+            "not the paper's estimator)",
+            f"  variables n           {self.n}",
+            f"  depth cap             {self.depth}"
+            + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
+            f"  pairs per node        {self.first_round}, doubling up to {self.score_samples}"
+            f"  (2 queries each, plus about log2 n per disagreeing pair)",
+            f"  early leaf            minority share <= {self.eps:.3g} certified, or no "
+            f"variable stands out (each at confidence {1 - self.delta:.3g} per node)",
+            f"  points per leaf       {self.leaf_samples}  (ancestors' points reused first)",
+            f"  queries per answer    at most {self.predicted_queries}  (cold, no cache)",
+            "  guarantee             determinism and consistency; accuracy measured, "
+            "not proved (docs/theory.md)",
+        ])

@@ -11,6 +11,7 @@ saves work: it never changes an answer.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lca import estimate
+from lca import estimate, search
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle, check_points
 from lca.params import Params
@@ -29,6 +30,7 @@ __all__ = [
     "LeafDecision",
     "AnswerStats",
     "Explanation",
+    "LowMarginWarning",
     "Reconstructor",
     "answer",
     "check_seed",
@@ -40,7 +42,18 @@ class NodeDecision:
     """An internal node: the chosen variable and the counts that chose it.
 
     ``certified`` is ``None`` in fixed mode; in adaptive mode it says whether
-    the anytime bounds certified the choice before the sample cap.
+    the anytime bounds certified the choice before the sample cap; with the
+    search estimator, whether the lead was certified.
+
+    Score estimator: ``samples`` pairs ``(x, y)``, ``disagreements`` ``D``,
+    ``agreements`` ``C`` of the chosen variable; ``margin`` is
+    ``C_runner_up - C_chosen``. Search estimator: ``samples`` pairs,
+    ``disagreements`` of them searched, ``agreements`` 0, ``votes`` the
+    chosen variable's, ``rule`` the test that chose it (``"votes"`` or
+    ``"correlation"``, :mod:`lca.search`) and ``margin`` its votes, or its
+    ``|sum f x_i|``, minus the runner-up's.
+    ``low_margin``: the lead fails a sign test (:func:`lca.estimate.lead_is_certified`;
+    docs/theory.md §7), so the choice over the runner-up is close to a guess.
     """
 
     variable: int
@@ -48,6 +61,11 @@ class NodeDecision:
     disagreements: int
     agreements: int
     certified: bool | None = None
+    runner_up: int | None = None
+    margin: int | None = None
+    low_margin: bool = False
+    votes: int | None = None
+    rule: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,8 @@ class AnswerStats:
     """Work done: queries to ``f``, nodes and leaves built, cache hits.
 
     Adaptive mode also counts decisions that reached their sample cap without
-    a certificate (``uncertified``) and nodes that became leaves early.
+    a certificate (``uncertified``) and nodes that became leaves early;
+    ``low_margin`` counts nodes built whose choice failed the sign test.
     """
 
     queries: int = 0
@@ -74,6 +93,7 @@ class AnswerStats:
     cache_hits: int = 0
     uncertified: int = 0
     early_leaves: int = 0
+    low_margin: int = 0
 
     def __iadd__(self, other: AnswerStats) -> AnswerStats:
         for name in self.__dataclass_fields__:
@@ -117,6 +137,48 @@ def _check_query(z: Any, n: int) -> np.ndarray:
 
 Decision = NodeDecision | LeafDecision
 
+# Warn when more than this share of the nodes an answer used were low-margin.
+_LOW_MARGIN_SHARE = 0.5
+# Sign-test level of the score estimator's margins: ln(20), a 95% one-sided test.
+_SCORE_MARGIN_LOG = estimate.ln_upper(20)
+# Labelled points kept for reuse by the search estimator (docs/randomness.md §8).
+_POOL_BYTES = 1 << 28
+
+
+class LowMarginWarning(UserWarning):
+    """Most decisions behind an answer were low-margin: the tree there is close to guesswork."""
+
+
+def _warn_if_guesswork(nodes: list[NodeDecision]) -> None:
+    low = sum(node.low_margin for node in nodes)
+    if nodes and low > _LOW_MARGIN_SHARE * len(nodes):
+        warnings.warn(
+            f"{low} of the {len(nodes)} node decisions behind these answers were low-margin: "
+            "the chosen variable did not beat the runner-up by a significant margin, so "
+            "those splits are close to arbitrary. Where f is nearly constant that is "
+            "harmless; elsewhere the tree is mostly guesswork (more samples per node or a "
+            "smaller depth cap may help).",
+            LowMarginWarning, stacklevel=3)
+
+
+def _score_node(counts: estimate.ScoreCounts, variable: int, path: Path,
+                certified: bool | None) -> NodeDecision:
+    """A score-estimator node with its margin over the runner-up."""
+    agreements = counts.agreements.copy()
+    agreements[variable] = counts.samples + 1
+    runner_up = estimate.choose_variable(
+        estimate.ScoreCounts(counts.samples, counts.disagreements, agreements), path) \
+        if len(path) + 1 < counts.agreements.shape[0] else None
+    chosen = int(counts.agreements[variable])
+    if runner_up is None:
+        return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified)
+    lead = int(counts.agreements[runner_up]) - chosen
+    # Samples that separate the two: at most those where either one flipped.
+    trials = 2 * counts.disagreements - chosen - int(counts.agreements[runner_up])
+    low = not estimate.lead_is_certified(lead, trials, _SCORE_MARGIN_LOG)
+    return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified,
+                        runner_up, lead, low)
+
 
 class Reconstructor:
     """Query access to one fixed tree ``T_seed`` per seed, built lazily.
@@ -152,6 +214,8 @@ class Reconstructor:
         self.record = record
         self._counting = counting
         self._cache: OrderedDict[tuple[int, Path], Decision] = OrderedDict()
+        self._pools: OrderedDict[tuple[int, Path], search.Labelled] = OrderedDict()
+        self._pool_bytes = 0
         self.decisions: dict[tuple[int, Path], Decision] = {}
         self.stats = AnswerStats()
         self.last_stats = AnswerStats()
@@ -191,6 +255,7 @@ class Reconstructor:
             else:
                 stats.nodes_built += 1
             stats.uncertified += decision.certified is False
+            stats.low_margin += isinstance(decision, NodeDecision) and decision.low_margin
             if self.cache_size:
                 self._cache[key] = decision
                 if len(self._cache) > self.cache_size:
@@ -203,6 +268,8 @@ class Reconstructor:
 
     def _build(self, seed: int, path: Path) -> Decision:
         params = self.params
+        if params.estimator == "search":
+            return self._build_search(seed, path)
         if params.adaptive:
             return self._build_adaptive(seed, path)
         if len(path) == params.path_length:
@@ -211,20 +278,70 @@ class Reconstructor:
             return LeafDecision(estimate.leaf_label(total), samples, total)
         counts = estimate.score_counts(self._counting, seed, path,
                                        params.score_samples, params.noise_threshold)
-        variable = estimate.choose_variable(counts, path)
-        return NodeDecision(variable, counts.samples, counts.disagreements,
-                            int(counts.agreements[variable]))
+        return _score_node(counts, estimate.choose_variable(counts, path), path, None)
 
     def _build_adaptive(self, seed: int, path: Path) -> Decision:
         if len(path) < self.params.path_length:
             node = estimate.adaptive_node(self._counting, seed, path, self.params)
             if node.variable is not None:
-                counts = node.counts
-                return NodeDecision(node.variable, counts.samples, counts.disagreements,
-                                    int(counts.agreements[node.variable]), node.certified)
+                return _score_node(node.counts, node.variable, path, node.certified)
         leaf = estimate.adaptive_leaf(self._counting, seed, path, self.params)
         return LeafDecision(estimate.leaf_label(leaf.total), leaf.samples, leaf.total,
                             leaf.certified)
+
+    def _build_search(self, seed: int, path: Path) -> Decision:
+        """Efficient mode: search at nodes, leaves labelled from reused points first."""
+        params = self.params
+        labelled = self._inherited(seed, path)
+        certified = None
+        if len(path) < params.path_length:
+            node = search.search_node(self._counting, seed, path, params, labelled)
+            if node.variable is not None:
+                self._keep_pool(seed, path, labelled.plus(node.own))
+                return NodeDecision(node.variable, node.pairs, node.disagreements, 0,
+                                    node.certified, node.runner_up, node.margin,
+                                    not node.certified, int(node.votes[node.variable]),
+                                    node.rule)
+            labelled = labelled.plus(node.own)
+            certified = node.certified
+        fresh = search.leaf_points(self._counting, seed, path,
+                                   params.leaf_samples - len(labelled))
+        total = labelled.total + fresh.total
+        return LeafDecision(estimate.leaf_label(total), len(labelled) + len(fresh), total,
+                            certified)
+
+    def _inherited(self, seed: int, path: Path) -> search.Labelled:
+        """The ancestors' pair points that lie in ``path``'s subcube, with their values.
+
+        Which points these are depends on the path alone; the pool memo only
+        saves re-querying them (docs/randomness.md §8).
+        """
+        if not path:
+            return search.Labelled.empty(self.params.n)
+        return self._pool(seed, path[:-1]).restrict(*path[-1])
+
+    def _pool(self, seed: int, path: Path) -> search.Labelled:
+        """Inherited plus own pair points of the internal node ``path``."""
+        key = (seed, path)
+        pool = self._pools.get(key)
+        if pool is not None:
+            self._pools.move_to_end(key)
+            return pool
+        decision = self._cache.get(key) or self._build(seed, path)
+        assert isinstance(decision, NodeDecision), "only internal nodes have pools"
+        pool = self._pools.get(key)  # _build keeps it
+        if pool is None:
+            own = search.pair_points(self._counting, seed, path, 0, decision.samples)
+            pool = self._inherited(seed, path).plus(own)
+            self._keep_pool(seed, path, pool)
+        return pool
+
+    def _keep_pool(self, seed: int, path: Path, pool: search.Labelled) -> None:
+        self._pools[(seed, path)] = pool
+        self._pool_bytes += pool.nbytes
+        while self._pool_bytes > _POOL_BYTES and len(self._pools) > 1:
+            _, dropped = self._pools.popitem(last=False)
+            self._pool_bytes -= dropped.nbytes
 
     # -- answering -----------------------------------------------------------
 
@@ -260,6 +377,7 @@ class Reconstructor:
             path = path + ((decision.variable, int(z[decision.variable])),)
         self.stats += stats
         self.last_stats = stats
+        _warn_if_guesswork(nodes)
         return Explanation(seed, path, decision.label, tuple(nodes), decision, stats)
 
     def answer(self, z: Any, seed: int) -> int:
@@ -296,6 +414,7 @@ class Reconstructor:
                         next_groups[path + ((decision.variable, bit),)] = chosen
             groups = next_groups
         self.stats += stats
+        _warn_if_guesswork([d for d in batch.values() if isinstance(d, NodeDecision)])
         return out
 
 

@@ -1,0 +1,351 @@
+"""The sensitive-coordinate search estimator of the efficient mode (not the paper's).
+
+At a node ``path`` the estimator draws pairs ``(x_k, y_k)`` of *independent*
+uniform points of the node's subcube. For every pair with ``f(x_k) != f(y_k)``
+it walks the hybrid path from ``x_k`` to ``y_k`` (the coordinates where they
+differ, switched one at a time in a derived random order) and binary-searches
+it for two adjacent hybrids with different values: the coordinate switched
+between them is *sensitive* there, an edge of the cube on which ``f_path``
+changes. That costs about ``log2`` of the number of differing coordinates per
+pair. The node splits on the variable found most often.
+
+Label noise makes spurious edges, but they land on coordinates that are
+exchangeable under the random switching order, so they spread over all free
+variables, while the edges of a variable ``f_path`` really depends on
+concentrate on it. The stopping rules below use exactly that.
+
+Pairs are drawn in rounds (``first_round`` pairs, doubling, up to the cap
+``score_samples``; ``R`` rounds). With ``F`` free variables and every ``ln``
+bounded from above by :func:`lca.estimate.ln_upper`, after each round:
+
+* **constant**: if the Bernstein upper bound (level ``ln(R / delta)``) on the
+  minority share among the node's ``2k`` points is at most ``eps``, the node
+  is an early leaf, certified;
+* **certified lead**: if the leader's votes ``a`` beat the runner-up's ``b``
+  with ``(a - b)^2 >= 2 ln(R F / delta) (a + b)``, the node splits on the
+  leader, certified;
+* at the cap, **no structure**: if ``a`` is not significantly above the
+  ``V / F`` votes each variable gets when the ``V`` found edges are
+  exchangeable (Bernstein, level ``ln(1 / delta)``), the node is an early
+  leaf, uncertified; otherwise it splits on the leader, uncertified (a
+  low-margin decision).
+
+These rules are heuristics with stated confidence levels under the
+assumption that derived bits are independent and uniform; no accuracy
+guarantee for the tree follows from them (docs/theory.md §7).
+
+Every sample comes from :mod:`lca.derive` (purposes :data:`PAIRS`,
+:data:`ORDER`, :data:`LEAF`); every decision is a deterministic function of
+``(oracle, params, seed, path)``. Oracle calls are batched: one call for a
+round's points, one per binary-search step for all searching pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from lca import derive
+from lca.derive import Path
+from lca.estimate import (anytime_rounds, bernoulli_upper, chunk_rows, lead_is_certified,
+                          ln_upper, query)
+from lca.oracle import Oracle
+from lca.params import Params
+
+__all__ = [
+    "PAIRS",
+    "ORDER",
+    "LEAF",
+    "Labelled",
+    "SearchNode",
+    "search_node",
+    "leaf_points",
+    "pair_points",
+    "has_structure",
+]
+
+PAIRS = "search"
+"""Purpose of a node's pair points: ``x_k`` is sample ``2k``, ``y_k`` sample ``2k + 1``."""
+ORDER = "search-order"
+"""Purpose of the switching priorities: word ``k * n + i`` of stream 0 orders coordinate ``i`` of pair ``k``."""
+LEAF = "search-leaf"
+"""Purpose of a leaf's fresh points, drawn only when reused points are too few."""
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """Packed uniform points of a subcube and their values under ``f``."""
+
+    words: np.ndarray   # (k, W) uint64, as lca.derive.uniform_points
+    values: np.ndarray  # (k,) int8, +-1
+
+    @classmethod
+    def empty(cls, n: int) -> Labelled:
+        return cls(np.zeros((0, derive.words_per_point(n)), dtype=np.uint64),
+                   np.zeros(0, dtype=np.int8))
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def total(self) -> int:
+        return int(self.values.sum(dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.words.nbytes + self.values.nbytes
+
+    def restrict(self, variable: int, bit: int) -> Labelled:
+        """The points with ``x_variable = bit``, in their order."""
+        word, offset = divmod(variable, 64)
+        is_minus = (self.words[:, word] >> np.uint64(offset)) & np.uint64(1) == 1
+        keep = is_minus if bit == -1 else ~is_minus
+        return Labelled(self.words[keep], self.values[keep])
+
+    def plus(self, other: Labelled) -> Labelled:
+        return Labelled(np.concatenate([self.words, other.words]),
+                        np.concatenate([self.values, other.values]))
+
+
+@dataclass(frozen=True)
+class SearchNode:
+    """A node's search: the split variable, or ``None`` for an early leaf.
+
+    ``rule`` says which test decided: ``"votes"`` or ``"correlation"`` for a
+    split, ``"constant"`` or ``"no structure"`` for an early leaf; ``margin``
+    is the chosen variable's score minus the runner-up's under that rule.
+    ``votes[i]`` counts the pairs whose search found variable ``i``;
+    ``pairs`` were drawn, ``disagreements`` of them had ``f(x) != f(y)``.
+    ``certified`` is true for a certified lead or a certified constant;
+    ``own`` holds the node's ``2 * pairs`` labelled points for reuse.
+    """
+
+    variable: int | None
+    runner_up: int | None
+    rule: str
+    margin: int
+    pairs: int
+    disagreements: int
+    votes: np.ndarray
+    certified: bool
+    own: Labelled
+
+
+def _ranked(votes: np.ndarray, free: np.ndarray) -> tuple[int | None, int | None]:
+    """Leader and runner-up among free variables: most votes, ties to the lowest index."""
+    candidates = np.flatnonzero(free)
+    if candidates.size == 0:
+        return None, None
+    # A stable sort on -votes keeps ascending index order among equal counts.
+    order = candidates[np.argsort(-votes[candidates], kind="stable")]
+    return int(order[0]), (int(order[1]) if order.size > 1 else None)
+
+
+def has_structure(leader_votes: int, edges: int, free: int, log_term: float) -> bool:
+    """Is the leader found significantly more often than exchangeable edges would be?
+
+    If the ``edges`` found edges land on each of ``free`` variables with
+    probability ``1/free`` independently, a variable's count is
+    ``Bin(edges, 1/free)`` with mean ``mu``; Bernstein's inequality bounds
+    ``Pr[count >= mu + t]`` by ``exp(-t^2 / (2 (mu (1 - 1/free) + t/3)))``.
+    Structure means that bound, times ``free``, is at most ``e^-L``. With
+    one free variable every edge is on it: any edge is structure.
+    """
+    if free == 1:
+        return leader_votes > 0
+    mean = edges / free
+    excess = leader_votes - mean
+    variance = mean * (1 - 1 / free)
+    return excess > 0 and excess * excess >= 2 * (variance + excess / 3) * log_term
+
+
+def _label(oracle: Oracle, seed: int, purpose: str, path: Path,
+           words: np.ndarray) -> Labelled:
+    n = oracle.n
+    step = chunk_rows(n)
+    values = [query(oracle, derive.unpack_points(words[lo:lo + step], n), seed, purpose, path)
+              for lo in range(0, words.shape[0], step)]
+    return Labelled(words, np.concatenate(values).astype(np.int8, copy=False))
+
+
+def pair_points(oracle: Oracle, seed: int, path: Path, start: int,
+                 stop: int) -> Labelled:
+    """Pairs ``start..stop-1`` of the node, as rows ``x_start, y_start, x_start+1, ...``."""
+    key = derive.node_key(seed, PAIRS, path)
+    words = derive.uniform_points(key, oracle.n, 2 * start, 2 * stop, path)
+    return _label(oracle, seed, PAIRS, path, words)
+
+
+def _search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int,
+                  pairs: Labelled, searching: np.ndarray) -> np.ndarray:
+    """The sensitive coordinate found for each searching pair (indices into the round).
+
+    The hybrid ``h_t`` of pair ``k`` is ``x_k`` with the first ``t`` differing
+    coordinates, in order of ascending priority (ties to the lower index),
+    switched to ``y_k``. The search keeps ``f(h_lo) = f(x_k) != f(h_hi)``
+    from ``lo = 0, hi = L`` and queries ``h_mid``, ``mid = (lo + hi) // 2``,
+    until ``hi = lo + 1``; the answer is the ``hi``-th coordinate in order.
+    """
+    n = oracle.n
+    count = searching.size
+    points = derive.unpack_points(pairs.words, n)
+    x, y = points[0::2][searching], points[1::2][searching]
+    fx = pairs.values[0::2][searching]
+    key = derive.node_key(seed, ORDER, path)
+    rank = np.empty((count, n), dtype=np.int32)
+    order_of = []
+    for row, pair in enumerate(searching):
+        k = first_pair + int(pair)
+        priority = derive.raw_words(key, 0, k * n, n)
+        differing = np.flatnonzero(x[row] != y[row])
+        order = differing[np.lexsort((differing, priority[differing]))]
+        order_of.append(order)
+        rank[row] = n  # never switched
+        rank[row, order] = np.arange(order.size)
+    lo = np.zeros(count, dtype=np.int64)
+    hi = np.array([order.size for order in order_of], dtype=np.int64)
+    while True:
+        active = np.flatnonzero(hi - lo > 1)
+        if active.size == 0:
+            break
+        mid = (lo[active] + hi[active]) // 2
+        hybrids = np.where(rank[active] < mid[:, None], y[active], x[active])
+        values = query(oracle, hybrids, seed, ORDER, path)
+        same = values == fx[active]
+        lo[active[same]] = mid[same]
+        hi[active[~same]] = mid[~same]
+    return np.array([order_of[row][hi[row] - 1] for row in range(count)], dtype=np.int64)
+
+
+def _correlations(labelled: Labelled, n: int) -> np.ndarray:
+    """``sum_k f(x_k) x_k,i`` for every variable ``i``, as ``int64``."""
+    if not len(labelled):
+        return np.zeros(n, dtype=np.int64)
+    points = derive.unpack_points(labelled.words, n)
+    return labelled.values.astype(np.int64) @ points.astype(np.int64)
+
+
+def _correlated(correlations: np.ndarray, points: int, log_term: float) -> bool:
+    # Hoeffding: if f_path is independent of x_i, |sum f x_i| over `points`
+    # uniform points exceeds t with probability <= 2 exp(-t^2 / (2 points)).
+    return bool(correlations * correlations >= 2 * points * log_term)
+
+
+def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
+                inherited: Labelled) -> SearchNode:
+    """Decide the node ``path`` of ``T_seed`` with the search estimator (module docstring).
+
+    ``inherited`` are the ancestors' labelled points in this subcube: they
+    count in the correlation test, not in the certified constant test.
+    """
+    n = oracle.n
+    free = np.ones(n, dtype=bool)
+    free[[var for var, _ in path]] = False
+    free_count = int(free.sum())
+    rounds = anytime_rounds(params.first_round, params.score_samples)
+    delta = Fraction(params.delta)
+    # Per node: one constant test per round, and a lead test against each of
+    # the other free variables per round (votes, then correlations).
+    constant_term = ln_upper(Fraction(len(rounds)) / delta)
+    lead_term = ln_upper(Fraction(2 * len(rounds) * free_count) / delta)
+    votes = np.zeros(n, dtype=np.int64)
+    correlations = _correlations(inherited, n)
+    own = Labelled.empty(n)
+    disagreements = 0
+    done = 0
+    for size in rounds:
+        batch = pair_points(oracle, seed, path, done, size)
+        searching = np.flatnonzero(batch.values[0::2] != batch.values[1::2])
+        if searching.size:
+            found = _search_edges(oracle, seed, path, done, batch, searching)
+            np.add.at(votes, found, 1)
+        disagreements += int(searching.size)
+        correlations += _correlations(batch, n)
+        own = own.plus(batch)
+        done = size
+        node = _Round(size, disagreements, votes, correlations, own, free,
+                      len(inherited) + 2 * size)
+        points = 2 * size
+        plus = (points + own.total) // 2
+        if bernoulli_upper(min(plus, points - plus), points, constant_term) <= params.eps:
+            return node.leaf(certified=True)
+        if node.vote_lead_certified(lead_term):
+            return node.split("votes", certified=True)
+        if node.correlated(lead_term):
+            return node.split("correlation", certified=True)
+    if node.has_structure(ln_upper(Fraction(free_count) / delta)):
+        return node.split("votes", certified=False)
+    if node.correlated(ln_upper(Fraction(2 * free_count) / delta)):
+        return node.split("correlation", certified=False)
+    if min(plus, points - plus) <= params.eps * points:
+        return node.leaf(certified=False)
+    return node.split(node.stronger_rule(), certified=False)
+
+
+@dataclass(frozen=True)
+class _Round:
+    """What a node knows after a round, and the decisions it can make from it."""
+
+    pairs: int
+    disagreements: int
+    votes: np.ndarray
+    correlations: np.ndarray
+    own: Labelled
+    free: np.ndarray
+    labelled: int
+
+    def _ranked(self, rule: str) -> tuple[int, int | None]:
+        scores = self.votes if rule == "votes" else np.abs(self.correlations)
+        leader, runner = _ranked(scores, self.free)
+        assert leader is not None
+        return leader, runner
+
+    def vote_lead_certified(self, log_term: float) -> bool:
+        leader, runner = self._ranked("votes")
+        a = int(self.votes[leader])
+        b = 0 if runner is None else int(self.votes[runner])
+        return lead_is_certified(a - b, a + b, log_term)
+
+    def correlated(self, log_term: float) -> bool:
+        leader, _ = self._ranked("correlation")
+        return _correlated(self.correlations[leader], self.labelled, log_term)
+
+    def has_structure(self, log_term: float) -> bool:
+        leader, _ = self._ranked("votes")
+        return has_structure(int(self.votes[leader]), self.disagreements,
+                             int(self.free.sum()), log_term)
+
+    def stronger_rule(self) -> str:
+        """The rule whose leader stands further above its null, in standard deviations.
+
+        Votes: ``(a - mu) / sqrt(mu)`` with ``mu = V / F``; correlations:
+        ``|sum f x_i| / sqrt(points)``. Compared squared, without roots.
+        """
+        leader, _ = self._ranked("votes")
+        free = int(self.free.sum())
+        excess = int(self.votes[leader]) * free - self.disagreements  # (a - mu) * F
+        vote_z2 = 0.0 if excess <= 0 else excess * excess / (self.disagreements * free)
+        top, _ = self._ranked("correlation")
+        correlation_z2 = int(self.correlations[top]) ** 2 / self.labelled
+        return "votes" if vote_z2 >= correlation_z2 else "correlation"
+
+    def split(self, rule: str, *, certified: bool) -> SearchNode:
+        leader, runner = self._ranked(rule)
+        scores = self.votes if rule == "votes" else np.abs(self.correlations)
+        margin = int(scores[leader]) - (0 if runner is None else int(scores[runner]))
+        return SearchNode(leader, runner, rule, margin, self.pairs, self.disagreements,
+                          self.votes, certified, self.own)
+
+    def leaf(self, *, certified: bool) -> SearchNode:
+        return SearchNode(None, None, "constant" if certified else "no structure", 0,
+                          self.pairs, self.disagreements, self.votes, certified, self.own)
+
+
+def leaf_points(oracle: Oracle, seed: int, path: Path, count: int) -> Labelled:
+    """Fresh leaf samples ``0..count-1`` (purpose :data:`LEAF`), when reuse left too few."""
+    if count <= 0:
+        return Labelled.empty(oracle.n)
+    words = derive.uniform_points(derive.node_key(seed, LEAF, path), oracle.n, 0, count, path)
+    return _label(oracle, seed, LEAF, path, words)

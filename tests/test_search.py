@@ -1,0 +1,215 @@
+"""The efficient mode: sensitive-coordinate search at nodes, reuse at leaves (lca.search)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import lca
+from lca import derive, reconstruct, search, targets
+from lca.testing import assert_replicas_agree
+
+N = 40
+
+
+@pytest.fixture(scope="module")
+def noisy_tree():
+    tree = targets.random_tree(n=N, leaves=16, seed=3)
+    return targets.with_label_noise(tree, rate=0.05, seed=4)
+
+
+@pytest.fixture(scope="module")
+def params():
+    return lca.Params.efficient(N, depth=6)
+
+
+@pytest.fixture(scope="module")
+def points():
+    return derive.sample_points(0, "test-search", N, 300)
+
+
+class Flip(lca.Oracle):
+    """A fixed function: x_var with every row's label flipped when its hash says so."""
+
+    def __init__(self, inner, rate, seed):
+        self.inner = targets.with_label_noise(inner, rate=rate, seed=seed)
+        self.n, self.name = inner.n, "flip"
+
+    def query(self, points):
+        return self.inner.query(points)
+
+
+def test_answers_are_identical_on_every_route(noisy_tree, params, points):
+    reference = lca.Reconstructor(noisy_tree, params).answer_many(points, 7)
+    no_cache = lca.Reconstructor(noisy_tree, params, cache_size=0)
+    assert [no_cache.answer(z, 7) for z in points[:40]] == reference[:40].tolist()
+    assert [lca.answer(z, 7, oracle=noisy_tree, params=params)
+            for z in points[:10]] == reference[:10].tolist()
+    order = np.random.default_rng(0).permutation(points.shape[0])
+    shuffled = lca.Reconstructor(noisy_tree, params).answer_many(points[order], 7)
+    assert np.array_equal(shuffled, reference[order])
+    one_by_one = lca.Reconstructor(noisy_tree, params)
+    assert [one_by_one.answer(z, 7) for z in points] == reference.tolist()
+
+
+def test_evicting_reused_points_changes_work_not_answers(noisy_tree, params, points,
+                                                         monkeypatch):
+    full = lca.Reconstructor(noisy_tree, params, record=True)
+    reference = full.answer_many(points, 7)
+    monkeypatch.setattr(reconstruct, "_POOL_BYTES", 1)
+    starved = lca.Reconstructor(noisy_tree, params, record=True)
+    assert np.array_equal(starved.answer_many(points, 7), reference)
+    assert starved.decisions == full.decisions
+    assert starved.stats.queries > full.stats.queries  # re-queried the evicted points
+
+
+def test_a_node_decided_alone_equals_the_node_on_a_walk(noisy_tree, params, points):
+    walked = lca.Reconstructor(noisy_tree, params).explain(points[0], 7)
+    alone = lca.Reconstructor(noisy_tree, params)
+    assert alone.decide(7, walked.path) == walked.leaf
+    for depth, node in enumerate(walked.nodes):
+        assert lca.Reconstructor(noisy_tree, params).decide(7, walked.path[:depth]) == node
+
+
+def test_seeds_give_different_trees(noisy_tree, params, points):
+    rec = lca.Reconstructor(noisy_tree, params, record=True)
+    rec.answer_many(points, 1)
+    rec.answer_many(points, 2)
+    first = {path: d for (seed, path), d in rec.decisions.items() if seed == 1}
+    second = {path: d for (seed, path), d in rec.decisions.items() if seed == 2}
+    assert first[()] != second[()]  # other pairs: other counts, whatever the variable
+
+
+def test_every_found_coordinate_is_sensitive_on_its_hybrid_edge():
+    f = targets.random_tree(n=N, leaves=16, seed=5)
+    pairs = search.pair_points(f, 3, (), 0, 64)
+    searching = np.flatnonzero(pairs.values[0::2] != pairs.values[1::2])
+    assert searching.size > 10
+    found = search._search_edges(f, 3, (), 0, pairs, searching)
+    relevant = {int(v) for v in f.relevant_variables()} \
+        if hasattr(f, "relevant_variables") else None
+    points = derive.unpack_points(pairs.words, N)
+    for row, pair in enumerate(searching):
+        x, y = points[2 * pair], points[2 * pair + 1]
+        assert x[found[row]] != y[found[row]]
+        if relevant is not None:
+            assert int(found[row]) in relevant
+
+
+def test_parity_variables_are_found_and_split_on():
+    f = targets.parity(N, 3, 1)
+    params = lca.Params.efficient(N, depth=5)
+    rec = lca.Reconstructor(f, params)
+    explanation = rec.explain(np.ones(N, dtype=np.int8), 0)
+    hidden = sorted(var for var, _ in explanation.path)
+    assert len(hidden) == 3  # then f is constant: an early leaf, all its points agree
+    assert abs(explanation.leaf.total) == explanation.leaf.samples
+    points = derive.sample_points(1, "test-search-parity", N, 200)
+    assert np.array_equal(rec.answer_many(points, 0), f(points))
+
+
+def test_a_constant_function_is_one_certified_leaf_without_searching():
+    f = lca.from_callable(lambda x: 1, 30)
+    params = lca.Params.efficient(30, depth=8)
+    rec = lca.Reconstructor(f, params)
+    explanation = rec.explain(np.ones(30, dtype=np.int8), 0)
+    assert explanation.path == () and explanation.label == 1
+    # Only the pairs' points were queried: no disagreement, nothing to search,
+    # and they are more than the leaf needs.
+    assert rec.last_stats.queries == explanation.leaf.samples == 2 * 64
+    assert rec.last_stats.early_leaves == 1
+
+
+def test_a_constant_region_is_certified_once_enough_points_agree():
+    f = lca.from_callable(lambda x: -1, 30)
+    params = lca.Params.efficient(30, depth=8, pairs=256, eps=0.05)
+    explanation = lca.Reconstructor(f, params).explain(np.ones(30, dtype=np.int8), 0)
+    assert explanation.path == () and explanation.label == -1
+    assert explanation.leaf.certified is True
+
+
+def test_leaves_reuse_ancestors_points_before_drawing_fresh(noisy_tree, points):
+    params = lca.Params.efficient(N, depth=3, leaf_samples=10_000)
+    rec = lca.Reconstructor(noisy_tree, params)
+    explanation = rec.explain(points[0], 7)
+    pool = rec._pool(7, explanation.path[:-1]).restrict(*explanation.path[-1])
+    assert len(pool) > 0
+    assert explanation.leaf.samples == max(10_000, len(pool))
+
+
+def test_low_margin_decisions_are_recorded_and_warned_about():
+    noise = Flip(lca.from_callable(lambda x: 1, 20), rate=0.5, seed=9)
+    params = lca.Params.efficient(20, depth=4, pairs=16, first_round=16)
+    rec = lca.Reconstructor(noise, params)
+    points = derive.sample_points(2, "test-search-noise", 20, 100)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rec.answer_many(points, 3)
+    nodes = rec.last_stats.nodes_built
+    if nodes:  # pure noise: any split it makes is a guess
+        assert rec.last_stats.low_margin == nodes
+        assert any(issubclass(w.category, lca.LowMarginWarning) for w in caught)
+
+
+def test_margins_are_shown(noisy_tree, params, points):
+    explanation = lca.Reconstructor(noisy_tree, params).explain(points[0], 7)
+    for node in explanation.nodes:
+        assert node.votes is not None and node.margin == node.votes - (
+            node.votes - node.margin)
+        assert node.low_margin == (not node.certified)
+
+
+def test_paper_modes_record_margins_too(noisy_tree, points):
+    params = lca.Params.practical(n=N, depth=3, noise_rate=0.1, score_samples=300,
+                                  leaf_samples=100)
+    node = lca.Reconstructor(noisy_tree, params).decide(7, ())
+    assert node.runner_up is not None and node.runner_up != node.variable
+    assert node.margin >= 0
+
+
+def test_replicas_agree_in_efficient_mode(noisy_tree, params):
+    assert_replicas_agree(noisy_tree, params, seed=1, queries=60)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"pairs": 0}, "pairs"),
+    ({"depth": -1}, "depth"),
+    ({"eps": 0.0}, "eps"),
+    ({"delta": 1.5}, "delta"),
+    ({"first_round": 0}, "first_round"),
+])
+def test_efficient_preset_rejects_bad_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        lca.Params.efficient(10, **kwargs)
+
+
+def test_search_estimator_needs_eps_and_delta():
+    with pytest.raises(ValueError, match="estimator='search'"):
+        lca.Params(n=5, depth=2, noise_rate=0.1, score_samples=8, leaf_samples=8,
+                   estimator="search")
+    with pytest.raises(ValueError, match="'estimator'"):
+        lca.Params(n=5, depth=2, noise_rate=0.1, score_samples=8, leaf_samples=8,
+                   estimator="magic")
+
+
+def test_describe_says_it_is_not_the_paper_estimator():
+    text = lca.Params.efficient(100, depth=10).describe()
+    assert "not the paper's estimator" in text
+    assert f"at most {lca.Params.efficient(100, depth=10).predicted_queries}" in text
+
+
+def test_a_noisy_dictator_is_split_on_at_the_root():
+    # 20% label noise hides most sensitive edges; the correlation of f with
+    # x_5 over the node's points still finds the variable.
+    dictator = lca.from_callable(lambda x: int(x[5]), N)
+    f = Flip(dictator, rate=0.2, seed=6)
+    node = lca.Reconstructor(f, lca.Params.efficient(N, depth=3)).decide(0, ())
+    assert node.variable == 5 and node.certified
+    assert node.rule in ("votes", "correlation")
+
+
+def test_search_rules_are_named_on_every_node(noisy_tree, params, points):
+    rec = lca.Reconstructor(noisy_tree, params, record=True)
+    rec.answer_many(points, 7)
+    rules = {d.rule for d in rec.decisions.values() if isinstance(d, lca.NodeDecision)}
+    assert rules and rules <= {"votes", "correlation"}
