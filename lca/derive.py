@@ -87,7 +87,10 @@ def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:
     """Words ``[start, start + count)`` of one stream under ``key``.
 
     Word ``j`` of stream ``s`` is output word ``j % 4`` of the Philox4x64-10
-    block with counter ``(j // 4, s, 0, 0)``.
+    block with the 256-bit counter ``(s * 2**64 + j // 4) mod 2**256``, i.e.
+    ``(j // 4, s, 0, 0)`` while ``j // 4 < 2**64``; past that the block index
+    carries into the stream word (docs/randomness.md §3). Any index is
+    accepted.
     """
     first_block = start // 4
     skip = start - 4 * first_block
@@ -254,7 +257,12 @@ def constructor_key(purpose: str, seed: int) -> int:
 
 
 class WordStream:
-    """Raw 64-bit words of Philox4x64-10 keyed by (purpose, seed), buffered."""
+    """Raw 64-bit words of Philox4x64-10 keyed by (purpose, seed), buffered.
+
+    Word ``4(b-1) + t`` is output word ``t`` of the block with counter
+    ``(b, 0, 0, 0)``, ``b = 1, 2, ...``; ``below``, ``signs`` and ``sample``
+    consume words exactly as ``docs/randomness.md`` §8 specifies.
+    """
 
     _BLOCK = 256
 

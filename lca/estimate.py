@@ -262,6 +262,8 @@ def bernoulli_upper(count: np.ndarray | int, samples: int, log_term: float) -> n
 
     With variance ``<= pi``, ``P(mean_hat <= pi - sqrt(2 pi L / q) - 2L / (3q)) <= e^-L``;
     solving for ``pi`` gives ``sqrt(pi) <= (a + sqrt(a^2 + 4 (mean_hat + b))) / 2``.
+    Evaluated in IEEE doubles in the order ``docs/randomness.md`` §6 specifies
+    (``U(c)``); ``U(0) = ((sqrt 2 + sqrt(14/3))/2)^2 L/q ~ 3.19 L/q``.
     """
     a, b = _radius_terms(samples, log_term)
     mean = np.asarray(count, dtype=np.float64) / samples
@@ -353,7 +355,12 @@ def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Adap
     certified the node becomes an early leaf; else if the leading variable is
     certified within ``tau`` of every other, it is chosen. A node that reaches
     the cap uncertified chooses the leader as fixed mode does. Bounds hold
-    together with probability ``>= 1 - delta/2`` over the whole tree.
+    together with probability ``>= 1 - delta/2`` over the whole tree,
+    treating the derived streams as independent uniform bits. The exact
+    rules (rounds, the log term with ``delta`` as its binary value
+    ``Fraction(delta)``, and the floating-point order of every bound) are
+    ``docs/randomness.md`` §6; a deterministic function of
+    ``(oracle, seed, path, params)``.
     """
     n = oracle.n
     rounds = anytime_rounds(params.first_round, params.score_samples)
@@ -386,8 +393,10 @@ def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Params) -> Adap
     """Figure BuildStrand step (c) with anytime stopping (at most ``leaf_samples``).
 
     Stops once the sign of ``E[f_path]`` is certified, or ``|E[f_path]| <= eps``
-    is (then either label meets Lemma "Robust version"). ``Pr[f = +1]`` is
-    bounded from both sides by Bernstein bounds on the ``+1`` and ``-1`` counts.
+    is (then either label meets Lemma "Robust version"; at an early leaf this
+    second rule cannot fire when ``eps < 1/3``, docs/theory.md §6).
+    ``Pr[f = +1]`` is bounded from both sides by Bernstein bounds on the
+    ``+1`` and ``-1`` counts; exact rules in ``docs/randomness.md`` §6.
     """
     rounds = anytime_rounds(params.first_round, params.leaf_samples)
     events = 4 * len(rounds) * _decisions_in_tree(params)

@@ -19,6 +19,10 @@ __all__ = ["Params", "TheoryConstants", "check_int", "check_noise_rate", "check_
            "check_theory_overrides", "hoeffding_counts"]
 
 
+ADAPTIVE_EPS_LIMIT = 1 / 3
+"""Adaptive ``Params`` need ``eps`` below this (docs/theory.md §6, early leaves)."""
+
+
 def check_int(owner: str, name: str, value: object, low: int,
               high: float = math.inf) -> int:
     """Validate an int parameter (``bool`` is not an int) in ``[low, high]``."""
@@ -93,14 +97,27 @@ def hoeffding_counts(n: int, depth: int, tau: float, eps: float,
 class TheoryConstants:
     """The constants hidden by the O(.) of Lemma "Robust version".
 
-    ``depth = ceil(depth * (log2 s)^3 / eps^3)``, ``p = noise * eps / log2 s``,
-    ``tau = tau * eps^3 / (log2 s)^3``. The paper proves existence of some
-    constants; 1 is the honest default, not a tuned value.
+    With ``L = log2 s``: ``depth = ceil(c_d L^3 / eps^3)``, ``p = c_p eps / L``,
+    ``tau = c_tau eps^3 / L^3`` (and the analogues of :mod:`lca.measures`).
+
+    The defaults ``c_d = 2, c_p = 1, c_tau = 1/2`` are the smallest round
+    values for which the paper's proof goes through (docs/theory.md §1): a
+    level of Case 1 lowers the potential ``NS_p(f, T_j)`` by at least
+    ``(c_p - c_tau) eps^3 / L^3``, so the constants need ``c_tau < c_p``, and
+    the potential starts in ``[0, 1]``, so ``c_d (c_p - c_tau) >= 1``. With
+    these, the proof gives ``dist(T, f) <= 20 opt_s + 11 eps`` for a tree
+    meeting Lemma "Robust version"'s conditions. (Before this was recorded as
+    a compatibility change, the defaults were all 1, for which the drop is 0.)
     """
 
-    depth: float = 1.0
+    depth: float = 2.0
     noise: float = 1.0
-    tau: float = 1.0
+    tau: float = 0.5
+
+    @property
+    def proof_holds(self) -> bool:
+        """``c_tau < c_p`` and ``c_d (c_p - c_tau) >= 1``: the proof's conditions."""
+        return self.tau < self.noise and self.depth * (self.noise - self.tau) >= 1
 
 
 @dataclass(frozen=True)
@@ -134,7 +151,7 @@ class Params:
             :meth:`from_theory`), or that adaptive mode certifies.
         adaptive: stop sampling a node or leaf as soon as anytime confidence
             bounds certify its decision (docs/theory.md, "Adaptive
-            estimation"); needs ``tau``, ``eps`` and ``delta``.
+            estimation"); needs ``tau``, ``eps < 1/3`` and ``delta``.
         first_round: samples in the first adaptive round; rounds double.
             The search estimator draws its pairs in the same rounds.
         estimator: ``"score"``, the paper's UnbiasedEstimator (fixed or
@@ -195,6 +212,13 @@ class Params:
             raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
                              "and failure probability to certify). Got "
                              f"tau={self.tau!r}, eps={self.eps!r}, delta={self.delta!r}.")
+        if self.adaptive and not self.eps < ADAPTIVE_EPS_LIMIT:
+            # An early leaf has Var(f_path) <= 2 eps, so |E f_path| >= sqrt(1 - 2 eps)
+            # > eps for eps < sqrt(2) - 1: the "magnitude small" stop cannot fire there
+            # and its label is the certified sign (docs/theory.md §6).
+            raise ValueError("The 'eps' parameter of Params must be a real number in the "
+                             "range (0, 1/3) when adaptive=True (early leaves need it; "
+                             f"docs/theory.md §6). Got {self.eps!r} instead.")
         try:
             threshold = derive.noise_threshold(rate)
         except ValueError as error:
@@ -249,8 +273,9 @@ class Params:
         """Depth, noise rate and sample counts given directly.
 
         Keeps determinism and consistency (answers come from one fixed tree per
-        seed) but not the ``O(opt) + eps`` guarantee, which needs the sample
-        counts of :meth:`guaranteed` or :meth:`from_theory`. With
+        seed) and nothing more: no decision is claimed right and no accuracy
+        bound is claimed (the theory preset, :meth:`from_theory`, is the one
+        with an accuracy guarantee; docs/theory.md §1). With
         ``adaptive=True`` the counts are caps and ``tau``, ``eps``, ``delta``
         say what to certify; decisions that reach a cap uncertified are
         counted in :class:`lca.AnswerStats`.
@@ -291,6 +316,14 @@ class Params:
                    delta: float, *, adaptive: bool = False) -> Params:
         """Sample counts sized so every decision of a depth-``d`` tree is right.
 
+        "Right" means: every chosen variable has a score within ``tau`` of the
+        best at the given noise rate, and every leaf with ``|E[f_leaf]| > eps``
+        gets the sign of ``E[f_leaf]`` — Lemma "Robust version"'s conditions,
+        but at *this* depth, noise rate and ``tau``. That bounds ``dist(T, f)``
+        only when those values are the lemma's for ``f`` (as in
+        :meth:`from_theory`); on its own this preset guarantees correct
+        decisions, not an ``O(opt + eps)`` error.
+
         Every one of the at most ``2^(d+1)`` estimates fails with probability at
         most ``delta' / 2^(d+1)``, so all succeed with probability
         ``>= 1 - delta'``:
@@ -303,6 +336,8 @@ class Params:
         ``delta' = delta`` in fixed mode. Adaptive mode spends ``delta/2`` on
         its anytime bounds and sizes these counts, its caps, with
         ``delta' = delta/2``; the total failure probability stays ``<= delta``.
+        Adaptive nodes may also stop early as leaves, which adds at most
+        ``eps`` to the error (docs/theory.md §6).
         """
         owner = "Params.guaranteed"
         n = check_int(owner, "n", n, 1)
@@ -326,8 +361,16 @@ class Params:
         ``p = min(1, c_p eps / L)``, ``tau = c_tau eps^3 / L^3``; sample counts
         as in :meth:`guaranteed` with the uncapped depth ``d`` in the union bound.
 
-        With constants 1 these are enormous (``s = 16, eps = 0.1`` gives
-        ``d = 64000``); that is the paper's bound, reported honestly.
+        Guarantee (docs/theory.md §1): if ``f`` is ``opt_s``-close to a size-``s``
+        tree then, with probability ``>= 1 - delta`` (treating the derived
+        streams as independent uniform bits), ``dist(T_seed, f) <= 20 opt_s +
+        11 eps`` with the default constants; adaptive mode adds at most
+        ``eps`` more from early leaves. For an additive error ``alpha`` on top
+        of ``20 opt_s`` pass ``eps = alpha / 11`` (adaptive: ``alpha / 12``).
+
+        These are enormous (``s = 16, eps = 0.1`` gives ``d = 128000`` with the
+        default constants ``c_d = 2, c_p = 1, c_tau = 1/2``); that is the
+        paper's bound, reported honestly.
         """
         owner = "Params.from_theory"
         s = check_int(owner, "s", s, 2)
@@ -388,8 +431,22 @@ class Params:
             + (", at most)" if self.adaptive else ")"),
         ]
         if self.preset == "practical":
-            lines.append("  guarantee             determinism and consistency; "
-                         "O(opt)+eps needs guaranteed or theory counts")
+            lines.append("  guarantee             determinism and consistency only; "
+                         "an accuracy bound needs the theory preset")
+        elif self.preset == "guaranteed":
+            lines.append("  guarantee             every decision right at this depth, rate "
+                         "and tau w.p. >= 1-delta; no error bound by itself")
+        elif (self.constants is not None and self.constants.proof_holds
+              and self.requested_noise_rate < 1.0):
+            # Size version (from_theory sets size) or depth/measure version;
+            # adaptive early leaves add eps (docs/theory.md §1, §2, §6).
+            opt = "20 opt_s" if self.size is not None else "22 opt_d"
+            coefficient = 8 * self.constants.noise + 3 + self.adaptive
+            lines.append(f"  guarantee             dist(T, f) <= {opt} + {coefficient:g} eps "
+                         "w.p. >= 1-delta (docs/theory.md)")
+        else:
+            lines.append("  guarantee             none: the constants miss the proof's "
+                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1, p unclipped)")
         return "\n".join(lines)
 
     def _describe_search(self) -> str:

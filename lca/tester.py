@@ -39,6 +39,7 @@ from lca.targets import DecisionTree
 
 __all__ = [
     "THRESHOLD_FACTOR",
+    "THEORY_THRESHOLD_FACTOR",
     "PRACTICAL_SCORE_SAMPLES",
     "DEFAULT_MAX_QUERIES",
     "hoeffding_samples",
@@ -75,9 +76,14 @@ The paper's threshold is ``Omega(eps)`` with an unnamed constant. With
 ``dist(T_seed, f) <= (kappa - 1) eps`` and rejects w.p. ``>= 1 - delta``
 whenever ``f`` is ``(kappa + 1) eps``-far from every tree of ``T_seed``'s depth.
 ``kappa = 2`` accepts as soon as the reconstructed tree is within ``eps`` of
-``f``; the theory guarantee needs ``kappa >= C + 2`` where ``C`` is the
-(unknown) constant of ``O(opt_s)`` in Lemma "Correctness of Reconstructor".
+``f``. The theory preset's completeness (accept every ``f`` that is
+``eps``-close to a size-``s`` tree) needs ``kappa >= THEORY_THRESHOLD_FACTOR``:
+with the default constants the proof gives ``dist(T_seed, f) <= 20 opt_s +
+11 eps <= 31 eps`` (docs/theory.md §1, §3).
 """
+
+THEORY_THRESHOLD_FACTOR = 32.0
+"""Smallest ``kappa`` for which the theory preset (default constants) is complete."""
 
 PRACTICAL_SCORE_SAMPLES = 1000
 """Default UnbiasedEstimator runs per node of the practical preset (no accuracy claim)."""
@@ -195,6 +201,17 @@ def _worst_case_queries(params: Params, m: int) -> int:
 # tolerant tester
 
 
+def _theory_complete(params: Params, kappa: float, s: int, eps: float,
+                     delta: float) -> bool:
+    # docs/theory.md §3: 20 opt_s + 11 eps <= 31 eps <= (kappa - 1) eps, for
+    # theory parameters built for a size >= s, an eps <= eps and a delta <= delta.
+    return (params.preset == "theory" and params.constants == TheoryConstants()
+            and params.size is not None and params.size >= s
+            and params.eps is not None and params.eps <= eps
+            and params.delta is not None and params.delta <= delta
+            and kappa >= THEORY_THRESHOLD_FACTOR)
+
+
 @dataclass(frozen=True)
 class TolerantTestPlan:
     """What :func:`tolerant_test` will do, computed without querying ``f``.
@@ -234,6 +251,12 @@ class TolerantTestPlan:
             f"{(kappa + 1) * eps:g}-far from every depth-{self.params.path_length} tree",
             "  accepts w.p. >= 1-delta if dist(T_seed, f) <= "
             f"{max(kappa - 1, 0) * eps:g}",
+            "  accepts every f eps-close to a size-s tree: "
+            + ("proved, w.p. >= 1-2delta (theory preset, kappa >= "
+               f"{THEORY_THRESHOLD_FACTOR:g})"
+               if _theory_complete(self.params, kappa, self.s, eps, self.delta)
+               else f"not proved (needs the theory preset and kappa >= "
+                    f"{THEORY_THRESHOLD_FACTOR:g})"),
         ]
         return "\n".join(lines) + "\n" + self.params.describe()
 
@@ -335,10 +358,28 @@ class TestResult:
             return (f"ACCEPT: f is consistent with being {self.eps:g}-close to a size-{self.s} "
                     f"decision tree; f is {self.threshold + self.eps:g}-close to the "
                     f"depth-{depth} tree T_seed at confidence {self.confidence:g} ({measured})")
-        return (f"REJECT: f is not {self.eps:g}-close to a size-{self.s} decision tree "
-                f"unless the reconstructor failed; dist(T_seed, f) > "
-                f"{max(self.threshold - self.eps, 0.0):g} at confidence {self.confidence:g} "
+        far = (f"dist(T_seed, f) > {max(self.threshold - self.eps, 0.0):g} at confidence "
+               f"{self.confidence:g}")
+        if self.theory_complete:
+            return (f"REJECT: f is not {self.eps:g}-close to a size-{self.s} decision tree, "
+                    f"unless an event of probability <= {2 * self.delta:g} occurred "
+                    f"(theory preset, kappa >= {THEORY_THRESHOLD_FACTOR:g}); {far} "
+                    f"({measured})")
+        return (f"REJECT: {far}: f is far from the depth-{depth} tree T_seed this "
+                f"reconstructor built ({self.preset} preset, kappa = "
+                f"{self.threshold_factor:g}: no claim about all size-{self.s} trees) "
                 f"({measured})")
+
+    @property
+    def theory_complete(self) -> bool:
+        """Does the proof make a rejection mean "not ``eps``-close to a size-``s`` tree"?
+
+        True for theory parameters with the default constants, built for a
+        size ``>= s``, an ``eps`` and ``delta`` no larger than the test's, and
+        ``threshold_factor >= THEORY_THRESHOLD_FACTOR`` (docs/theory.md §3).
+        """
+        return _theory_complete(self.params, self.threshold_factor, self.s, self.eps,
+                                self.delta)
 
     def __str__(self) -> str:
         return (f"{self.verdict()}\n  queries to f: {self.queries} "
@@ -370,13 +411,16 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
     Guarantees (``m`` as above; one-sided Hoeffding, ``exp(-2 m eps^2) <= delta``):
 
     * *any preset*: if ``f`` is ``(kappa + 1) eps``-far from every decision
-      tree of depth ``params.path_length`` (hence from size-``2^depth``
-      trees), it rejects w.p. ``>= 1 - delta``; if ``dist(T_seed, f) <=
-      (kappa - 1) eps`` it accepts w.p. ``>= 1 - delta``.
-    * *theory preset*: if ``opt_s <= eps`` then w.p. ``>= 1 - delta``
-      ``dist(T_seed, f) <= C opt_s + eps`` (Lemma "Correctness of
-      Reconstructor", ``C`` unknown), so it accepts w.p. ``>= 1 - 2 delta``
-      when ``kappa >= C + 2`` — the paper's proof.
+      tree of depth ``params.path_length`` (for instance because it is that
+      far from every tree of size ``2^path_length``, a class containing them),
+      it rejects w.p. ``>= 1 - delta``; if ``dist(T_seed, f) <= (kappa - 1)
+      eps`` it accepts w.p. ``>= 1 - delta``.
+    * *theory preset* (default constants): if ``opt_s <= eps`` then w.p.
+      ``>= 1 - delta`` ``dist(T_seed, f) <= 20 opt_s + 11 eps <= 31 eps``
+      (Lemma "Correctness of Reconstructor" with the constants of
+      docs/theory.md §1), so it accepts w.p. ``>= 1 - 2 delta`` when
+      ``kappa >= THEORY_THRESHOLD_FACTOR = 32``. With the default
+      ``kappa = 2`` this completeness is not proved.
     * *practical preset*: nothing beyond the first bullet; the reconstructor
       is heuristic (see :func:`tolerant_test_params` for what it keeps).
 

@@ -1,21 +1,37 @@
 """Write tests/data/known_answers.json: the vectors that freeze lca's derived bits.
 
-Run it only to make a deliberate compatibility break (see docs/randomness.md §7):
+Run it only to make a deliberate compatibility break (docs/randomness.md,
+"Compatibility record"):
 
     python scripts/make_known_answers.py
 
-tests/test_known_answers.py recomputes :func:`compute` and compares exactly.
+``tests/test_known_answers.py`` recomputes :func:`compute` and compares
+exactly; ``tests/test_spec_reference.py`` rebuilds the same vectors from the
+specification alone. Every field of the file is documented in
+``tests/data/README.md``.
+
+Reconstruction vectors are a table (:data:`CASES`): each entry names its
+mode (the decision rules of a section of docs/randomness.md), an oracle by
+its constructor and arguments, the :class:`lca.Params` (stored with every
+field), the query points and the seeds, and says what to record. A new mode
+adds its vectors by appending entries (and, if it records something new, a
+recorder to :data:`RECORDERS`), and its rules to ``tests/spec_reference.py``
+(``DECIDERS``); the existing entries and their bits never change.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import warnings
+from fractions import Fraction
 from pathlib import Path
 
 import lca
-from lca import derive, targets
+from lca import derive, estimate, targets
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "known_answers.json"
+FORMAT = 2
 
 KEY_CASES = [
     (0, "score", []),
@@ -29,10 +45,119 @@ POINT_CASES = [  # seed, purpose, path, n, start, stop, noise threshold
     (2 ** 63, "leaf", [[9, 1]], 64, 0, 4, 32768),
     (9, "score", [], 200, 7, 9, 20000),
 ]
-ANSWER_SEEDS = [0, 1, 2 ** 64 - 1]
-ADAPTIVE_PARAMS = lca.Params.practical(n=64, depth=6, noise_rate=0.1, score_samples=3000,
-                                       leaf_samples=1000, adaptive=True, tau=0.1, eps=0.2,
-                                       delta=0.05)
+
+# The oracle of every reconstruction case: a 16-leaf random tree over 64
+# variables with 5% fixed label noise (lca.targets constructors, by name).
+NOISY_TREE = {"constructor": "with_label_noise",
+              "args": {"target": {"constructor": "random_tree",
+                                  "args": {"n": 64, "leaves": 16, "seed": 3, "labels": "iid"}},
+                       "rate": 0.05, "seed": 4}}
+QUERIES = {"purpose": "known-answer-queries", "seed": 0, "count": 32}
+
+CASES = [
+    {
+        "name": "fixed",
+        "mode": "fixed",
+        "oracle": NOISY_TREE,
+        "params": {"constructor": "practical",
+                   "args": {"n": 64, "depth": 6, "noise_rate": 0.1, "score_samples": 400,
+                            "leaf_samples": 200}},
+        "queries": QUERIES,
+        "seeds": [0, 1, 2 ** 64 - 1],
+        "record": ["answers", "explain_first", "decisions"],
+    },
+    {
+        "name": "adaptive",
+        "mode": "adaptive",
+        "oracle": NOISY_TREE,
+        "params": {"constructor": "practical",
+                   "args": {"n": 64, "depth": 6, "noise_rate": 0.1, "score_samples": 3000,
+                            "leaf_samples": 1000, "adaptive": True, "tau": 0.1, "eps": 0.2,
+                            "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions"],
+    },
+]
+
+# Constructors an oracle spec may name; arguments that are themselves specs
+# (a dict with "constructor") are built first.
+ORACLES = {
+    "random_tree": targets.random_tree,
+    "with_label_noise": targets.with_label_noise,
+    "parity": targets.parity,
+    "majority": targets.majority,
+    "junta": targets.junta,
+    "tribes": targets.tribes,
+    "multiplexer": targets.multiplexer,
+}
+# Adaptive mode's log term and Bernstein bounds (docs/randomness.md §6):
+# (events E, delta) pairs, and a grid of (count, samples) for every log term.
+# Some grid points separate the specified evaluation order from natural
+# alternatives by one ulp, so the vectors pin the order.
+LOG_TERM_CASES = [((2 * 64 * 64 + 1) * 6 * 2 ** 7, 0.05), (4 * 5 * 2 ** 7, 0.05),
+                  ((2 * 1000 ** 2 + 1) * 8 * 2 ** 13, 0.01), (4 * 3 * 2 ** 3, 0.1)]
+BOUND_SAMPLES = [64, 100, 128, 256, 300, 1000, 3000]
+
+# Seeded constructors on their own: what each one derives from its WordStream.
+CONSTRUCTOR_CASES = [
+    {"constructor": "random_tree", "args": {"n": 6, "leaves": 9, "seed": 11, "labels": "iid"}},
+    {"constructor": "random_tree",
+     "args": {"n": 5, "leaves": 12, "seed": 2 ** 64 - 1, "labels": "sibling_differing"}},
+    {"constructor": "random_tree", "args": {"n": 2, "leaves": 4, "seed": 0, "labels": "iid"}},
+    {"constructor": "parity", "args": {"n": 100, "k": 7, "seed": 5}},
+    {"constructor": "majority", "args": {"n": 30, "k": 5, "seed": 6}},
+    {"constructor": "multiplexer", "args": {"n": 40, "k": 2, "seed": 7}},
+    {"constructor": "tribes", "args": {"n": 50, "width": 3, "count": 4, "seed": 8}},
+    {"constructor": "junta", "args": {"n": 20, "k": 5, "seed": 9}},
+]
+
+PARAMS = {"practical": lca.Params.practical, "guaranteed": lca.Params.guaranteed,
+          "from_theory": lca.Params.from_theory, "direct": lca.Params}
+
+
+def build_oracle(spec: dict) -> lca.Oracle:
+    """The oracle an ``{"constructor": name, "args": {...}}`` spec names."""
+    args = {name: build_oracle(value) if isinstance(value, dict) and "constructor" in value
+            else value for name, value in spec["args"].items()}
+    return ORACLES[spec["constructor"]](**args)
+
+
+def build_params(spec: dict) -> lca.Params:
+    return PARAMS[spec["constructor"]](**spec["args"])
+
+
+def constructed(spec: dict) -> dict:
+    """What a seeded constructor derived: the tree, or hidden variables (and table)."""
+    oracle = build_oracle(spec)
+    if spec["constructor"] == "random_tree":
+        return {"tree": oracle.to_nested()}
+    if spec["constructor"] == "multiplexer":
+        return {"variables": oracle.address.tolist() + oracle.data.tolist()}
+    out = {"variables": oracle.variables.tolist()}
+    if spec["constructor"] == "junta":
+        out["table"] = oracle.table.tolist()
+    return out
+
+
+def adaptive_bounds() -> dict:
+    """``L`` for each log-term case, then ``U(c)`` and ``Lo(c)`` on a grid, as float hex."""
+    logs = [{"events": events, "delta": delta,
+             "L": estimate.ln_upper(Fraction(events) / (Fraction(delta) / 2)).hex()}
+            for events, delta in LOG_TERM_CASES]
+    rows = []
+    for case in logs:
+        L = float.fromhex(case["L"])
+        for q in BOUND_SAMPLES:
+            for c in range(0, q + 1, max(1, q // 23)):
+                rows.append([c, q, case["L"], float(estimate.bernoulli_upper(c, q, L)).hex(),
+                             float(estimate.bernoulli_lower(c, q, L)).hex()])
+    return {"log_terms": logs, "bounds": rows}
+
+
+def params_fields(params: lca.Params) -> dict:
+    """Every field of ``params``: enough to rebuild it with ``lca.Params(**fields)``."""
+    return dataclasses.asdict(params)
 
 
 def _hex(words) -> list[str]:
@@ -43,14 +168,67 @@ def _path(path) -> tuple:
     return tuple((int(var), int(bit)) for var, bit in path)
 
 
-def reconstruction_setup():
-    """The oracle, parameters and queries whose answers are frozen."""
-    tree = targets.random_tree(n=64, leaves=16, seed=3)
-    f = targets.with_label_noise(tree, rate=0.05, seed=4)
-    params = lca.Params.practical(n=64, depth=6, noise_rate=0.1, score_samples=400,
-                                  leaf_samples=200)
-    points = derive.sample_points(0, "known-answer-queries", 64, 32)
-    return f, params, points
+def query_points(spec: dict, n: int):
+    """The query points: samples ``0..count-1`` of ``sample_points(seed, purpose, n, count)``."""
+    return derive.sample_points(spec["seed"], spec["purpose"], n, spec["count"])
+
+
+def _decision_row(path, decision) -> dict:
+    row = {"path": [list(step) for step in path], "kind": type(decision).__name__,
+           "samples": decision.samples, "certified": decision.certified}
+    if isinstance(decision, lca.reconstruct.NodeDecision):
+        row |= {"variable": decision.variable, "disagreements": decision.disagreements,
+                "agreements": decision.agreements}
+    else:
+        row |= {"label": decision.label, "total": decision.total}
+    return row
+
+
+def _record_answers(rec, queries, seeds) -> dict:
+    return {str(seed): rec.answer_many(queries, seed).tolist() for seed in seeds}
+
+
+def _record_explain_first(rec, queries, seeds) -> dict:
+    first = rec.explain(queries[0], seeds[0])
+    return {"seed": seeds[0], "query": 0,
+            "path": [list(step) for step in first.path],
+            "nodes": [[d.variable, d.disagreements, d.agreements] for d in first.nodes],
+            "leaf": [first.leaf.label, first.leaf.total]}
+
+
+def _record_decisions(rec, queries, seeds) -> dict:
+    # Every decision answer_many(queries, seed) made, sorted by path.
+    out = {}
+    for seed in seeds:
+        rec.answer_many(queries, seed)
+        rows = [_decision_row(path, d) for (s, path), d in rec.decisions.items() if s == seed]
+        out[str(seed)] = sorted(rows, key=lambda row: row["path"])
+    return out
+
+
+RECORDERS = {"answers": _record_answers, "explain_first": _record_explain_first,
+             "decisions": _record_decisions}
+
+
+def compute_case(case: dict) -> dict:
+    """One reconstruction vector: its full description and what it records."""
+    oracle = build_oracle(case["oracle"])
+    params = build_params(case["params"])
+    queries = query_points(case["queries"], params.n)
+    out = {"name": case["name"], "mode": case["mode"],
+           "oracle": case["oracle"], "params_constructor": case["params"],
+           "params": params_fields(params),
+           "queries": dict(case["queries"], n=params.n,
+                           packed=[_hex(row) for row in derive.pack_points(queries)]),
+           "seeds": case["seeds"]}
+    for what in case["record"]:
+        rec = lca.Reconstructor(oracle, params, record=True)
+        with warnings.catch_warnings():
+            # Small sample counts keep the vectors cheap; their low margins are
+            # irrelevant to what the vectors freeze.
+            warnings.simplefilter("ignore", lca.LowMarginWarning)
+            out[what] = RECORDERS[what](rec, queries, case["seeds"])
+    return out
 
 
 def compute() -> dict:
@@ -68,30 +246,15 @@ def compute() -> dict:
             "flips": [_hex(row) for row in
                       derive.flip_masks(key, n, start, stop, threshold, _path(path))],
         })
-    f, params, queries = reconstruction_setup()
-    rec = lca.Reconstructor(f, params)
-    answers = {str(seed): rec.answer_many(queries, seed).tolist() for seed in ANSWER_SEEDS}
-    adaptive = lca.Reconstructor(f, ADAPTIVE_PARAMS, record=True)
-    adaptive_answers = adaptive.answer_many(queries, 0).tolist()
-    adaptive_decisions = sorted(
-        [[list(step) for step in path], type(d).__name__, d.samples, bool(d.certified),
-         getattr(d, "variable", getattr(d, "label", None))]
-        for (_, path), d in adaptive.decisions.items())
-    first = rec.explain(queries[0], 0)
-    explained = {
-        "path": [list(step) for step in first.path],
-        "nodes": [[d.variable, d.disagreements, d.agreements] for d in first.nodes],
-        "leaf": [first.leaf.label, first.leaf.total],
-    }
     return {
+        "format": FORMAT,
         "version": derive.VERSION_TAG.decode(),
         "philox4x64_10_key0_counter0": _hex(derive.raw_words(0, 0, 0, 4)),
         "node_keys": keys,
         "points": points,
-        "answers": answers,
-        "explained_first_query_seed_0": explained,
-        "adaptive_answers_seed_0": adaptive_answers,
-        "adaptive_decisions_seed_0": adaptive_decisions,
+        "constructors": [dict(spec, derived=constructed(spec)) for spec in CONSTRUCTOR_CASES],
+        "adaptive_bounds": adaptive_bounds(),
+        "reconstructions": [compute_case(case) for case in CASES],
     }
 
 

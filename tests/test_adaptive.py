@@ -94,7 +94,7 @@ class TestAdaptiveReconstruction:
         # the root becomes a leaf once NS <= p * eps is certified.
         f = targets.Junta(30, [0], [1, -1])
         params = lca.Params.practical(n=30, depth=6, noise_rate=0.5, score_samples=20000,
-                                      leaf_samples=2000, adaptive=True, tau=0.4, eps=0.5,
+                                      leaf_samples=2000, adaptive=True, tau=0.1, eps=0.3,
                                       delta=0.1)
         explained = lca.Reconstructor(f, params).explain([1] * 30, 0)
         assert explained.path == ((0, 1),)
@@ -107,3 +107,16 @@ def test_adaptive_params_need_targets():
     with pytest.raises(TypeError, match="'adaptive' parameter of Params must be a bool"):
         lca.Params(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
                    adaptive=1)
+
+
+@pytest.mark.parametrize("eps", [1 / 3, 0.4, 0.5])
+def test_adaptive_params_need_eps_below_one_third(eps):
+    # docs/theory.md §6: early leaves are only accounted for when eps < 1/3.
+    with pytest.raises(ValueError, match=r"'eps' parameter of Params .* \(0, 1/3\) when "
+                                         r"adaptive=True"):
+        lca.Params.practical(10, 3, 0.1, 100, 100, adaptive=True, tau=0.1, eps=eps,
+                             delta=0.1)
+    # The same eps is fine in fixed mode, and just below the limit adaptively.
+    lca.Params.practical(10, 3, 0.1, 100, 100, tau=0.1, eps=eps, delta=0.1)
+    lca.Params.practical(10, 3, 0.1, 100, 100, adaptive=True, tau=0.1,
+                         eps=math.nextafter(1 / 3, 0), delta=0.1)

@@ -27,6 +27,16 @@ class TestPhilox:
         bitgen = np.random.Philox(key=99, counter=(1 << 64) - 1)
         assert derive.raw_words(99, 1, 0, 4).tolist() == bitgen.random_raw(4).tolist()
 
+    def test_block_index_carries_into_the_stream_word(self):
+        # docs/randomness.md §3: the counter of block b of stream s is the
+        # 256-bit number s * 2**64 + b, so any index is accepted and block
+        # 2**64 of stream s is block 0 of stream s + 1.
+        assert derive.raw_words(7, 2, 4 << 64, 5).tolist() == \
+            derive.raw_words(7, 3, 0, 5).tolist()
+        # The last block of the last stream wraps to counter 0 (mod 2**256).
+        last = derive.raw_words(7, (1 << 192) - 1, ((1 << 64) - 1) * 4, 8).tolist()
+        assert last[4:] == derive.raw_words(7, 0, 0, 4).tolist()
+
     def test_streams_and_keys_differ(self):
         a = derive.raw_words(1, 0, 0, 8)
         assert a.tolist() != derive.raw_words(1, 1, 0, 8).tolist()

@@ -44,12 +44,17 @@ class TestTable:
     def test_row_is_consistent(self, row):
         assert isinstance(row, Measure) and row.status in STATUSES
         assert row.consistent
-        assert 2 * row.depth_exponent + row.influence_exponent == row.guarantee_exponent
+        assert row.exponent == 2 * row.depth_exponent + row.influence_exponent
+        # Table 1's exponent is reproduced, except the quantum row's cited
+        # Inf = O(Q) (Shi 2000), which sharpens 10 to 9.
+        assert row.exponent == row.guarantee_exponent - (row.name == "quantum_query")
         assert row.naive_exponent == 3 * row.depth_exponent >= row.guarantee_exponent
         assert row.influence_exponent <= row.depth_exponent  # Inf(h) <= D(h)
 
-    def test_unverified_rows_are_marked(self):
-        assert measure("approximate_degree").status == "unverified"
+    def test_rows_are_marked_by_how_they_were_checked(self):
+        assert {row.name for row in MEASURES if row.status == "cited"} == {
+            "approximate_degree", "quantum_query"}
+        assert not [row for row in MEASURES if row.status == "unverified"]
         assert {row.name for row in MEASURES if row.status == "paper"} == {
             "depth", "fourier_degree"}
 
@@ -83,10 +88,11 @@ class TestParameters:
         D, I = d ** row.depth_exponent, d ** row.influence_exponent
         assert isinstance(params, Params) and params.preset == "theory"
         assert (plan.depth_bound, plan.influence_bound) == (D, I)
-        assert params.depth == math.ceil(D ** 2 * I / eps ** 2) \
-            == math.ceil(d ** row.guarantee_exponent / eps ** 2 - 1e-9)
+        # Default constants c_d = 2, c_p = 1, c_tau = 1/2 (docs/theory.md §2).
+        assert params.depth == math.ceil(2 * D ** 2 * I / eps ** 2) \
+            == math.ceil(2 * d ** row.exponent / eps ** 2 - 1e-9)
         assert params.requested_noise_rate == pytest.approx(min(1.0, eps / I))
-        tau = eps ** 3 / (D ** 2 * I)
+        tau = 0.5 * eps ** 3 / (D ** 2 * I)
         assert params.tau == pytest.approx(tau)
         log_nodes = (params.depth + 2) * math.log(2) - math.log(delta)
         assert params.score_samples == math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
@@ -106,9 +112,9 @@ class TestParameters:
     def test_depth_theorem(self):
         """Theorem "reconstruct-depth": depth d^3 / eps^2, p = eps / d, tau = eps^3 / d^3."""
         params = params_for_depth(3, 0.1, 0.05, 50)
-        assert params.depth == 2700
+        assert params.depth == 5400
         assert params.requested_noise_rate == pytest.approx(0.1 / 3)
-        assert params.tau == pytest.approx(0.001 / 27)
+        assert params.tau == pytest.approx(0.5 * 0.001 / 27)
         assert params == params_for_measure("depth", 3, 0.1, 0.05, 50)
         assert params_for_depth(3, 0.1, 0.05, 50, preset="practical", depth=5).depth == 5
 

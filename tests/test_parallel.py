@@ -180,7 +180,7 @@ def test_adaptive_mode_with_early_leaves_in_the_router() -> None:
     # both children into early leaves; the router must treat them as leaves.
     f = targets.Junta(N, [0], [1, -1])
     params = Params.practical(n=N, depth=4, noise_rate=0.5, score_samples=20000,
-                              leaf_samples=2000, adaptive=True, tau=0.4, eps=0.5, delta=0.1)
+                              leaf_samples=2000, adaptive=True, tau=0.1, eps=0.3, delta=0.1)
     points = queries(100)
     expected = lca.Reconstructor(f, params).answer_many(points, 5)
     result = answer_parallel(f, params, points, 5, workers=2, routing="prefix")

@@ -32,16 +32,24 @@ class TestTheory:
     def test_formulas(self):
         params = Params.from_theory(16, 0.1, 0.01, 1000)
         log_s = 4.0
-        depth = math.ceil(log_s ** 3 / 0.1 ** 3)
-        tau = 0.1 ** 3 / log_s ** 3
+        # Default constants c_d = 2, c_p = 1, c_tau = 1/2 (docs/theory.md §1).
+        depth = math.ceil(2 * log_s ** 3 / 0.1 ** 3)
+        tau = 0.5 * 0.1 ** 3 / log_s ** 3
         log_nodes = (depth + 2) * math.log(2) - math.log(0.01)
-        assert params.depth == depth == 64000
+        assert params.depth == depth == 128000
         assert params.tau == pytest.approx(tau)
         assert params.score_samples == math.ceil(8 / tau ** 2 * (math.log(1000) + log_nodes))
         assert params.leaf_samples == math.ceil(32 / 0.1 ** 2 * log_nodes)
         assert params.requested_noise_rate == pytest.approx(0.025)
         assert params.path_length == 1000
         assert "theory" in params.describe() and "paths stop at n = 1000" in params.describe()
+
+    def test_default_constants_give_the_proof_progress(self):
+        # The potential drops by (c_p - c_tau) eps^3 / L^3 per level and starts
+        # in [0, 1]: the defaults need c_tau < c_p and c_d (c_p - c_tau) >= 1.
+        constants = TheoryConstants()
+        assert constants.tau < constants.noise
+        assert constants.depth * (constants.noise - constants.tau) >= 1
 
     def test_constants_scale(self):
         small = Params.from_theory(16, 0.1, 0.01, 1000,
@@ -84,3 +92,26 @@ def test_theory_constants_validation():
         Params.from_theory(16, 0.1, 0.1, 10, TheoryConstants(tau=-1))
     with pytest.raises(TypeError, match="must be a TheoryConstants"):
         Params.from_theory(16, 0.1, 0.1, 10, constants=(1, 1, 1))
+
+
+class TestDescribeGuarantee:
+    """describe() states the guarantee each preset has, and no more (docs/theory.md)."""
+
+    def test_theory_preset_states_the_proof_bound(self):
+        theory = Params.from_theory(16, 0.1, 0.01, 100)
+        assert "dist(T, f) <= 20 opt_s + 11 eps" in theory.describe()
+        adaptive = Params.from_theory(16, 0.1, 0.01, 100, adaptive=True)
+        assert "dist(T, f) <= 20 opt_s + 12 eps" in adaptive.describe()
+        assert "22 opt_d + 11 eps" in Params.for_measure("deg", 2, 0.1, 0.01, 100).describe()
+
+    def test_constants_outside_the_proof_claim_nothing(self):
+        old_defaults = TheoryConstants(depth=1.0, noise=1.0, tau=1.0)
+        assert not old_defaults.proof_holds and TheoryConstants().proof_holds
+        text = Params.from_theory(16, 0.1, 0.01, 100, old_defaults).describe()
+        assert "guarantee             none" in text and "opt" not in text
+
+    def test_guaranteed_and_practical_claim_no_error_bound(self):
+        assert "no error bound by itself" in Params.guaranteed(100, 5, 0.1, 0.1, 0.1,
+                                                               0.1).describe()
+        assert "determinism and consistency only" in Params.practical(10, 3, 0.1, 10,
+                                                                      10).describe()

@@ -23,6 +23,7 @@ from lca.reconstruct import Reconstructor
 from lca.tester import (
     DEFAULT_MAX_QUERIES,
     PRACTICAL_SCORE_SAMPLES,
+    THEORY_THRESHOLD_FACTOR,
     THRESHOLD_FACTOR,
     DistanceEstimate,
     ExactTester,
@@ -183,6 +184,23 @@ class TestResultObject:
         assert f"m={M} points" in text and "confidence 0.95" in text
         assert "queries to f" in text
 
+    def test_rejection_claims_size_s_only_when_the_theory_supports_it(self, result):
+        import dataclasses
+
+        rejected = dataclasses.replace(result, accepted=False)
+        assert not rejected.theory_complete
+        assert "no claim about all size-4 trees" in rejected.verdict()
+        theory = Params.from_theory(4, EPS, DELTA, 12)
+        smaller = Params.from_theory(2, EPS, DELTA, 12)  # built for the wrong size
+        for params, kappa, complete in ((theory, 2.0, False),
+                                        (theory, THEORY_THRESHOLD_FACTOR, True),
+                                        (smaller, THEORY_THRESHOLD_FACTOR, False)):
+            claimed = dataclasses.replace(rejected, params=params, preset="theory",
+                                          threshold_factor=kappa)
+            assert claimed.theory_complete is complete
+            assert ("REJECT: f is not 0.1-close to a size-4 decision tree" in
+                    claimed.verdict()) is complete
+
     def test_deterministic_in_the_seed(self, result):
         f = targets.with_label_noise(targets.random_tree(12, 4, 3), 0.1, 4)
         assert tolerant_test(f, 4, EPS, DELTA, 9) == result
@@ -212,11 +230,15 @@ class TestResultObject:
 
     def test_theory_preset_is_planned_and_refused_by_default(self):
         plan = plan_tolerant_test(10, 4, EPS, DELTA, preset="theory")
-        assert plan.params.preset == "theory" and plan.params.depth == 8000
+        assert plan.params.preset == "theory" and plan.params.depth == 16000  # 2 * 2^3 / 0.1^3
         assert plan.worst_case_queries > DEFAULT_MAX_QUERIES
         assert "theory preset" in plan.describe()
+        assert "size-s tree: not proved" in plan.describe()  # kappa = 2
+        strict = plan_tolerant_test(10, 4, EPS, DELTA, preset="theory",
+                                    threshold_factor=THEORY_THRESHOLD_FACTOR)
+        assert "size-s tree: proved, w.p. >= 1-2delta" in strict.describe()
         with pytest.raises(ValueError, match=r"tolerant_test: the theory plan may need up to "
-                                             r"5\.82e\+15 queries to f .* pass max_queries=None"):
+                                             r"4\.65e\+16 queries to f .* pass max_queries=None"):
             tolerant_test(targets.random_tree(10, 4, 0), 4, EPS, DELTA, 1, preset="theory")
 
     def test_theory_preset_runs_with_small_constants(self):
@@ -298,7 +320,9 @@ class TestCommandLine:
 
     def test_parity_and_random_are_rejected(self, capsys):
         out = self.run(capsys, "--target", "parity", "--n", "16", "--k", "10", "--s", "4")
-        assert "parity of 10 variables" in out and "\nREJECT: f is not 0.1-close" in out
+        # The practical preset's rejection is about T_seed, never about all size-s trees.
+        assert "parity of 10 variables" in out and "\nREJECT: dist(T_seed, f) > " in out
+        assert "no claim about all size-4 trees" in out and "f is not 0.1-close" not in out
         out = self.run(capsys, "--target", "random", "--n", "12", "--s", "4",
                        "--noise", "0.1")
         assert "random function" in out and "label noise 0.1" in out and "\nREJECT" in out
