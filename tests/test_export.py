@@ -29,7 +29,7 @@ def fixed_params():
 def adaptive_params():
     # On random_tree(seed=2) these stop early at depths 1, 2 and 3 (checked below).
     return lca.Params.practical(n=N, depth=4, noise_rate=0.5, score_samples=2000,
-                                leaf_samples=500, adaptive=True, tau=0.1, eps=0.3,
+                                leaf_samples=500, adaptive=True, tau=0.2, eps=0.3,
                                 delta=0.1)
 
 
