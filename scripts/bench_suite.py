@@ -6,7 +6,7 @@
 
 Same as ``lca bench`` (needs ``pip install 'lca[bench]'``), with the default
 output paths resolved against this checkout instead of the working directory.
-The suite itself lives in ``lca/suite.py``.
+The suite itself lives in ``lca/suite/`` (the ``lca.suite`` package).
 """
 
 from __future__ import annotations

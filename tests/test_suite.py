@@ -1,6 +1,7 @@
 """The benchmark suite: quick mode end to end, its statistics, the peer's tuning."""
 
 import argparse
+import dataclasses
 import json
 import math
 
@@ -193,10 +194,16 @@ def test_missing_extra_names_it(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "sklearn", None)
     monkeypatch.setitem(__import__("sys").modules, "sklearn.tree", None)
     with pytest.raises(ImportError, match=r"lca\[bench\]"):
-        suite._classifier()
+        suite.measure._classifier()
 
 
 # -- modes ---------------------------------------------------------------------
+
+
+def _without(monkeypatch, name):
+    """Pretend this lca lacks mode ``name``."""
+    monkeypatch.setitem(suite.MODES, name, dataclasses.replace(suite.MODES[name],
+                                                                available=lambda: False))
 
 
 class TestResolveModes:
@@ -215,13 +222,13 @@ class TestResolveModes:
             fixed.score_samples, fixed.leaf_samples, fixed.depth)
 
     def test_both_without_adaptive_runs_fixed_and_says_so(self, monkeypatch):
-        monkeypatch.setattr(suite, "adaptive_available", lambda: False)
+        _without(monkeypatch, "adaptive")
         factories, note = suite.resolve_modes("both", suite.quick_config())
         assert list(factories) == ["fixed"]
         assert "only fixed mode ran" in note
 
     def test_adaptive_without_adaptive_raises(self, monkeypatch):
-        monkeypatch.setattr(suite, "adaptive_available", lambda: False)
+        _without(monkeypatch, "adaptive")
         with pytest.raises(ValueError, match="no adaptive mode"):
             suite.resolve_modes("adaptive", suite.quick_config())
 

@@ -1,0 +1,144 @@
+"""Running the suite: cases and scaling points across worker processes, raw results.
+
+Each worker measures one case or scaling point at a time (:func:`_task`);
+failures are collected in the result, not raised, so a long run still reports
+everything that worked.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import time
+import traceback
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lca._progress import Progress
+from lca.suite.cases import SuiteConfig, full_config, quick_config
+from lca.suite.measure import _classifier, run_case, run_scaling_point
+from lca.suite.modes import ParamsFactory
+
+
+@dataclass
+class SuiteResult:
+    """Raw results of :func:`run_suite`, plain Python values (JSON-ready)."""
+
+    config: SuiteConfig
+    modes: tuple[str, ...]
+    note: str
+    cases: list[dict[str, Any]]
+    scaling: list[dict[str, Any]]
+    failures: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    jobs: int = 1
+    environment: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """The results as JSON; the config is stored by name (``"full"`` or ``"quick"``)."""
+        data = {"config": self.config.name, "modes": self.modes, "note": self.note,
+                "cases": self.cases, "scaling": self.scaling, "failures": self.failures,
+                "seconds": self.seconds, "jobs": self.jobs,
+                "environment": self.environment}
+        return json.dumps(data, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> SuiteResult:
+        """Inverse of :meth:`to_json` (the config is rebuilt from its name)."""
+        data = json.loads(text)
+        configs = {"full": full_config, "quick": quick_config}
+        if data.get("config") not in configs:
+            raise ValueError(f"SuiteResult.from_json: unknown config {data.get('config')!r}; "
+                             "expected 'full' or 'quick'")
+        return cls(config=configs[data["config"]](), modes=tuple(data["modes"]),
+                   note=data["note"], cases=data["cases"], scaling=data["scaling"],
+                   failures=data["failures"], seconds=data["seconds"], jobs=data["jobs"],
+                   environment=data["environment"])
+
+
+def _task(kind: str, item: Any, config: SuiteConfig,
+          factories: Mapping[str, ParamsFactory]) -> tuple[str, Any, dict[str, Any]]:
+    try:
+        if kind == "case":
+            return kind, item, run_case(item, config, factories)
+        return kind, item, run_scaling_point(item, config, factories)
+    except Exception:  # reported in the document; the rest of the suite still runs
+        return kind, item, {"error": traceback.format_exc()}
+
+
+def _estimated_cost(kind: str, item: Any, config: SuiteConfig) -> float:
+    # Rough seconds, only to start the longest tasks first.
+    if kind == "scaling":
+        return 13 * 1e-5 * item * config.scaling_repeats
+    nodes = 2 ** (config.depth_for(item.n) + 1)
+    ours = nodes * 2 * config.score_samples * item.n * 5e-9
+    peer = min(config.peer_entry_cap, max(config.peer_sizes) * item.n) * 4e-7
+    return ours + peer
+
+
+def _environment() -> dict[str, str]:
+    env = {"python": platform.python_version(), "numpy": np.__version__,
+           "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+           "date": datetime.date.today().isoformat()}
+    try:
+        import sklearn
+        env["scikit-learn"] = sklearn.__version__
+    except ImportError:
+        pass
+    from lca import __version__
+    env["lca"] = __version__
+    return env
+
+
+def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
+              note: str = "", jobs: int = 1, progress: bool = True,
+              only: str | None = None) -> SuiteResult:
+    """Run every case and scaling point of ``config`` with ``jobs`` worker processes.
+
+    ``only`` keeps the cases whose name contains it (and skips scaling unless
+    it contains ``"scaling"``). Failures are collected, not raised.
+    """
+    _classifier()  # fail before any work if the bench extra is missing
+    cases = [case for case in config.cases if only is None or only in case.name]
+    sizes = list(config.scaling_sizes) if only is None or "scaling" in only else []
+    tasks = [("case", case) for case in cases] + [("scaling", n) for n in sizes]
+    tasks.sort(key=lambda task: -_estimated_cost(task[0], task[1], config))
+    results: dict[tuple[str, Any], dict[str, Any]] = {}
+    start = time.perf_counter()
+    with Progress(len(tasks), f"lca bench ({config.name})", enabled=progress) as bar:
+        if jobs <= 1:
+            for kind, item in tasks:
+                results[(kind, item)] = _task(kind, item, config, factories)[2]
+                bar.update(1)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(_task, kind, item, config, factories)
+                           for kind, item in tasks]
+                for future in as_completed(futures):
+                    kind, item, value = future.result()
+                    results[(kind, item)] = value
+                    bar.update(1)
+    failures = []
+    case_rows, scaling_rows = [], []
+    for case in cases:
+        value = results[("case", case)]
+        if "error" in value:
+            failures.append({"task": case.name, "error": value["error"]})
+        else:
+            case_rows.append(value)
+    for n in sizes:
+        value = results[("scaling", n)]
+        if "error" in value:
+            failures.append({"task": f"scaling n={n}", "error": value["error"]})
+        else:
+            scaling_rows.append(value)
+    return SuiteResult(config=config, modes=tuple(factories), note=note, cases=case_rows,
+                       scaling=scaling_rows, failures=failures,
+                       seconds=time.perf_counter() - start, jobs=jobs,
+                       environment=_environment())
