@@ -235,6 +235,35 @@ class TestResolveModes:
     def test_unknown_mode(self):
         with pytest.raises(ValueError, match="'mode' parameter of lca bench"):
             suite.resolve_modes("fast", suite.quick_config())
+        with pytest.raises(ValueError, match=r"of 'fixed', 'adaptive', 'efficient', 'both'. "
+                                             r"Got 'fixed,fast' instead"):
+            suite.resolve_modes("fixed,fast", suite.quick_config())
+
+    @pytest.mark.parametrize("text,names", [
+        ("fixed", ("fixed",)),
+        ("both", ("fixed", "adaptive")),
+        ("efficient,fixed", ("efficient", "fixed")),
+        (" fixed , both ", ("fixed", "adaptive")),     # spaces and duplicates dropped
+        (("adaptive", "fixed"), ("adaptive", "fixed")),
+    ])
+    def test_lists_and_aliases(self, text, names):
+        assert suite.parse_modes(text) == names
+
+    def test_lists_keep_the_requested_order_and_drop_missing_modes(self, monkeypatch):
+        _without(monkeypatch, "efficient")
+        factories, note = suite.resolve_modes("efficient,fixed", suite.quick_config())
+        assert list(factories) == ["fixed"]
+        assert note == ("--mode efficient,fixed: this lca has no efficient mode "
+                        "(no lca.Params.efficient), so only fixed mode ran.")
+        with pytest.raises(ValueError, match=r"--mode efficient: this lca has no efficient"):
+            suite.resolve_modes("efficient", suite.quick_config())
+
+    def test_every_registered_mode_builds_params_for_its_config(self):
+        config = suite.quick_config()
+        for name, mode in suite.MODES.items():
+            if mode.available():
+                params = mode.factory(100, config=config)
+                assert params.n == 100 and params.depth == config.depth_for(100), name
 
 
 # -- statistics ----------------------------------------------------------------

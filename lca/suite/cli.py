@@ -9,7 +9,7 @@ from typing import Any
 
 from lca.suite.cases import full_config, quick_config
 from lca.suite.measure import _BENCH_EXTRA
-from lca.suite.modes import resolve_modes
+from lca.suite.modes import MODES, mode_text, resolve_modes
 from lca.suite.plots import make_plots
 from lca.suite.report import _headline, render_markdown
 from lca.suite.run import SuiteResult, run_suite
@@ -20,8 +20,9 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--quick", action="store_true",
                         help="seconds-long smoke run (CI); without --out it prints the "
                              "report and writes no files")
-    parser.add_argument("--mode", choices=("fixed", "adaptive", "both"), default="fixed",
-                        help="reconstruction mode(s) to measure (default fixed)")
+    parser.add_argument("--mode", default="fixed", metavar="MODES",
+                        help="comma-separated reconstruction modes to measure side by side, "
+                             f"of {', '.join(MODES)} ('both' = fixed,adaptive; default fixed)")
     parser.add_argument("--out", default=None,
                         help="markdown report (default docs/benchmarks_suite.md; "
                              "--quick: stdout)")
@@ -87,7 +88,7 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
     if img is not None:
         start = os.path.dirname(os.path.abspath(out)) if out else os.curdir
         img_rel = os.path.relpath(img, start).replace(os.sep, "/")
-    mode = "both" if len(result.modes) > 1 else result.modes[0]
+    mode = mode_text(result.modes)
     command = "python scripts/bench_suite.py" + (" --quick" if args.quick else "") + \
         ("" if mode == "fixed" else f" --mode {mode}")
     text = render_markdown(result, img_rel=img_rel, command=command)

@@ -39,7 +39,7 @@ def _grid(count: int) -> tuple[int, int]:
     return math.ceil(count / cols), cols
 
 
-_MODE_COLOURS = {"fixed": "tab:blue", "adaptive": "tab:green"}
+_MODE_COLOURS = {"fixed": "tab:blue", "adaptive": "tab:green", "efficient": "tab:purple"}
 
 
 def _shared_legend(figure: Any) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from lca.suite.cases import SPECS
 from lca.suite.measure import _EXACT_MAX_N
-from lca.suite.modes import resolve_modes
+from lca.suite.modes import MODES
 from lca.suite.run import SuiteResult
 from lca.suite.stats import _median, growth_exponent
 
@@ -330,13 +330,17 @@ def _where_peer_wins(result: SuiteResult) -> list[str]:
 def _settings(result: SuiteResult, img_rel: str | None) -> list[str]:
     config = result.config
     sample_n = 1000 if any(case.n == 1000 for case in config.cases) else config.cases[0].n
-    factories, _ = resolve_modes("both" if len(result.modes) > 1 else result.modes[0], config)
     lines = ["## Settings", ""]
     for mode in result.modes:
+        registered = MODES.get(mode)
+        # A saved run may hold a mode this lca lacks: its settings cannot be rebuilt.
+        described = (registered.factory(sample_n, config=config).describe()
+                     if registered is not None and registered.available()
+                     else f"(mode {mode!r} is not available in this lca)")
+        preset = registered.preset if registered is not None else "?"
         lines += [f"Reconstruction, {mode} mode, at n = {sample_n} "
-                  f"(`lca.Params.practical`; depth = min({config.depth}, n − "
-                  f"{config.min_free})):", "", "```",
-                  factories[mode](sample_n).describe(), "```", ""]
+                  f"(`{preset}`; depth = min({config.depth}, n − "
+                  f"{config.min_free})):", "", "```", described, "```", ""]
     lines += [
         f"* Depth rule: depth = min({config.depth}, n − {config.min_free}) so that a leaf is "
         f"never a single point; at n = 11 that is {config.depth_for(11)} "
