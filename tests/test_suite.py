@@ -349,3 +349,100 @@ def test_prefix_errors_cover_every_size(fitted_peer):
     errors = suite.prefix_errors(model, held, held_y)
     assert errors.shape == (model.tree_.n_leaves,)
     assert errors[-1] == np.count_nonzero(model.predict(held) != held_y)
+
+
+# -- mode comparison (issue 10) ------------------------------------------------
+
+
+def _err_entry(value, low, high):
+    return {"value": value, "low": low, "high": high, "points": 10_000}
+
+
+def _ours(first, total, err, cross, seconds):
+    return {"first_queries": first, "err_f": err, "crossover": cross,
+            "cumulative": [{"answers": 1, "queries": first, "seconds": 0.0},
+                           {"answers": 10_000, "queries": total, "seconds": seconds}]}
+
+
+def _case(key, noise, candidate, baseline, peer_errors):
+    return {"case": f"{key} n=100 eta={noise:g}", "key": key, "n": 100, "noise": noise,
+            "ours": {"cand": candidate, "base": baseline},
+            "peer": {"rows": [{"queries": 1000 * (i + 1), "err_f": _err_entry(e, e, e)}
+                              for i, e in enumerate(peer_errors)]}}
+
+
+HAND_MADE = [
+    # candidate 10x cheaper first, 4x cheaper overall, error inside the baseline's interval
+    _case("a", 0.0,
+          _ours(2_000, 250_000, _err_entry(0.11, 0.10, 0.12), {"relation": "~", "value": 40.0},
+                2.0),
+          _ours(20_000, 1_000_000, _err_entry(0.10, 0.09, 0.11),
+                {"relation": "~", "value": 4.0}, 4.0),
+          [0.3, 0.05]),
+    # noisy: candidate error above the baseline's interval, 0.05 above the peer's best
+    _case("b", 0.2,
+          _ours(4_000, 200_000, _err_entry(0.30, 0.29, 0.31), {"relation": "<=", "value": 1},
+                3.0),
+          _ours(20_000, 2_000_000, _err_entry(0.25, 0.24, 0.26),
+                {"relation": "?", "value": None}, 2.0),
+          [0.26, 0.25]),
+    # noisy: candidate 0.01 above the peer's best, within the baseline's interval
+    _case("c", 0.2,
+          _ours(5_000, 100_000, _err_entry(0.26, 0.25, 0.27),
+                {"relation": ">", "value": 10_000, "lower_bound": True}, 1.0),
+          _ours(20_000, 600_000, _err_entry(0.27, 0.26, 0.28),
+                {"relation": "~", "value": 2.0}, 1.0),
+          [0.25]),
+    # only the baseline ran: left out of every number
+    {"case": "d n=100 eta=0", "key": "d", "n": 100, "noise": 0.0,
+     "ours": {"base": _ours(1, 1, _err_entry(0.5, 0.4, 0.6), {"relation": "?", "value": None},
+                            1.0)},
+     "peer": {"rows": []}},
+]
+
+
+class TestCompareModes:
+    def test_summary_on_hand_made_cases(self):
+        c = suite.compare_modes(HAND_MADE, "cand", "base")
+        assert (c["candidate"], c["baseline"], c["cases"]) == ("cand", "base", 3)
+        assert c["first_ratio"] == pytest.approx(5.0)          # median of 10, 5, 4
+        assert c["all_ratio"] == pytest.approx(6.0)            # median of 4, 10, 6
+        assert c["no_worse"] == 2                               # b is above 0.26
+        assert c["noisy"] == 2 and c["flagged"] == ["b n=100 eta=0.2"]
+        assert c["max_peer_gap"] == pytest.approx(0.05)
+        # candidate K: 40, 1, 10,000 -> 40; baseline: 4, 2 (b unknown) -> 3
+        assert c["crossover"] == [pytest.approx(40.0), pytest.approx(3.0)]
+        assert c["crossover_ratio"] == pytest.approx(40 / 3)
+        # ms per answer over 10,000 answers: ratios 0.5, 1.5, 1 -> 1
+        assert c["time_ratio"] == pytest.approx(1.0)
+        assert [row["key"] for row in c["rows"]] == ["a", "b", "c"]
+        assert [row["peer_gap"] for row in c["rows"]] == [
+            None, pytest.approx(0.05), pytest.approx(0.01)]
+        assert c["rows"][0]["ms_per_answer"] == [pytest.approx(0.2), pytest.approx(0.4)]
+
+    def test_needs_a_case_with_both_modes(self):
+        assert suite.compare_modes(HAND_MADE[3:], "cand", "base") is None
+        assert suite.compare_modes(HAND_MADE, "cand", "other") is None
+
+    def test_rendered_section_states_targets_and_rows(self):
+        text = "\n".join(suite.render_comparison(suite.compare_modes(HAND_MADE, "cand",
+                                                                     "base")))
+        assert "## Mode comparison: cand against base" in text
+        assert ("| median first-answer queries, baseline / candidate | 5.00× | ≥ 5× | yes |"
+                in text)
+        assert "| cases with error no worse (rule below) | 2 of 3 (67%) | ≥ 90% | **no** |" \
+            in text
+        assert "+0.0500 (b n=100 eta=0.2)" in text
+        assert "| 40.0 / 3.0 (13.33×) | ratio ≥ 10× | yes |" in text
+        assert "| b | 100 | 0.2 | 4,000 / 20,000 | 5.00× |" in text
+        assert "| ≤ 1 / unknown |" in text
+        assert "| " + " | ".join(suite.COMPARISON_COLUMNS) + " |" in text
+
+    def test_json_carries_the_comparison(self, quick):
+        result, _, _ = quick
+        data = json.loads(dataclasses.replace(result, compare=("adaptive", "fixed")).to_json())
+        assert data["compare"] == ["adaptive", "fixed"]
+        if suite.adaptive_available():
+            assert data["comparison"]["cases"] == len(result.cases)
+        again = suite.SuiteResult.from_json(json.dumps(data))
+        assert again.compare == ("adaptive", "fixed")

@@ -33,9 +33,11 @@ scikit-learn and matplotlib are imported lazily: ``pip install 'lca[bench]'``.
 
 Modules, imports flowing one way: :mod:`~lca.suite.cases` (targets, cases,
 configs) <- :mod:`~lca.suite.modes` (the registry of reconstruction modes) <-
-:mod:`~lca.suite.stats` <- :mod:`~lca.suite.measure` (ours, the peer, the
-optimum) <- :mod:`~lca.suite.run` (workers, :class:`SuiteResult`) <-
-:mod:`~lca.suite.report` <- :mod:`~lca.suite.plots` <- :mod:`~lca.suite.cli`.
+:mod:`~lca.suite.stats` and :mod:`~lca.suite.text` (formatting) <-
+:mod:`~lca.suite.measure` (ours, the peer, the optimum) and
+:mod:`~lca.suite.compare` (one mode against another, issue 10) <-
+:mod:`~lca.suite.run` (workers, :class:`SuiteResult`) <- :mod:`~lca.suite.report`
+<- :mod:`~lca.suite.plots` <- :mod:`~lca.suite.cli`.
 This module re-exports their public names.
 """
 
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 from lca.suite.cases import SPECS, Case, SuiteConfig, TargetSpec, full_config, quick_config
 from lca.suite.cli import add_bench_command, configure_parser, run_bench_command
+from lca.suite.compare import COMPARISON_COLUMNS, compare_modes, render_comparison
 from lca.suite.measure import (
     measure_ours,
     measure_peer,
@@ -106,6 +109,9 @@ __all__ = [
     "ACCURACY_COLUMNS",
     "COST_COLUMNS",
     "CROSSOVER_COLUMNS",
+    "COMPARISON_COLUMNS",
+    "compare_modes",
+    "render_comparison",
     "add_bench_command",
     "configure_parser",
     "run_bench_command",

@@ -9,7 +9,8 @@ from typing import Any
 
 from lca.suite.cases import full_config, quick_config
 from lca.suite.measure import _BENCH_EXTRA
-from lca.suite.modes import MODES, mode_text, resolve_modes
+from lca.suite.compare import DEFAULT_COMPARE
+from lca.suite.modes import MODES, mode_text, parse_modes, resolve_modes
 from lca.suite.plots import make_plots
 from lca.suite.report import _headline, render_markdown
 from lca.suite.run import SuiteResult, run_suite
@@ -23,6 +24,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--mode", default="fixed", metavar="MODES",
                         help="comma-separated reconstruction modes to measure side by side, "
                              f"of {', '.join(MODES)} ('both' = fixed,adaptive; default fixed)")
+    parser.add_argument("--compare", default=",".join(DEFAULT_COMPARE),
+                        metavar="CANDIDATE,BASELINE",
+                        help="modes of the report's mode comparison, when both ran "
+                             "(default %(default)s)")
     parser.add_argument("--out", default=None,
                         help="markdown report (default docs/benchmarks_suite.md; "
                              "--quick: stdout)")
@@ -56,6 +61,10 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
     if args.jobs < 1:
         raise ValueError(f"The '--jobs' parameter of lca bench must be an int >= 1. "
                          f"Got {args.jobs} instead.")
+    compare = parse_modes(args.compare)
+    if len(compare) != 2:
+        raise ValueError(f"The '--compare' parameter of lca bench must name two different "
+                         f"modes, CANDIDATE,BASELINE. Got {args.compare!r} instead.")
     config = quick_config() if args.quick else full_config()
     base = root or os.curdir
     out = args.out if args.out is not None or args.quick else \
@@ -64,6 +73,7 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
     if args.from_json:
         with open(args.from_json, encoding="utf-8") as handle:
             result = SuiteResult.from_json(handle.read())
+        result.compare = compare
         if result.config.name != config.name:
             raise ValueError(f"lca bench --from-json: {args.from_json} holds a "
                              f"{result.config.name!r} run; pass --quick to match"
@@ -76,7 +86,7 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
             if note:
                 print(f"lca bench: {note}", file=sys.stderr)
             result = run_suite(config, factories, note=note, jobs=args.jobs,
-                               progress=not args.quiet, only=args.cases)
+                               progress=not args.quiet, only=args.cases, compare=compare)
         except ImportError as error:
             print(f"lca bench: error: {error}", file=sys.stderr)
             return 2

@@ -8,8 +8,9 @@ from typing import Any
 
 from lca import estimate
 from lca.suite.measure import _BENCH_EXTRA
-from lca.suite.report import _exponent, _num, _scaling_summary
+from lca.suite.report import _scaling_summary
 from lca.suite.run import SuiteResult
+from lca.suite.text import _exponent, _num
 
 
 def _figure() -> Any:

@@ -10,30 +10,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lca.suite.cases import SPECS
+from lca.suite.compare import comparison_headline, render_comparison
 from lca.suite.measure import _EXACT_MAX_N
 from lca.suite.modes import MODES
 from lca.suite.run import SuiteResult
 from lca.suite.stats import _median, growth_exponent
-
-
-def _num(value: float) -> str:
-    return f"{value:,.0f}"
-
-
-def _err(entry: Mapping[str, Any]) -> str:
-    return f"{entry['value']:.4f} [{entry['low']:.4f}, {entry['high']:.4f}]"
-
-
-def _crossover_text(cross: Mapping[str, Any]) -> str:
-    value = cross["value"]
-    if cross["relation"] == "?":
-        return "unknown (the peer's largest N is below our first answer)"
-    if cross["relation"] == "<=":
-        return "≤ 1 (peer cheaper from the first answer)"
-    if cross["relation"] == ">":
-        return f"> {value:,.0f}" + (" (peer never matched us)" if cross.get("lower_bound")
-                                     else "")
-    return f"≈ {value:,.0f}" if value >= 10 else f"≈ {value:.1f}"
+from lca.suite.text import _crossover_text, _err, _exponent, _num, _table
 
 
 def _needed_text(result: Mapping[str, Any], peer: Mapping[str, Any]) -> str:
@@ -63,12 +45,6 @@ def _ratio_text(result: Mapping[str, Any], opt: Mapping[str, Any]) -> str:
 def _rows_by_mode(result: SuiteResult) -> list[tuple[dict[str, Any], str, dict[str, Any]]]:
     return [(case, mode, case["ours"][mode]) for case in result.cases for mode in result.modes
             if mode in case["ours"]]
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return lines
 
 
 ACCURACY_COLUMNS = ("case", "n", "η", "mode", "error vs f [95% CI]",
@@ -170,10 +146,6 @@ def _scaling_summary(result: SuiteResult) -> dict[str, dict[str, float]]:
     return out
 
 
-def _exponent(value: float) -> str:
-    return f"{value + 0.0:.2f}".replace("-0.00", "0.00")
-
-
 def _tiers(result: SuiteResult) -> list[tuple[str, list[dict[str, Any]]]]:
     """The cases that ran, grouped by tier in the config's order."""
     groups = []
@@ -258,6 +230,9 @@ def _headline(result: SuiteResult) -> list[str]:
                 f"floor; adaptive's error vs f is no larger in {no_worse} of {len(pairs)} "
                 f"cases (point estimates) and not significantly larger (the 95% intervals "
                 f"overlap, or adaptive's lies below) in {overlap}.")
+    comparison = result.comparison
+    if comparison is not None:
+        lines.append(comparison_headline(comparison))
     for mode, fitted in _scaling_summary(result).items():
         lines.append(f"* **scaling ({mode})**: time per cold answer grows as "
                      f"n^{_exponent(fitted['time'])}, queries per cold answer as "
@@ -398,6 +373,11 @@ def _settings(result: SuiteResult, img_rel: str | None) -> list[str]:
     return lines
 
 
+def _comparison_section(result: SuiteResult) -> list[str]:
+    comparison = result.comparison
+    return [] if comparison is None else [*render_comparison(comparison), ""]
+
+
 def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
                     command: str = "python scripts/bench_suite.py") -> str:
     """The suite's report as markdown; ``img_rel`` is the plots' directory relative to it."""
@@ -412,6 +392,7 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
         f"with {result.jobs} worker(s); "
         + ", ".join(f"{key} {value}" for key, value in env.items()) + ".", "",
         "## Headline", "", *_headline(result), "",
+        *_comparison_section(result),
         "## Where the peer wins", "", *_where_peer_wins(result), "",
         *_settings(result, img_rel), "",
         "## Grid that ran, and why", "",

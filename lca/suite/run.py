@@ -22,13 +22,17 @@ import numpy as np
 
 from lca._progress import Progress
 from lca.suite.cases import SuiteConfig, full_config, quick_config
+from lca.suite.compare import DEFAULT_COMPARE, compare_modes
 from lca.suite.measure import _classifier, run_case, run_scaling_point
 from lca.suite.modes import ParamsFactory
 
 
 @dataclass
 class SuiteResult:
-    """Raw results of :func:`run_suite`, plain Python values (JSON-ready)."""
+    """Raw results of :func:`run_suite`, plain Python values (JSON-ready).
+
+    ``compare`` names the (candidate, baseline) modes of :attr:`comparison`.
+    """
 
     config: SuiteConfig
     modes: tuple[str, ...]
@@ -39,13 +43,20 @@ class SuiteResult:
     seconds: float = 0.0
     jobs: int = 1
     environment: dict[str, str] = field(default_factory=dict)
+    compare: tuple[str, str] = DEFAULT_COMPARE
+
+    @property
+    def comparison(self) -> dict[str, Any] | None:
+        """:func:`~lca.suite.compare.compare_modes` of ``compare``; None unless both ran."""
+        return compare_modes(self.cases, *self.compare)
 
     def to_json(self) -> str:
         """The results as JSON; the config is stored by name (``"full"`` or ``"quick"``)."""
         data = {"config": self.config.name, "modes": self.modes, "note": self.note,
                 "cases": self.cases, "scaling": self.scaling, "failures": self.failures,
                 "seconds": self.seconds, "jobs": self.jobs,
-                "environment": self.environment}
+                "environment": self.environment, "compare": self.compare,
+                "comparison": self.comparison}
         return json.dumps(data, indent=1)
 
     @classmethod
@@ -59,7 +70,8 @@ class SuiteResult:
         return cls(config=configs[data["config"]](), modes=tuple(data["modes"]),
                    note=data["note"], cases=data["cases"], scaling=data["scaling"],
                    failures=data["failures"], seconds=data["seconds"], jobs=data["jobs"],
-                   environment=data["environment"])
+                   environment=data["environment"],
+                   compare=tuple(data.get("compare", DEFAULT_COMPARE)))
 
 
 def _task(kind: str, item: Any, config: SuiteConfig,
@@ -98,11 +110,13 @@ def _environment() -> dict[str, str]:
 
 def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
               note: str = "", jobs: int = 1, progress: bool = True,
-              only: str | None = None) -> SuiteResult:
+              only: str | None = None,
+              compare: tuple[str, str] = DEFAULT_COMPARE) -> SuiteResult:
     """Run every case and scaling point of ``config`` with ``jobs`` worker processes.
 
     ``only`` keeps the cases whose name contains it (and skips scaling unless
     it contains ``"scaling"``). Failures are collected, not raised.
+    ``compare`` is the (candidate, baseline) pair of the result's mode comparison.
     """
     _classifier()  # fail before any work if the bench extra is missing
     cases = [case for case in config.cases if only is None or only in case.name]
@@ -141,4 +155,4 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
     return SuiteResult(config=config, modes=tuple(factories), note=note, cases=case_rows,
                        scaling=scaling_rows, failures=failures,
                        seconds=time.perf_counter() - start, jobs=jobs,
-                       environment=_environment())
+                       environment=_environment(), compare=compare)
