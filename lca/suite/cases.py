@@ -82,10 +82,64 @@ tribes (3 tribes of width 3), majority of 5 and 15, a 6-junta."""
 
 
 @dataclass(frozen=True)
+class ModelSpec:
+    """A model trained on a dataset shipped inside scikit-learn, as a black box (issue 10).
+
+    The black box ``f`` is the trained model queried through
+    ``lca.models.QuantileEncoder(bits)`` fitted on the dataset's features, so
+    ``n = features * bits`` (checked when the oracle is built). Built by
+    :func:`lca.suite.trained.model_oracle` in the worker that measures the case.
+
+    Attributes:
+        key: short name used in tables, e.g. ``"rf-breast_cancer"``.
+        model: ``"logistic_regression"``, ``"random_forest"``,
+            ``"gradient_boosting"`` or ``"mlp"``.
+        dataset: ``"breast_cancer"``, ``"wine"`` (class 0 against the rest) or
+            ``"digits"`` (even against odd; the 3 constant pixels dropped).
+        bits: encoder bits per feature.
+    """
+
+    key: str
+    model: str
+    dataset: str
+    bits: int
+
+    @property
+    def n(self) -> int:
+        """Variables of the oracle: one block of ``bits`` per feature."""
+        return DATASET_FEATURES[self.dataset] * self.bits
+
+
+DATASET_FEATURES = {"breast_cancer": 30, "wine": 13, "digits": 61}
+"""Features each dataset keeps (digits: 64 pixels minus the 3 constant ones)."""
+
+_MODEL_SHORT = {"logistic_regression": "logreg", "random_forest": "rf",
+                "gradient_boosting": "gb", "mlp": "mlp"}
+
+
+def _model(model: str, dataset: str, bits: int) -> ModelSpec:
+    return ModelSpec(f"{_MODEL_SHORT[model]}-{dataset}", model, dataset, bits)
+
+
+MODEL_SPECS: dict[str, ModelSpec] = {spec.key: spec for spec in (
+    _model("logistic_regression", "breast_cancer", 3),
+    _model("random_forest", "breast_cancer", 3),
+    _model("mlp", "breast_cancer", 4),
+    _model("gradient_boosting", "wine", 4),
+    _model("mlp", "wine", 4),
+    _model("random_forest", "digits", 1),
+    _model("logistic_regression", "digits", 1),
+    _model("gradient_boosting", "digits", 1),
+)}
+"""Issue 10's real models: 8 model x dataset pairs, n in {52, 61, 90, 120}: every
+model kind on two datasets, every dataset with at least two model kinds."""
+
+
+@dataclass(frozen=True)
 class Case:
     """One row of the suite: a target on ``n`` variables with label noise ``noise``."""
 
-    spec: TargetSpec
+    spec: TargetSpec | ModelSpec
     n: int
     noise: float
     tier: str
@@ -145,6 +199,16 @@ def _cases(tier: str, keys: Sequence[str], n: int, noises: Sequence[float]) -> l
     return [Case(SPECS[key], n, noise, tier) for key in keys for noise in noises]
 
 
+def _model_cases(tier: str, keys: Sequence[str]) -> list[Case]:
+    # A trained model is its own f: no label noise, n fixed by the encoder.
+    return [Case(MODEL_SPECS[key], MODEL_SPECS[key].n, 0.0, tier) for key in keys]
+
+
+def spec_order() -> list[str]:
+    """Every target key, synthetic then trained models, in table order."""
+    return [*SPECS, *MODEL_SPECS]
+
+
 _NOISES = (0.0, 0.01, 0.05, 0.1)
 
 
@@ -164,6 +228,8 @@ def full_config() -> SuiteConfig:
         + _cases("n=100", ["tree64-iid", "parity5"], 100, (0.01, 0.1))
         + _cases("n=1000", list(SPECS), 1000, (0.05,))
         + _cases("n=10000", ["tree64-iid"], 10_000, (0.05,))
+        + _cases("eta=0.2", list(SPECS), 100, (0.2,))
+        + _model_cases("models", list(MODEL_SPECS))
     )
     tiers = (
         ("exact", "n = 11, every target that fits in 11 variables with a natural tree of "
@@ -181,6 +247,13 @@ def full_config() -> SuiteConfig:
                     "a complete depth-12 tree costs ~7 minutes here, so the rest of the "
                     "grid at this size would alone exceed the budget; the scaling section "
                     "covers n up to 10^5 with cold answers."),
+        ("eta=0.2", "n = 100, all 14 targets at eta = 0.2 (issue 10: high label noise, "
+                    "where the peer needs only 1,000-2,000 queries; ~10 s of fixed-mode "
+                    "reconstruction per case)."),
+        ("models", "issue 10's trained models (scikit-learn datasets and models, see "
+                   "below), n = 52-120, no label noise, opt unknown; the model's "
+                   "predictions cost ~2-10 ms per 2,000-point batch, so fixed mode spends "
+                   "~1-2 min per case querying it."),
     )
     return SuiteConfig(name="full", cases=tuple(cases), tiers=tiers)
 

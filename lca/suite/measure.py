@@ -21,9 +21,10 @@ from lca import derive, exact, targets
 from lca.oracle import Oracle
 from lca.params import Params
 from lca.reconstruct import LeafDecision, Reconstructor
-from lca.suite.cases import SPECS, Case, SuiteConfig
+from lca.suite.cases import SPECS, Case, ModelSpec, SuiteConfig
 from lca.suite.modes import ParamsFactory
 from lca.suite.stats import _error, crossover
+from lca.suite.trained import model_oracle
 
 _BENCH_EXTRA = "pip install 'lca[bench]'"
 _EXACT_MAX_N = exact.MAX_OPTIMUM_VARIABLES
@@ -225,6 +226,9 @@ def _peer_needed(peer: Mapping[str, Any], target: float) -> int | None:
 
 def _optimum(case: Case, f: Oracle, clean: Oracle, config: SuiteConfig) -> dict[str, Any]:
     size = clean.size
+    if isinstance(case.spec, ModelSpec):
+        # No tree is known to compute a trained model, and n is too large for the DP.
+        return {"value": None, "kind": "unknown", "size": None, "seconds": 0.0}
     if case.noise == 0:
         # f is the clean target, itself a tree with `size` leaves: opt_size = 0.
         return {"value": 0.0, "kind": "exact", "size": size, "seconds": 0.0}
@@ -238,19 +242,31 @@ def _optimum(case: Case, f: Oracle, clean: Oracle, config: SuiteConfig) -> dict[
 
 def run_case(case: Case, config: SuiteConfig,
              factories: Mapping[str, ParamsFactory]) -> dict[str, Any]:
-    """Measure one case: every mode of ``factories``, the exact or bound ``opt``, the peer.
+    """Measure one case: every mode of ``factories``, ``opt``, the peer.
 
-    Deterministic apart from the wall-time fields: the target, the label noise,
-    the evaluation points (purpose ``"bench/eval"``), the reconstruction seed
-    and the peer's queries (purpose ``"bench/peer"``) are all fixed.
+    ``opt`` is exact (small ``n``), the label-noise bound, or unknown (trained
+    models, whose result also carries ``"model"``: training accuracy and time,
+    and the share of +1 answers on the evaluation points). Deterministic apart
+    from the wall-time fields: the target (or the model's training, fixed
+    ``random_state``), the label noise, the evaluation points (purpose
+    ``"bench/eval"``), the reconstruction seed and the peer's queries (purpose
+    ``"bench/peer"``) are all fixed.
     """
     start = time.perf_counter()
-    clean = case.spec.build(case.n, config.target_seed)
+    model_info = None
+    if isinstance(case.spec, ModelSpec):
+        clean, info = model_oracle(case.spec, config.target_seed)
+        model_info = dict(info)
+    else:
+        clean = case.spec.build(case.n, config.target_seed)
     f = (targets.with_label_noise(clean, case.noise, config.noise_seed)
          if case.noise > 0 else clean)
     points = _points(config.eval_seed, "bench/eval", case.n, config.eval_points)
     f_values = f(points)
     clean_values = clean(points)
+    if model_info is not None:
+        # Under uniform points a model may be nearly constant; the report shows it.
+        model_info["positive_rate"] = float(np.mean(f_values == 1))
     cube = _cube(case.n) if case.n <= _EXACT_MAX_N else None
     optimum = _optimum(case, f, clean, config)
     ours = {}
@@ -271,11 +287,14 @@ def run_case(case: Case, config: SuiteConfig,
             [(c["answers"], c["queries"]) for c in result["cumulative"]], needed, largest)
         dist = result["exact_err_f"] if result["exact_err_f"] is not None \
             else result["err_f"]["value"]
-        result["ratio"] = dist / optimum["value"] if optimum["value"] > 0 else None
-    return {"case": case.name, "key": case.spec.key, "n": case.n, "noise": case.noise,
-            "tier": case.tier, "target": clean.name, "size": clean.size,
-            "target_depth": clean.depth, "opt": optimum, "ours": ours, "peer": peer,
-            "seconds": time.perf_counter() - start}
+        result["ratio"] = dist / optimum["value"] if optimum["value"] else None
+    out = {"case": case.name, "key": case.spec.key, "n": case.n, "noise": case.noise,
+           "tier": case.tier, "target": clean.name, "size": clean.size,
+           "target_depth": clean.depth, "opt": optimum, "ours": ours, "peer": peer,
+           "seconds": time.perf_counter() - start}
+    if model_info is not None:
+        out["model"] = model_info
+    return out
 
 
 def run_scaling_point(n: int, config: SuiteConfig,

@@ -71,7 +71,7 @@ def _plot_error_vs_queries(result: SuiteResult, path: str) -> None:
             axes.plot(queries, [err] * len(queries), marker="o", linestyle="--",
                       color=_MODE_COLOURS.get(mode, "tab:blue"),
                       label=f"ours, {mode} (K = 1 … {_num(ours['cumulative'][-1]['answers'])})")
-        if case["opt"]["value"] > 0:
+        if (case["opt"]["value"] or 0) > 0:
             axes.axhline(case["opt"]["value"], color="grey", linestyle=":",
                          label="opt" if case["opt"]["kind"] == "exact" else "opt bound η")
         axes.set_xscale("log")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lca.suite.cases import SPECS
+from lca.suite.cases import spec_order
 from lca.suite.compare import comparison_headline, render_comparison
 from lca.suite.measure import _EXACT_MAX_N
 from lca.suite.modes import MODES
@@ -29,6 +29,8 @@ def _needed_text(result: Mapping[str, Any], peer: Mapping[str, Any]) -> str:
 
 
 def _opt_text(opt: Mapping[str, Any]) -> str:
+    if opt["kind"] == "unknown":
+        return "unknown (trained model)"
     if opt["kind"] == "exact":
         return f"{opt['value']:.4f} (exact, s={opt['size']})"
     return f"≤ {opt['value']:g} (bound)"
@@ -36,7 +38,7 @@ def _opt_text(opt: Mapping[str, Any]) -> str:
 
 def _ratio_text(result: Mapping[str, Any], opt: Mapping[str, Any]) -> str:
     if result["ratio"] is None:
-        return "— (opt = 0)"
+        return "— (opt unknown)" if opt["kind"] == "unknown" else "— (opt = 0)"
     # opt <= eta for the bound, so dist / eta is a lower bound on dist / opt.
     prefix = "≥ " if opt["kind"] == "bound" else ""
     return f"{prefix}{result['ratio']:.2f}"
@@ -167,6 +169,9 @@ def _tier_title(tier: str, cases: Sequence[Mapping[str, Any]]) -> str:
     noises = sorted({case["noise"] for case in cases})
     noise = f", η = {noises[0]:g}" if len(noises) == 1 else ""
     plural = "case" if len(cases) == 1 else "cases"
+    if any("model" in case for case in cases):
+        return (f"trained models, n = {', '.join(_num(n) for n in sizes)} ({len(cases)} "
+                f"{plural})")
     return f"n = {', '.join(_num(n) for n in sizes)}{noise} ({len(cases)} {plural})"
 
 
@@ -373,6 +378,31 @@ def _settings(result: SuiteResult, img_rel: str | None) -> list[str]:
     return lines
 
 
+MODEL_COLUMNS = ("case", "n", "dataset (binary task)", "model", "bits per feature",
+                 "training accuracy", "share of +1 on the evaluation points", "training s")
+
+
+def _model_lines(result: SuiteResult) -> list[str]:
+    cases = [case for case in result.cases if "model" in case]
+    if not cases:
+        return []
+    rows = [[case["key"], str(case["n"]), case["model"]["dataset"], case["model"]["model"],
+             str(case["model"]["bits"]), f"{case['model']['train_accuracy']:.3f}",
+             f"{case['model']['positive_rate']:.3f}",
+             f"{case['model']['train_seconds']:.2f}"] for case in cases]
+    return [
+        "Trained models (issue 10, `lca.suite.trained`): each model is trained on a dataset "
+        "that ships inside scikit-learn (no download), on all its rows, with random_state "
+        f"= {result.config.target_seed}. The black box f is "
+        "`lca.models.from_estimator(model, QuantileEncoder(bits).fit(X), positive=1)`: "
+        "uniform ±1 points decode to feature vectors whose features are independent, each "
+        "with its data marginal discretised to 2^bits equal-mass bins. That product "
+        "distribution is not the data distribution, so every error here is agreement with "
+        "the model under it, not accuracy on data. f has no label noise and no known "
+        "optimum: errors are against f only, opt is unknown.", "",
+        *_table(MODEL_COLUMNS, rows), ""]
+
+
 def _comparison_section(result: SuiteResult) -> list[str]:
     comparison = result.comparison
     return [] if comparison is None else [*render_comparison(comparison), ""]
@@ -406,7 +436,7 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
         ran = [case for case in result.cases if case["tier"] == tier]
         if not ran:
             continue
-        keys = sorted({case["key"] for case in ran}, key=list(SPECS).index)
+        keys = sorted({case["key"] for case in ran}, key=spec_order().index)
         noises = sorted({case["noise"] for case in ran})
         ours = sum(o["seconds"] for case in ran for o in case["ours"].values())
         peer = sum(case["peer"]["seconds"] for case in ran)
@@ -419,7 +449,8 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
               f"{config.target_seed}: random_tree(leaves=s, labels='iid' | "
               "'sibling_differing'), parity(k), multiplexer(k address bits), "
               "tribes(width 3, 3 tribes), majority(k), junta(6); label noise "
-              f"`with_label_noise(rate=η, seed={config.noise_seed})`.", ""]
+              f"`with_label_noise(rate=η, seed={config.noise_seed})`.", "",
+              *_model_lines(result)]
     if result.failures:
         lines += ["## Failures", ""]
         for failure in result.failures:
