@@ -32,7 +32,7 @@ __version__ = "0.1.0"
 
 # Heavier modules load on first use: spawned workers import lca and should not
 # pay for what they never touch.
-_LAZY_MODULES = ("consistency", "exact", "measures", "parallel", "testing", "tester")
+_LAZY_MODULES = ("consistency", "exact", "measures", "models", "parallel", "testing", "tester")
 
 
 def __getattr__(name: str) -> Any:
@@ -56,6 +56,7 @@ __all__ = [
     "consistency",
     "exact",
     "measures",
+    "models",
     "parallel",
     "testing",
     "tester",

@@ -1,0 +1,493 @@
+"""Model adapters and encoders: output mappings, errors, pickling, replicas, marginals, names."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import lca
+from lca.consistency import uniform_queries
+from lca.models import BinaryEncoder, ModelOracle, QuantileEncoder, from_estimator
+from lca.oracle import CountingOracle, OracleError
+from lca.params import Params
+
+from conftest import all_points
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier  # noqa: E402
+
+IRIS = load_iris()
+
+
+def params(n: int) -> Params:
+    return Params.practical(n, depth=3, noise_rate=0.1, score_samples=200, leaf_samples=100)
+
+
+def bits_of(points: np.ndarray) -> np.ndarray:
+    """The 0/1 features the lca.oracle convention gives a ±1 point: +1 -> 0, -1 -> 1."""
+    return (1 - points.astype(np.int64)) // 2
+
+
+@pytest.fixture(scope="module")
+def binary_tree_model():
+    """A depth-3 tree on 12 0/1 features: breast cancer's first 12 columns cut at the median."""
+    X, y = load_breast_cancer(return_X_y=True)
+    X01 = (X[:, :12] >= np.median(X[:, :12], axis=0)).astype(int)
+    return DecisionTreeClassifier(max_depth=3, random_state=0).fit(X01, y)
+
+
+@pytest.fixture(scope="module")
+def iris_oracle():
+    """Logistic regression for 'virginica' on iris, 2 bits per feature: n = 8."""
+    encoder = QuantileEncoder(bits=2, feature_names=IRIS.feature_names).fit(IRIS.data)
+    model = LogisticRegression(max_iter=1000).fit(IRIS.data, IRIS.target == 2)
+    return from_estimator(model, encoder, positive=True)
+
+
+# -- wrapping -------------------------------------------------------------------
+
+def test_one_line_wrapping_of_a_01_classifier(binary_tree_model) -> None:
+    oracle = from_estimator(binary_tree_model, positive=1)
+    assert isinstance(oracle, lca.Oracle) and oracle.n == 12
+    assert "method='predict' (auto)" in repr(oracle) and "positive=1" in repr(oracle)
+    points = uniform_queries(1, 12, 500)
+    expected = np.where(binary_tree_model.predict(bits_of(points)) == 1, 1, -1)
+    np.testing.assert_array_equal(oracle.query(points), expected)
+    assert oracle.query(points).dtype == np.int8
+    counted = CountingOracle(oracle)  # the library's own validation accepts it
+    np.testing.assert_array_equal(counted.query(points), expected)
+    assert counted.queries == 500
+
+
+class Rule:
+    """A fixed rule on decoded features with a configurable output format.
+
+    ``+1`` exactly when ``x0 + 2 x1 - x2 >= 1`` on the 0/1 features.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.n_features_in_ = 3
+        if kind == "strings":
+            self.classes_ = np.array(["no", "yes"])
+        if kind in ("proba", "multiclass proba", "multiclass labels"):
+            self.classes_ = np.array([0, 1, 2])[: 2 if kind == "proba" else 3]
+
+    def truth(self, X: np.ndarray) -> np.ndarray:
+        return X[:, 0] + 2 * X[:, 1] - X[:, 2] >= 1
+
+    def predict(self, X: np.ndarray):
+        t = self.truth(X)
+        return {
+            "ints 0/1": t.astype(np.int64),
+            "bools": t,
+            "floats ±1": np.where(t, 1.0, -1.0),
+            "strings": np.where(t, "yes", "no"),
+            "column": t.astype(np.int32)[:, None],
+            "list": t.astype(int).tolist(),
+            "multiclass labels": np.where(t, 2, X[:, 2].astype(int)),
+        }[self.kind]
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        score = (X[:, 0] + 2 * X[:, 1] - X[:, 2] + 1) / 4  # in [0, 1]; truth <=> >= 0.5
+        if self.kind == "proba":
+            return np.column_stack([1 - score, score])
+        return np.column_stack([(1 - score) / 2, score, (1 - score) / 2])
+
+    def decision_function(self, X: np.ndarray) -> np.ndarray:
+        return X[:, 0] + 2 * X[:, 1] - X[:, 2] - 1
+
+
+def rule_function(X: np.ndarray) -> np.ndarray:
+    """A plain batched function with 0/1 outputs (no classes_, no methods)."""
+    return (X[:, 0] + 2 * X[:, 1] - X[:, 2] >= 1).astype(np.uint8)
+
+
+def rule_scores(X: np.ndarray) -> np.ndarray:
+    return (X[:, 0] + 2 * X[:, 1] - X[:, 2] - 1)[:, None]
+
+
+OUTPUT_KINDS = {
+    "ints 0/1": dict(positive=1),
+    "bools": dict(positive=True),
+    "floats ±1": dict(positive=1.0),
+    "strings": dict(positive="yes"),
+    "column": dict(positive=1),
+    "list": dict(positive=1),
+    "multiclass labels": dict(positive=2),
+    "proba": dict(positive=1, method="predict_proba", threshold=0.5),
+    "multiclass proba": dict(positive=1, method="predict_proba", threshold=0.5),
+    "decision": dict(method="decision_function", threshold=0.0),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OUTPUT_KINDS))
+def test_every_output_kind_maps_to_plus_minus_one(kind: str) -> None:
+    model = Rule(kind)
+    oracle = from_estimator(model, **OUTPUT_KINDS[kind])
+    points = all_points(3)
+    truth = np.where(model.truth(bits_of(points)), 1, -1)
+    answers = oracle.query(points)
+    assert answers.dtype == np.int8
+    np.testing.assert_array_equal(answers, truth)
+
+
+@pytest.mark.parametrize("function, kwargs", [(rule_function, dict(positive=1)),
+                                              (rule_scores, dict(threshold=0.0))])
+def test_plain_batched_functions(function, kwargs) -> None:
+    oracle = from_estimator(function, n=3, **kwargs)
+    points = all_points(3)
+    truth = np.where(Rule("bools").truth(bits_of(points)), 1, -1)
+    np.testing.assert_array_equal(oracle.query(points), truth)
+    assert oracle.name == function.__name__
+
+
+def test_the_model_is_called_once_per_batch() -> None:
+    calls = []
+
+    class Counting(Rule):
+        def predict(self, X):
+            calls.append(X.shape)
+            return super().predict(X)
+
+    oracle = from_estimator(Counting("ints 0/1"), positive=1)
+    oracle.query(all_points(3))
+    assert calls == [(8, 3)]
+
+
+def test_auto_method_choice_is_explicit_in_repr() -> None:
+    both = Rule("proba")
+    assert "method='predict' (auto)" in repr(from_estimator(both, positive=1))
+    explicit = from_estimator(both, positive=1, method="predict_proba", threshold=0.7)
+    assert "method='predict_proba'" in repr(explicit) and "(auto)" not in repr(explicit)
+    assert "score >= 0.7" in repr(explicit)
+
+    class OnlyScores:
+        n_features_in_ = 3
+        decision_function = Rule.decision_function
+
+    picked = from_estimator(OnlyScores(), threshold=0.0)
+    assert "method='decision_function' (auto)" in repr(picked)
+
+
+# -- mapping errors -------------------------------------------------------------
+
+class Broken:
+    """Returns a configurable wrong output from every method."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.n_features_in_ = 3
+        self.classes_ = np.array([0, 1])
+
+    def predict(self, X):
+        m = X.shape[0]
+        return {"unknown class": np.full(m, 2), "short": np.zeros(m - 1, dtype=int),
+                "matrix": np.zeros((m, 2), dtype=int), "strings": np.full(m, "1"),
+                "nan label": np.full(m, np.nan)}[self.what]
+
+    def decision_function(self, X):
+        m = X.shape[0]
+        return {"nan score": np.where(np.arange(m) == 3, np.nan, 0.5),
+                "short": np.zeros(m + 1), "text score": np.full(m, "a")}[self.what]
+
+    def predict_proba(self, X):
+        return np.full((X.shape[0], 2), 1.5)
+
+
+@pytest.mark.parametrize("what, method, match", [
+    ("unknown class", "predict", r"'Broken' \(predict\) returned 2, which the mapping "
+                                 r"does not know; expected one of its classes \[0, 1\]"),
+    ("short", "predict", r"'Broken' \(predict\) returned shape \(7,\) for 8 rows"),
+    ("matrix", "predict", r"returned shape \(8, 2\) for 8 rows"),
+    ("strings", "predict", r"returned '1', which the mapping does not know"),
+    ("nan label", "predict", r"returned nan, which the mapping does not know"),
+    ("nan score", "decision_function", r"'Broken' \(decision_function\) returned nan at "
+                                       r"row 3; scores must be finite"),
+    ("short", "decision_function", r"returned shape \(9,\) for 8 rows"),
+    ("text score", "decision_function", r"returned dtype <U1; expected numeric scores"),
+    ("any", "predict_proba", r"returned probability 1.5; expected values in \[0, 1\]"),
+])
+def test_bad_model_outputs_raise_oracle_error(what, method, match) -> None:
+    kwargs = dict(positive=1) if method != "decision_function" else {}
+    if method != "predict":
+        kwargs["threshold"] = 0.5
+    oracle = from_estimator(Broken(what), method=method, **kwargs)
+    with pytest.raises(OracleError, match=match):
+        oracle.query(all_points(3))
+
+
+def test_labels_outside_01_without_classes_raise() -> None:
+    def three_valued(X):
+        return X.sum(axis=1)
+
+    oracle = from_estimator(three_valued, positive=1, n=3)
+    with pytest.raises(OracleError, match=r"'three_valued' \(predict\) returned 2.0, .* "
+                                          r"expected a binary label in \{0, 1\}"):
+        oracle.query(all_points(3))
+
+
+def test_model_exceptions_carry_a_note() -> None:
+    def failing(X):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom") as info:
+        from_estimator(failing, positive=1, n=3).query(all_points(3))
+    assert "while calling predict of model 'failing' on 8 rows" in info.value.__notes__[0]
+
+
+@pytest.mark.parametrize("model, kwargs, error, match", [
+    (Rule("multiclass labels"), {}, ValueError,
+     r"pass positive=, the class of Rule \(its classes are \[0, 1, 2\]\) that maps to \+1"),
+    (Rule("multiclass proba"), dict(method="predict_proba", threshold=0.5), ValueError,
+     r"Rule has 3 classes \[0, 1, 2\]; pass positive="),
+    (Rule("proba"), dict(method="predict_proba", threshold=0.5), ValueError,
+     r"pass positive= \(one of \[0, 1\]\) to choose which class's probability"),
+    (Rule("proba"), dict(positive=1, threshold=0.5), ValueError,
+     r"threshold=0.5 is ambiguous for Rule, which has both decision_function and "
+     r"predict_proba; pass method="),
+    (Rule("strings"), dict(positive="maybe"), ValueError,
+     r"positive='maybe' is not one of the model's classes \['no', 'yes'\]"),
+    (Rule("proba"), dict(positive=1, method="predict", threshold=0.5), ValueError,
+     r"threshold= applies to scores, not to predict's labels"),
+    (Rule("proba"), dict(method="decision_function"), ValueError,
+     r"method='decision_function' gives scores; pass threshold="),
+    (Rule("proba"), dict(method="decision_function", positive=0, threshold=0.0), ValueError,
+     r"decision_function of a binary model scores its second class 1"),
+    (Rule("proba"), dict(method="predict_log_proba", positive=1), ValueError,
+     r"The 'method' parameter of lca.models.from_estimator must be one of"),
+    (Rule("proba"), dict(positive=1, threshold="high", method="predict_proba"), TypeError,
+     r"The 'threshold' parameter of lca.models.from_estimator must be a real number"),
+    (rule_function, dict(positive=1), ValueError, r"the model has no n_features_in_; pass n="),
+    (rule_function, dict(positive="yes", n=3), ValueError,
+     r"model rule_function has no classes_, so its labels must be 0/1 or ±1"),
+    (Rule("ints 0/1"), dict(positive=1, n=4), ValueError, r"model Rule takes 3 features but "
+                                                         r"the encoder produces 4"),
+    (object(), dict(positive=1), TypeError, r"The 'model' parameter of lca.models."
+                                            r"from_estimator must be callable"),
+    (Rule("ints 0/1"), dict(positive=1, n=0), ValueError, r"The 'n' parameter"),
+])
+def test_ambiguous_or_inconsistent_mappings_are_rejected(model, kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        from_estimator(model, **kwargs)
+
+
+def test_encoder_must_be_fitted_and_match() -> None:
+    model = Rule("ints 0/1")
+    with pytest.raises(TypeError, match=r"must be fitted: call QuantileEncoder\(...\).fit"):
+        from_estimator(model, QuantileEncoder(), positive=1)
+    with pytest.raises(TypeError, match=r"must be a fitted lca.models encoder"):
+        from_estimator(model, "quantiles", positive=1)
+    encoder = QuantileEncoder(bits=2).fit(IRIS.data)
+    with pytest.raises(ValueError, match=r"takes 3 features but the encoder produces 4"):
+        from_estimator(model, encoder, positive=1)
+    with pytest.raises(ValueError, match=r"n=5 disagrees with the encoder's n_bits=8"):
+        from_estimator(rule_function, encoder, positive=1, n=5)
+
+
+# -- pickling and replicas --------------------------------------------------------
+
+def test_pickles_with_the_model(iris_oracle) -> None:
+    points = uniform_queries(2, iris_oracle.n, 300)
+    clone = pickle.loads(pickle.dumps(iris_oracle))
+    assert isinstance(clone, ModelOracle) and repr(clone) == repr(iris_oracle)
+    np.testing.assert_array_equal(clone.query(points), iris_oracle.query(points))
+
+
+def test_answers_equal_through_pool_dask_and_answer(iris_oracle) -> None:
+    n = iris_oracle.n
+    p = params(n)
+    points = uniform_queries(3, n, 200)
+    expected = lca.Reconstructor(iris_oracle, p).answer_many(points, 5)
+    # The tree is not constant, so equality below is not vacuous.
+    assert set(expected.tolist()) == {-1, 1}
+    one_by_one = [lca.answer(z, 5, oracle=iris_oracle, params=p) for z in points[:20]]
+    assert one_by_one == expected[:20].tolist()
+    with lca.parallel.ReplicaPool(iris_oracle, p, workers=2) as pool:
+        np.testing.assert_array_equal(pool.answer(points, 5).answers, expected)
+    pytest.importorskip("dask.array")
+    from lca.distributed import answer_array
+
+    # The "processes" scheduler unpickles the description in worker processes.
+    lazy = answer_array(points, oracle=iris_oracle, params=p, seed=5, rows_per_block=70)
+    np.testing.assert_array_equal(lazy.compute(scheduler="processes", num_workers=2),
+                                  expected)
+
+
+# -- encoders: marginals ------------------------------------------------------------
+
+def decoded_all(encoder) -> np.ndarray:
+    return encoder.decode(all_points(encoder.n_bits))
+
+
+def test_uniform_bits_give_each_feature_its_quantile_bins_exactly() -> None:
+    X = load_wine().data[:, :3]  # 178 rows
+    encoder = QuantileEncoder(bits=2).fit(X)
+    decoded = decoded_all(encoder)  # all 2**6 points
+    for j in range(3):
+        cuts, reps = encoder.thresholds_[j], encoder.table_[j]
+        # Bins are the intervals between consecutive cuts, and they hold the data
+        # in the proportions bin_mass_ records.
+        bins = np.searchsorted(cuts, X[:, j], side="right")
+        np.testing.assert_array_equal(np.bincount(bins, minlength=4) / len(X),
+                                      encoder.bin_mass_[j])
+        # Each representative is the median of its bin's data and lies inside it.
+        for k in range(4):
+            assert reps[k] == np.median(X[bins == k, j])
+            assert np.searchsorted(cuts, reps[k], side="right") == k
+        # Uniform bits: every representative with probability exactly 1/4.
+        values, counts = np.unique(decoded[:, j], return_counts=True)
+        np.testing.assert_array_equal(values, np.sort(reps))
+        assert (counts == 16).all()
+    # Features are independent: every combination of bins occurs exactly once.
+    assert len({tuple(row) for row in decoded}) == 64
+
+
+def test_bins_are_equal_mass_without_ties() -> None:
+    # A derived tie-free column: a permutation of 0..1002 (1003 rows, 8 bins).
+    column = np.random.default_rng(3).permutation(1003).astype(float)
+    encoder = QuantileEncoder(bits=3).fit(column[:, None])
+    sizes = np.round(encoder.bin_mass_[0] * 1003).astype(int)
+    assert set(sizes.tolist()) <= {125, 126} and sizes.sum() == 1003
+    # Cuts sit halfway between the last value of a bin and the first of the next.
+    positions = np.cumsum(sizes)[:-1]
+    np.testing.assert_array_equal(encoder.thresholds_[0], positions - 0.5)
+    # The most significant bit splits the rows in half.
+    assert encoder.describe(0, -1) == "x0 >= 500.5"
+    assert np.count_nonzero(column >= 500.5) == 502
+
+
+def test_ties_move_cuts_to_the_nearer_end_of_the_run() -> None:
+    # 40% zeros: the median cut is clean (between 10 and 11), but the lower
+    # half's cut (ideally at row 25) falls in the run and moves to its end.
+    column = np.concatenate([np.zeros(40), np.arange(1.0, 61.0)])
+    encoder = QuantileEncoder(bits=2).fit(column[:, None])
+    np.testing.assert_array_equal(encoder.thresholds_[0], [0.5, 10.5, 35.5])
+    np.testing.assert_array_equal(encoder.bin_mass_[0], [0.4, 0.1, 0.25, 0.25])
+    np.testing.assert_array_equal(encoder.table_[0], [0.0, 5.5, 23.0, 48.0])
+    assert encoder.describe(0, -1) == f"x0 >= {np.median(column):g}"
+    with pytest.raises(ValueError, match=r"too many tied values for bits=3"):
+        QuantileEncoder(bits=3).fit(column[:, None])  # rows 0..39 cannot make 3 bins
+
+
+def test_categorical_bins_follow_frequencies() -> None:
+    X = load_diabetes(scaled=False).data  # column 1 is sex, coded 1/2
+    sex = X[:, 1]
+    encoder = QuantileEncoder(bits=3, categorical=[1], feature_names=["age", "sex", "bmi"],
+                              category_names={1: {1: "F", 2: "M"}}).fit(X[:, :3])
+    codes, counts = np.unique(sex, return_counts=True)
+    frequency = counts / len(sex)
+    # Bin k holds the category covering (k + 1/2)/8 of the cumulative frequencies.
+    centres = (np.arange(8) + 0.5) / 8
+    expected = codes[np.searchsorted(np.cumsum(frequency), centres, side="right")]
+    np.testing.assert_array_equal(encoder.table_[1], expected)
+    decoded = decoded_all(encoder)[:, 1]
+    for code, share in zip(codes, frequency):
+        assert abs(np.mean(decoded == code) - share) <= 1 / 8
+    assert encoder.describe(3, +1) == "sex in {F}"
+    assert encoder.describe(3, -1) == "sex in {M}"
+    # A low bit alone leaves both categories possible.
+    assert encoder.describe(5, +1) == "sex in {F, M}"
+
+
+def test_encode_is_the_inverse_of_decode_on_real_features() -> None:
+    encoder = QuantileEncoder(bits=3).fit(IRIS.data)
+    points = uniform_queries(4, encoder.n_bits, 300)
+    np.testing.assert_array_equal(encoder.encode(encoder.decode(points)), points)
+    coded = encoder.encode(IRIS.data)
+    assert coded.dtype == np.int8 and coded.shape == (150, 12)
+    # Each data value lands in the bin whose interval holds it.
+    decoded = encoder.decode(coded)
+    for j in range(4):
+        cuts = encoder.thresholds_[j]
+        np.testing.assert_array_equal(np.searchsorted(cuts, decoded[:, j], side="right"),
+                                      np.searchsorted(cuts, IRIS.data[:, j], side="right"))
+
+
+def test_binary_encoder_is_the_identity() -> None:
+    X = np.array([[0, 1, 1], [1, 0, 1]])
+    encoder = BinaryEncoder(feature_names=["a", "b", "c"]).fit(X)
+    points = all_points(3)
+    np.testing.assert_array_equal(encoder.decode(points), bits_of(points))
+    assert encoder.n_bits == 3
+    assert encoder.describe(1, +1) == "b = 0" and encoder.describe(1, -1) == "b = 1"
+    with pytest.raises(ValueError, match=r"must hold only 0 and 1 .* column 2 has 2.0 at row 0"):
+        BinaryEncoder().fit([[0, 1, 2]])
+
+
+# -- encoders: validation ----------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, X, error, match", [
+    (dict(bits=0), IRIS.data, ValueError, r"The 'bits' parameter of QuantileEncoder.fit "
+                                          r"must be an int in the range \[1, 16\]. Got 0"),
+    (dict(bits=2.5), IRIS.data, TypeError, r"The 'bits' parameter .* Got 2.5"),
+    (dict(bits=17), IRIS.data, ValueError, r"Got 17 instead"),
+    (dict(bits=3), IRIS.data[:7], ValueError, r"has 7 rows; bits=3 needs at least 2\*\*bits "
+                                              r"= 8 rows"),
+    (dict(), np.where(np.arange(40)[:, None] == 5, np.nan, 1.0 * np.arange(40)[:, None]),
+     ValueError, r"must be finite; column 0 has nan at row 5"),
+    (dict(), np.column_stack([np.arange(20.0), np.ones(20)]), ValueError,
+     r"feature 'x1' \(column 1\) is constant"),
+    (dict(bits=3), np.repeat(np.arange(5.0), 4)[:, None], ValueError,
+     r"feature 'x0' has too many tied values for bits=3 \(5 distinct values"),
+    (dict(categorical=[4]), IRIS.data, ValueError, r"The 'categorical' parameter"),
+    (dict(categorical=[0, 0]), IRIS.data, ValueError, r"lists a column twice"),
+    (dict(feature_names=["a"]), IRIS.data, ValueError, r"sequence of 4 strings"),
+    (dict(), IRIS.data[:, 0], TypeError, r"must be a 2-D array .* Got shape \(150,\)"),
+    (dict(), np.array([["a", "b"]] * 10), TypeError, r"must hold numbers"),
+    (dict(bits=1, categorical=[0]), np.r_[np.zeros(9), 1.0][:, None], ValueError,
+     r"categorical feature 'x0' gets one category \(0.0\) in all 2 bins"),
+])
+def test_quantile_encoder_validates_its_inputs(kwargs, X, error, match) -> None:
+    with pytest.raises(error, match=match):
+        QuantileEncoder(**kwargs).fit(X)
+
+
+def test_unfitted_encoders_say_so() -> None:
+    with pytest.raises(ValueError, match=r"This QuantileEncoder is not fitted yet"):
+        QuantileEncoder().decode(all_points(3))
+    encoder = QuantileEncoder(bits=2).fit(IRIS.data)
+    with pytest.raises(TypeError, match=r"must have shape \(m, 8\)"):
+        encoder.decode(all_points(3))
+
+
+# -- describe ----------------------------------------------------------------------
+
+def test_describe_reads_bits_as_conditions_on_features() -> None:
+    X = np.arange(32.0)[:, None]  # 4 bins of 8: cuts 7.5, 15.5, 23.5
+    encoder = QuantileEncoder(bits=2, feature_names=["age"]).fit(X)
+    assert encoder.describe(0, -1) == "age >= 15.5"
+    assert encoder.describe(0, +1) == "age < 15.5"
+    assert encoder.describe(1, +1, path=((0, -1),)) == "15.5 <= age < 23.5"
+    assert encoder.describe(1, -1, path=((0, -1),)) == "age >= 23.5"
+    assert encoder.describe(1, +1, path=((0, +1),)) == "age < 7.5"
+    # The low bit alone is not an interval: said as a union.
+    assert encoder.describe(1, +1) == "age < 7.5 or 15.5 <= age < 23.5"
+    # The node's own bit on the path is consistent; the opposite bit is not.
+    assert encoder.describe(0, -1, path=((0, -1),)) == "age >= 15.5"
+    with pytest.raises(ValueError, match=r"path fixes variable 0 to -1, which contradicts"):
+        encoder.describe(0, +1, path=((0, -1),))
+    with pytest.raises(ValueError, match=r"The 'bit' parameter .* must be -1 or \+1"):
+        encoder.describe(0, 0)
+    with pytest.raises(ValueError, match=r"The 'variable' parameter"):
+        encoder.describe(2, 1)
+
+
+def test_describe_ignores_other_features_on_the_path(iris_oracle) -> None:
+    path = ((0, -1), (2, +1), (5, -1))  # sepal length, sepal width, petal length bits
+    text = iris_oracle.describe(4, -1, path)
+    assert text == "petal length (cm) >= 5.05"
+    assert iris_oracle.describe(4, -1, ()) == "petal length (cm) >= 4.35"
+    assert iris_oracle.describe(0, +1) == "sepal length (cm) < 5.75"
+
+
+def test_from_estimator_without_encoder_names_the_model_features() -> None:
+    model = Rule("ints 0/1")
+    model.feature_names_in_ = np.array(["smoker", "age>40", "fit"], dtype=object)
+    oracle = from_estimator(model, positive=1)
+    assert oracle.describe(1, -1) == "age>40 = 1"
+    assert from_estimator(rule_function, positive=1, n=3).describe(2, +1) == "x2 = 0"
