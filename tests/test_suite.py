@@ -104,6 +104,9 @@ class TestQuickRun:
                 for ours in case["ours"].values():
                     assert 0 <= ours["exact_err_f"] <= 1
                     assert ours["ratio"] == pytest.approx(ours["exact_err_f"] / opt["value"])
+            elif "model" in case:
+                assert opt == {"value": None, "kind": "unknown", "size": None, "seconds": 0.0}
+                assert all(ours["ratio"] is None for ours in case["ours"].values())
             elif case["noise"] == 0:
                 assert opt == {"value": 0.0, "kind": "exact", "size": case["size"],
                                "seconds": 0.0}
@@ -127,6 +130,21 @@ class TestQuickRun:
             matched = [i for i, row in enumerate(peer["rows"]) if row["err_f"]["value"] <= goal]
             if matched:
                 assert len(sizes) <= matched[0] + 2
+
+    def test_issue_10_tiers_ran(self, quick):
+        result, text, _ = quick
+        noisy = [case for case in result.cases if case["tier"] == "eta=0.2"]
+        assert [(case["noise"], case["opt"]["kind"]) for case in noisy] == [(0.2, "bound")]
+        (model,) = [case for case in result.cases if case["tier"] == "models"]
+        spec = suite.MODEL_SPECS[model["key"]]
+        assert model["n"] == spec.n and model["noise"] == 0
+        info = model["model"]
+        assert info["bits"] == spec.bits and 0 < info["positive_rate"] < 1
+        assert 0.5 < info["train_accuracy"] <= 1
+        for ours in model["ours"].values():     # f is the model itself: no noise
+            assert ours["err_f"] == ours["err_clean"]
+        assert f"| {model['key']} | {model['n']} | {info['dataset']} |" in text
+        assert "opt is unknown" in text and "unknown (trained model)" in text
 
     def test_plots_are_pngs(self, quick):
         _, _, plots = quick
@@ -182,6 +200,16 @@ def test_bench_command_writes_report_and_json(tmp_path):
     args = parser.parse_args(["bench", "--from-json", str(data), "--out", str(again)])
     with pytest.raises(ValueError, match="holds a 'quick' run; pass --quick"):
         args.run(args)
+
+
+def test_tiers_select_cases_and_unknown_tiers_are_named():
+    config = suite.quick_config()
+    factories, _ = suite.resolve_modes("fixed", config)
+    result = suite.run_suite(config, factories, progress=False, tiers=["eta=0.2"])
+    assert [case["case"] for case in result.cases] == ["tree16-iid n=100 eta=0.2"]
+    assert result.scaling == []
+    with pytest.raises(ValueError, match=r"'tiers' parameter of lca bench .*Got n=5 instead"):
+        suite.run_suite(config, factories, progress=False, tiers=["exact", "n=5"])
 
 
 def test_bench_command_rejects_bad_jobs():
@@ -446,3 +474,43 @@ class TestCompareModes:
             assert data["comparison"]["cases"] == len(result.cases)
         again = suite.SuiteResult.from_json(json.dumps(data))
         assert again.compare == ("adaptive", "fixed")
+
+
+# -- trained models (issue 10) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("key", list(suite.MODEL_SPECS))
+def test_model_specs_build_their_declared_oracle(key):
+    pytest.importorskip("lca.models")
+    spec = suite.MODEL_SPECS[key]
+    f, info = suite.model_oracle.__wrapped__(spec, 1)      # uncached: a fresh fit
+    assert f.n == spec.n and 32 <= spec.n <= 300
+    points = derive.sample_points(0, "test/models", spec.n, 1000)
+    values = f(points)
+    # Not a constant function under uniform points (else the benchmark is empty).
+    assert 0.05 < np.mean(values == 1) < 0.95
+    assert info["rows"] > 2 ** spec.bits and info["features"] * spec.bits == spec.n
+
+
+@pytest.mark.parametrize("key", ["rf-digits", "mlp-wine"])
+def test_model_training_is_deterministic(key):
+    pytest.importorskip("lca.models")
+    spec = suite.MODEL_SPECS[key]
+    points = derive.sample_points(0, "test/models", spec.n, 1000)
+    first, _ = suite.model_oracle.__wrapped__(spec, 1)
+    again, _ = suite.model_oracle.__wrapped__(spec, 1)     # a second fit, fixed random_state
+    assert np.array_equal(first(points), again(points))
+
+
+def test_model_specs_cover_the_issue():
+    specs = suite.MODEL_SPECS.values()
+    assert len(specs) >= 6
+    assert {spec.model for spec in specs} == set(suite.trained.MODEL_LABELS)
+    assert len({(spec.model, spec.dataset) for spec in specs}) == len(specs)
+
+
+def test_unknown_dataset_and_model_kind():
+    with pytest.raises(ValueError, match="unknown dataset 'iris'"):
+        suite.trained.load_dataset("iris")
+    with pytest.raises(ValueError, match="unknown model kind 'svm'"):
+        suite.trained.make_model("svm", 0)

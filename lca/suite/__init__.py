@@ -43,7 +43,16 @@ This module re-exports their public names.
 
 from __future__ import annotations
 
-from lca.suite.cases import SPECS, Case, SuiteConfig, TargetSpec, full_config, quick_config
+from lca.suite.cases import (
+    MODEL_SPECS,
+    SPECS,
+    Case,
+    ModelSpec,
+    SuiteConfig,
+    TargetSpec,
+    full_config,
+    quick_config,
+)
 from lca.suite.cli import add_bench_command, configure_parser, run_bench_command
 from lca.suite.compare import COMPARISON_COLUMNS, compare_modes, render_comparison
 from lca.suite.measure import (
@@ -75,6 +84,7 @@ from lca.suite.report import (
 )
 from lca.suite.run import SuiteResult, run_suite
 from lca.suite.stats import crossover, growth_exponent, wilson_interval
+from lca.suite.trained import model_oracle
 
 __all__ = [
     "ParamsFactory",
@@ -83,6 +93,9 @@ __all__ = [
     "SuiteConfig",
     "SuiteResult",
     "SPECS",
+    "ModelSpec",
+    "MODEL_SPECS",
+    "model_oracle",
     "full_config",
     "quick_config",
     "Mode",

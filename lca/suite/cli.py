@@ -39,6 +39,10 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--cases", default=None, metavar="TEXT",
                         help="only the cases whose name contains TEXT, e.g. 'n=1000' "
                              "('scaling' for the scaling points)")
+    parser.add_argument("--tiers", default=None, metavar="NAMES",
+                        help="only the cases of these comma-separated tiers, e.g. "
+                             "'n=100,eta=0.2,models' (issue 10's comparison; add 'scaling' "
+                             "for the scaling points)")
     parser.add_argument("--from-json", default=None, metavar="PATH",
                         help="do not run: rewrite the report and plots from a --json file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -86,7 +90,9 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
             if note:
                 print(f"lca bench: {note}", file=sys.stderr)
             result = run_suite(config, factories, note=note, jobs=args.jobs,
-                               progress=not args.quiet, only=args.cases, compare=compare)
+                               progress=not args.quiet, only=args.cases, compare=compare,
+                               tiers=None if args.tiers is None else
+                               [tier.strip() for tier in args.tiers.split(",")])
         except ImportError as error:
             print(f"lca bench: error: {error}", file=sys.stderr)
             return 2
