@@ -19,7 +19,8 @@ from lca import derive, exact, suite, targets  # noqa: E402
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     config = suite.quick_config()
-    factories, note = suite.resolve_modes("both", config)
+    # Every registered mode this lca has, side by side (issue 10 adds "efficient").
+    factories, note = suite.resolve_modes(",".join(suite.MODES), config)
     result = suite.run_suite(config, factories, note=note, jobs=1, progress=False)
     img = tmp_path_factory.mktemp("img")
     plots = suite.make_plots(result, str(img))
@@ -40,7 +41,7 @@ class TestQuickRun:
         result, _, _ = quick
         assert not result.failures
         assert [c["case"] for c in result.cases] == [c.name for c in result.config.cases]
-        expected_modes = ("fixed", "adaptive") if suite.adaptive_available() else ("fixed",)
+        expected_modes = tuple(name for name, mode in suite.MODES.items() if mode.available())
         assert result.modes == expected_modes
         for case in result.cases:
             assert tuple(case["ours"]) == expected_modes
@@ -387,7 +388,8 @@ def _err_entry(value, low, high):
 
 
 def _ours(first, total, err, cross, seconds):
-    return {"first_queries": first, "err_f": err, "crossover": cross,
+    return {"first_queries": first, "err_f": err, "crossover": cross, "nodes_built": 7,
+            "low_margin": 2,
             "cumulative": [{"answers": 1, "queries": first, "seconds": 0.0},
                            {"answers": 10_000, "queries": total, "seconds": seconds}]}
 
@@ -464,6 +466,7 @@ class TestCompareModes:
         assert "| 40.0 / 3.0 (13.33×) | ratio ≥ 10× | yes |" in text
         assert "| b | 100 | 0.2 | 4,000 / 20,000 | 5.00× |" in text
         assert "| ≤ 1 / unknown |" in text
+        assert text.count("| 2/7 / 2/7 |") == 3
         assert "| " + " | ".join(suite.COMPARISON_COLUMNS) + " |" in text
 
     def test_json_carries_the_comparison(self, quick):

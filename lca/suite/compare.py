@@ -69,6 +69,9 @@ def compare_case(case: Mapping[str, Any], candidate: str, baseline: str) -> dict
         "crossover": [new["crossover"], old["crossover"]],
         "ms_per_answer": [_ms_per_answer(new), _ms_per_answer(old)],
         "time_ratio": _ms_per_answer(new) / _ms_per_answer(old),
+        # Older results have no margin count (the paper's modes recorded none).
+        "low_margin": [ours.get("low_margin", 0) for ours in (new, old)],
+        "nodes_built": [new["nodes_built"], old["nodes_built"]],
     }
 
 
@@ -117,7 +120,7 @@ COMPARISON_COLUMNS = ("case", "n", "η", "queries, first answer (cand / base)", 
                       "queries, all K answers (cand / base)", "× fewer",
                       "error vs f, candidate [95% CI]", "error vs f, baseline [95% CI]",
                       "no worse", "η = 0.2: cand − peer best", "crossover K (cand / base)",
-                      "ms/answer (cand / base)")
+                      "ms/answer (cand / base)", "low-margin / nodes built (cand / base)")
 
 
 def _short_crossover(cross: Mapping[str, Any]) -> str:
@@ -148,7 +151,9 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[list[str]]:
             " / ".join(_num(q) for q in row["all_queries"]), _times(row["all_ratio"]),
             _err(row["err_f"][0]), _err(row["err_f"][1]), "yes" if row["no_worse"] else "no",
             gap, " / ".join(_short_crossover(cross) for cross in row["crossover"]),
-            f"{new_ms:.3g} / {old_ms:.3g}"])
+            f"{new_ms:.3g} / {old_ms:.3g}",
+            " / ".join(f"{_num(low)}/{_num(built)}"
+                       for low, built in zip(row["low_margin"], row["nodes_built"]))])
     return rows
 
 

@@ -8,10 +8,12 @@ function of its inputs except for the wall-time fields.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import statistics
 import time
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -79,7 +81,21 @@ def measure_ours(f: Oracle, clean: Oracle, params: Params, points: np.ndarray,
     ``K`` of ``config.answer_counts`` with ``answer_many`` on one reconstructor
     whose cache holds every decision, so the cumulative queries after ``K``
     points equal those of answering the first ``K`` points from scratch.
+
+    Warnings the reconstructor raises (e.g. low-margin warnings of the
+    efficient mode) are counted by category in ``"warnings"``, not printed:
+    a long run would repeat them thousands of times.
     """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _measure_ours(f, clean, params, points, f_values, clean_values, config, cube)
+    out["warnings"] = dict(collections.Counter(type(w.message).__name__ for w in caught))
+    return out
+
+
+def _measure_ours(f: Oracle, clean: Oracle, params: Params, points: np.ndarray,
+                  f_values: np.ndarray, clean_values: np.ndarray, config: SuiteConfig,
+                  cube: np.ndarray | None) -> dict[str, Any]:
     seed = config.seed
     rec = Reconstructor(f, params, cache_size=1 << 24, record=True)
     start = time.perf_counter()
@@ -119,6 +135,7 @@ def measure_ours(f: Oracle, clean: Oracle, params: Params, points: np.ndarray,
         "leaves_built": stats["leaves_built"],
         "uncertified": stats.get("uncertified", 0),
         "early_leaves": stats.get("early_leaves", 0),
+        "low_margin": stats.get("low_margin", 0),
         "max_depth": max(leaf_depths),
         "mean_depth": _mean_leaf_depth(rec.decisions, seed, points),
         "exact_err_f": None,
