@@ -107,6 +107,13 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
     mode = mode_text(result.modes)
     command = "python scripts/bench_suite.py" + (" --quick" if args.quick else "") + \
         ("" if mode == "fixed" else f" --mode {mode}")
+    # The filters a run got are part of how to reproduce it (saved with the results).
+    if "tiers" in result.selection:
+        command += f" --tiers {','.join(result.selection['tiers'])}"
+    if "only" in result.selection:
+        command += f" --cases '{result.selection['only']}'"
+    if result.compare != DEFAULT_COMPARE and result.comparison is not None:
+        command += f" --compare {','.join(result.compare)}"
     text = render_markdown(result, img_rel=img_rel, command=command)
     if out is None:
         print(text)

@@ -31,7 +31,8 @@ from lca.suite.modes import ParamsFactory
 class SuiteResult:
     """Raw results of :func:`run_suite`, plain Python values (JSON-ready).
 
-    ``compare`` names the (candidate, baseline) modes of :attr:`comparison`.
+    ``compare`` names the (candidate, baseline) modes of :attr:`comparison`;
+    ``selection`` holds the ``only`` and ``tiers`` filters :func:`run_suite` got.
     """
 
     config: SuiteConfig
@@ -44,6 +45,7 @@ class SuiteResult:
     jobs: int = 1
     environment: dict[str, str] = field(default_factory=dict)
     compare: tuple[str, str] = DEFAULT_COMPARE
+    selection: dict[str, Any] = field(default_factory=dict)
 
     @property
     def comparison(self) -> dict[str, Any] | None:
@@ -56,7 +58,7 @@ class SuiteResult:
                 "cases": self.cases, "scaling": self.scaling, "failures": self.failures,
                 "seconds": self.seconds, "jobs": self.jobs,
                 "environment": self.environment, "compare": self.compare,
-                "comparison": self.comparison}
+                "selection": self.selection, "comparison": self.comparison}
         return json.dumps(data, indent=1)
 
     @classmethod
@@ -71,7 +73,8 @@ class SuiteResult:
                    note=data["note"], cases=data["cases"], scaling=data["scaling"],
                    failures=data["failures"], seconds=data["seconds"], jobs=data["jobs"],
                    environment=data["environment"],
-                   compare=tuple(data.get("compare", DEFAULT_COMPARE)))
+                   compare=tuple(data.get("compare", DEFAULT_COMPARE)),
+                   selection=data.get("selection", {}))
 
 
 def _task(kind: str, item: Any, config: SuiteConfig,
@@ -168,4 +171,6 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
     return SuiteResult(config=config, modes=tuple(factories), note=note, cases=case_rows,
                        scaling=scaling_rows, failures=failures,
                        seconds=time.perf_counter() - start, jobs=jobs,
-                       environment=_environment(), compare=compare)
+                       environment=_environment(), compare=compare,
+                       selection={key: value for key, value in
+                                  (("only", only), ("tiers", tiers)) if value is not None})
