@@ -161,7 +161,8 @@ def comparison_headline(comparison: Mapping[str, Any]) -> str:
     """One headline bullet summarising :func:`compare_modes`."""
     c = comparison
     share = c["no_worse"] / c["cases"]
-    text = (f"* **{c['candidate']} vs {c['baseline']}** (issue 10, {c['cases']} cases): "
+    cases = f"{c['cases']} case" + ("" if c["cases"] == 1 else "s")
+    text = (f"* **{c['candidate']} vs {c['baseline']}** (issue 10, {cases}): "
             f"median {c['first_ratio']:,.2f}× fewer queries for the first answer and "
             f"{c['all_ratio']:,.2f}× fewer to answer all {_num(c['rows'][0]['answers'])} "
             f"points; error no worse in {c['no_worse']} of {c['cases']} ({share:.0%})")

@@ -195,7 +195,9 @@ def _headline(result: SuiteResult) -> list[str]:
             continue
         big = [(case, ours) for case, ours in rows if case["n"] >= 100] or rows
         first = _median([ours["first_queries"] for _, ours in big])
-        times = _median([ours["first_queries"] / ours["floor"] for _, ours in big])
+        # A root that is a leaf has no floor (0 internal nodes): left out of the ratio.
+        times = _median([ours["first_queries"] / ours["floor"] for _, ours in big
+                         if ours["floor"]])
         full = _median([ours["cumulative"][-1]["queries"] for _, ours in big])
         lines.append(f"* **{mode} mode**: a first answer costs a median {_num(first)} queries "
                      f"(cases with n ≥ 100), {times:,.0f}× the information-theoretic floor; "
@@ -226,7 +228,7 @@ def _headline(result: SuiteResult) -> list[str]:
                  if {"fixed", "adaptive"} <= set(case["ours"])]
         if pairs:
             saving = _median([f["first_queries"] / a["first_queries"] for f, a in pairs])
-            floor = _median([a["first_queries"] / a["floor"] for _, a in pairs])
+            floor = _median([a["first_queries"] / a["floor"] for _, a in pairs if a["floor"]])
             no_worse = sum(a["err_f"]["value"] <= f["err_f"]["value"] for f, a in pairs)
             overlap = sum(a["err_f"]["low"] <= f["err_f"]["high"] for f, a in pairs)
             lines.append(

@@ -73,9 +73,16 @@ def crossover(cumulative: Sequence[tuple[int, int]],
 
 
 def growth_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
-    """Least-squares slope of ``log value`` against ``log size`` (the growth exponent)."""
-    x = np.log(np.asarray(sizes, dtype=np.float64))
-    y = np.log(np.asarray(values, dtype=np.float64))
+    """Least-squares slope of ``log value`` against ``log size`` (the growth exponent).
+
+    Pairs whose value is not positive (e.g. a floor of 0 when the root is a
+    leaf) have no logarithm and are left out; fewer than two left gives NaN.
+    """
+    size_array = np.asarray(sizes, dtype=np.float64)
+    value_array = np.asarray(values, dtype=np.float64)
+    kept = value_array > 0
+    x = np.log(size_array[kept])
+    y = np.log(value_array[kept])
     if x.size < 2:
         return float("nan")
     slope, _intercept = np.polyfit(x, y, 1)
