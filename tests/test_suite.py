@@ -215,6 +215,20 @@ def test_tiers_select_cases_and_unknown_tiers_are_named():
         suite.run_suite(config, factories, progress=False, tiers=["exact", "n=5"])
 
 
+@pytest.mark.parametrize("value", ["fixed", "fixed,fixed", "efficient,fixed,adaptive"])
+def test_bench_command_compare_needs_two_modes(value):
+    args = suite.configure_parser(argparse.ArgumentParser()).parse_args(["--compare", value])
+    with pytest.raises(ValueError, match="'--compare' parameter of lca bench must name two"):
+        suite.run_bench_command(args)
+
+
+def test_lca_bench_reports_an_unknown_mode(capsys):
+    from lca.cli import main
+
+    assert main(["bench", "--quick", "--mode", "fixed,turbo", "--quiet"]) == 2
+    assert "'mode' parameter of lca bench" in capsys.readouterr().err
+
+
 def test_bench_command_rejects_bad_jobs():
     args = suite.configure_parser(argparse.ArgumentParser()).parse_args(["--jobs", "0"])
     with pytest.raises(ValueError, match="'--jobs' parameter of lca bench"):
