@@ -69,7 +69,7 @@ def compare_case(case: Mapping[str, Any], candidate: str, baseline: str) -> dict
         "crossover": [new["crossover"], old["crossover"]],
         "ms_per_answer": [_ms_per_answer(new), _ms_per_answer(old)],
         "time_ratio": _ms_per_answer(new) / _ms_per_answer(old),
-        # Older results have no margin count (the paper's modes recorded none).
+        # Results saved before issue 10 carry no margin count.
         "low_margin": [ours.get("low_margin", 0) for ours in (new, old)],
         "nodes_built": [new["nodes_built"], old["nodes_built"]],
     }
