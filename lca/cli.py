@@ -13,7 +13,7 @@ from lca import derive
 from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
 from lca.reconstruct import Reconstructor, progress_bar
-from lca.suite import add_bench_command
+from lca.suite.cli import add_bench_command
 from lca.tester import add_test_command
 
 __all__ = ["main"]

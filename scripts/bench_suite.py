@@ -1,12 +1,16 @@
 """Regenerate the benchmark suite: docs/benchmarks_suite.md and docs/img/suite_*.png.
 
-    python scripts/bench_suite.py                 # full grid, fixed mode (~25 min, 2 workers)
+    python scripts/bench_suite.py                 # full grid, fixed mode (~30 min, 2 workers)
     python scripts/bench_suite.py --mode both     # fixed and adaptive side by side
     python scripts/bench_suite.py --quick         # seconds; prints the report, writes nothing
+    python scripts/bench_suite.py --mode efficient,fixed   # issue 10's mode comparison
+
+    # the comparison on the n = 100, eta = 0.2 and trained-model tiers only:
+    python scripts/bench_suite.py --mode efficient,fixed --tiers n=100,eta=0.2,models
 
 Same as ``lca bench`` (needs ``pip install 'lca[bench]'``), with the default
 output paths resolved against this checkout instead of the working directory.
-The suite itself lives in ``lca/suite.py``.
+The suite itself lives in ``lca/suite/`` (the ``lca.suite`` package).
 """
 
 from __future__ import annotations
