@@ -193,19 +193,17 @@ def _search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int,
     points = derive.unpack_points(pairs.words, n)
     x, y = points[0::2][searching], points[1::2][searching]
     fx = pairs.values[0::2][searching]
-    key = derive.node_key(seed, ORDER, path)
+    pairs_in_round = pairs.values.shape[0] // 2
+    priority = derive.raw_words(derive.node_key(seed, ORDER, path), 0, first_pair * n,
+                                pairs_in_round * n).reshape(pairs_in_round, n)[searching]
+    differing = x != y
+    # Differing coordinates first, by ascending priority, ties to the lower index.
+    index = np.broadcast_to(np.arange(n), (count, n))
+    order = np.lexsort((index, priority, ~differing), axis=-1)
     rank = np.empty((count, n), dtype=np.int32)
-    order_of = []
-    for row, pair in enumerate(searching):
-        k = first_pair + int(pair)
-        priority = derive.raw_words(key, 0, k * n, n)
-        differing = np.flatnonzero(x[row] != y[row])
-        order = differing[np.lexsort((differing, priority[differing]))]
-        order_of.append(order)
-        rank[row] = n  # never switched
-        rank[row, order] = np.arange(order.size)
+    np.put_along_axis(rank, order, np.arange(n, dtype=np.int32)[None, :], axis=-1)
     lo = np.zeros(count, dtype=np.int64)
-    hi = np.array([order.size for order in order_of], dtype=np.int64)
+    hi = differing.sum(axis=1)
     while True:
         active = np.flatnonzero(hi - lo > 1)
         if active.size == 0:
@@ -216,7 +214,7 @@ def _search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int,
         same = values == fx[active]
         lo[active[same]] = mid[same]
         hi[active[~same]] = mid[~same]
-    return np.array([order_of[row][hi[row] - 1] for row in range(count)], dtype=np.int64)
+    return order[np.arange(count), hi - 1]
 
 
 def _correlations(labelled: Labelled, n: int) -> np.ndarray:
