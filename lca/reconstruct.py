@@ -224,7 +224,7 @@ Decision = NodeDecision | LeafDecision
 _LOW_MARGIN_SHARE = 0.5
 # Sign-test level of the score estimator's margins: ln(20), a 95% one-sided test.
 _SCORE_MARGIN_LOG = estimate.ln_upper(20)
-# Labelled points kept for reuse by the search estimator (docs/randomness.md §8).
+# Labelled points kept for reuse by the search estimator (docs/randomness.md §6, "Efficient mode").
 _POOL_BYTES = 1 << 28
 
 
@@ -397,7 +397,7 @@ class Reconstructor:
         """The ancestors' pair points that lie in ``path``'s subcube, with their values.
 
         Which points these are depends on the path alone; the pool memo only
-        saves re-querying them (docs/randomness.md §8).
+        saves re-querying them (docs/randomness.md §6, "Efficient mode").
         """
         if not path:
             return search.Labelled.empty(self.params.n)

@@ -225,10 +225,11 @@ def _correlations(labelled: Labelled, n: int) -> np.ndarray:
     return labelled.values.astype(np.int64) @ points.astype(np.int64)
 
 
-def _correlated(correlations: np.ndarray, points: int, log_term: float) -> bool:
+def _correlated(correlation: int, points: int, log_term: float) -> bool:
     # Hoeffding: if f_path is independent of x_i, |sum f x_i| over `points`
     # uniform points exceeds t with probability <= 2 exp(-t^2 / (2 points)).
-    return bool(correlations * correlations >= 2 * points * log_term)
+    # Python ints: the comparison with the double is exact.
+    return correlation * correlation >= 2 * points * log_term
 
 
 def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
@@ -308,7 +309,7 @@ class _Round:
 
     def correlated(self, log_term: float) -> bool:
         leader, _ = self._ranked("correlation")
-        return _correlated(self.correlations[leader], self.labelled, log_term)
+        return _correlated(int(self.correlations[leader]), self.labelled, log_term)
 
     def has_structure(self, log_term: float) -> bool:
         leader, _ = self._ranked("votes")

@@ -78,6 +78,40 @@ CASES = [
         "seeds": [0],
         "record": ["answers", "decisions"],
     },
+    {
+        "name": "efficient",
+        "mode": "efficient",
+        "oracle": NOISY_TREE,
+        "params": {"constructor": "efficient",
+                   "args": {"n": 64, "depth": 6, "pairs": 64, "first_round": 16,
+                            "leaf_samples": 64, "eps": 0.1, "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [0, 2 ** 64 - 1],
+        "record": ["answers", "decisions"],
+    },
+    {
+        "name": "efficient-noisy",
+        "mode": "efficient",
+        "oracle": {"constructor": "with_label_noise",
+                   "args": {"target": NOISY_TREE["args"]["target"], "rate": 0.2, "seed": 5}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 64, "depth": 4, "pairs": 32, "first_round": 8,
+                            "leaf_samples": 100, "eps": 0.1, "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [1],
+        "record": ["answers", "decisions"],
+    },
+    {
+        "name": "efficient-parity",
+        "mode": "efficient",
+        "oracle": {"constructor": "parity", "args": {"n": 64, "k": 3, "seed": 6}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 64, "depth": 5, "pairs": 256, "first_round": 16,
+                            "leaf_samples": 16, "eps": 0.05, "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [2],
+        "record": ["answers", "decisions"],
+    },
 ]
 
 # Constructors an oracle spec may name; arguments that are themselves specs
@@ -113,7 +147,8 @@ CONSTRUCTOR_CASES = [
 ]
 
 PARAMS = {"practical": lca.Params.practical, "guaranteed": lca.Params.guaranteed,
-          "from_theory": lca.Params.from_theory, "direct": lca.Params}
+          "from_theory": lca.Params.from_theory, "efficient": lca.Params.efficient,
+          "direct": lca.Params}
 
 
 def build_oracle(spec: dict) -> lca.Oracle:
@@ -179,6 +214,10 @@ def _decision_row(path, decision) -> dict:
     if isinstance(decision, lca.reconstruct.NodeDecision):
         row |= {"variable": decision.variable, "disagreements": decision.disagreements,
                 "agreements": decision.agreements}
+        if decision.rule is not None:  # the search estimator (efficient mode)
+            row |= {"rule": decision.rule, "votes": decision.votes,
+                    "runner_up": decision.runner_up, "margin": decision.margin,
+                    "low_margin": decision.low_margin}
     else:
         row |= {"label": decision.label, "total": decision.total}
     return row

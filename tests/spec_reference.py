@@ -269,6 +269,10 @@ def build_oracle(spec: dict, n: int | None = None):
     args = spec["args"]
     if spec["constructor"] == "random_tree":
         return random_tree(args["n"], args["leaves"], args["seed"], args.get("labels", "iid"))
+    if spec["constructor"] == "parity":
+        hidden_variables = hidden("parity", args)["variables"]
+        return lambda point: -1 if bin(point & sum(1 << v for v in hidden_variables)).count(
+            "1") % 2 else 1
     if spec["constructor"] == "with_label_noise":
         target_n = args["target"]["args"]["n"]
         return with_label_noise(build_oracle(args["target"]), args["rate"], args["seed"],
@@ -421,7 +425,146 @@ def decide_adaptive(f, seed: int, path, params: dict) -> dict:
     return _leaf_row(path, samples, certified, total)
 
 
-DECIDERS = {"fixed": decide_fixed, "adaptive": decide_adaptive}
+# -- efficient mode (§6, "Efficient mode") -------------------------------------
+
+def _value(point: int, i: int) -> int:
+    return -1 if (point >> i) & 1 else 1
+
+
+def _found_coordinate(f, order_words: Stream, n: int, j: int, x: int, y: int) -> int:
+    """The binary search of pair ``j`` along its hybrid path."""
+    fx = f(x)
+    differing = [i for i in range(n) if ((x ^ y) >> i) & 1]
+    order = sorted(differing, key=lambda i: (order_words.word(j * n + i), i))
+    lo, hi = 0, len(order)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        hybrid = x
+        for i in order[:mid]:
+            hybrid ^= 1 << i  # x and y differ there: switching is flipping
+        if f(hybrid) == fx:
+            lo = mid
+        else:
+            hi = mid
+    return order[hi - 1]
+
+
+def _leaders(scores: list[int], free: list[int]) -> tuple[int, int | None]:
+    ranked = sorted(free, key=lambda i: (-scores[i], i))
+    return ranked[0], (ranked[1] if len(ranked) > 1 else None)
+
+
+_EFFICIENT: dict = {}  # (id(f), seed, path, params) -> (row, own points)
+
+
+def _efficient(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:
+    key = (id(f), seed, path, tuple(sorted((k, str(v)) for k, v in params.items())))
+    if key not in _EFFICIENT:
+        _EFFICIENT[key] = _efficient_decide(f, seed, path, params)
+    return _EFFICIENT[key]
+
+
+def _inherited(f, seed: int, path: tuple, params: dict) -> list[int]:
+    fixed, ones = path_masks(path)
+    points = []
+    for depth in range(len(path)):
+        _, own = _efficient(f, seed, path[:depth], params)
+        points += [u for u in own if u & fixed == ones]
+    return points
+
+
+def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:
+    n, eps = params["n"], params["eps"]
+    inherited = _inherited(f, seed, path, params)
+    own: list[int] = []
+    certified = None
+    if len(path) < min(params["depth"], n):
+        on_path = {var for var, _ in path}
+        free = [i for i in range(n) if i not in on_path]
+        F = len(free)
+        schedule = rounds(params["first_round"], params["score_samples"])
+        delta = Fraction(params["delta"])
+        Lc = ln_upper(Fraction(len(schedule)) / delta)
+        Ll = ln_upper(Fraction(2 * len(schedule) * F) / delta)
+        pairs = NodeSamples(seed, "search", path, n)
+        order_words = Stream(node_key(seed, "search-order", path), 0)
+        votes = [0] * n
+        corr = [sum(f(u) * _value(u, i) for u in inherited) for i in range(n)]
+        V = done = 0
+        split = None
+        for size in schedule:
+            for j in range(done, size):
+                x, y = pairs.point(2 * j), pairs.point(2 * j + 1)
+                own += [x, y]
+                for u in (x, y):
+                    for i in range(n):
+                        corr[i] += f(u) * _value(u, i)
+                if f(x) != f(y):
+                    V += 1
+                    votes[_found_coordinate(f, order_words, n, j, x, y)] += 1
+            done = size
+            P, N = 2 * size, len(inherited) + 2 * size
+            plus = (P + sum(f(u) for u in own)) // 2
+            m = min(plus, P - plus)
+            va, vb = _leaders(votes, free)
+            a, b = votes[va], (votes[vb] if vb is not None else 0)
+            ca, cb = _leaders([abs(c) for c in corr], free)
+            c = corr[ca]
+            if upper(m, P, Lc) <= eps:
+                certified = True
+                break
+            if a - b > 0 and (a - b) ** 2 >= (2.0 * Ll) * (a + b):
+                split = ("votes", True)
+                break
+            if c * c >= (2 * N) * Ll:
+                split = ("correlation", True)
+                break
+        else:
+            L1 = ln_upper(1 / delta)
+            if F == 1:
+                structure = a > 0
+            else:
+                mean = V / F
+                excess = a - mean
+                variance = mean * (1.0 - 1.0 / F)
+                structure = excess > 0.0 and excess * excess >= (
+                    2.0 * (variance + excess / 3.0)) * L1
+            if structure:
+                split = ("votes", False)
+            elif c * c >= (2 * N) * ln_upper(Fraction(2 * F) / delta):
+                split = ("correlation", False)
+            elif m <= eps * P:
+                certified = False
+            else:
+                e = a * F - V
+                zv = 0.0 if e <= 0 else (e * e) / (V * F)
+                zc = (c * c) / N
+                split = ("votes" if zv >= zc else "correlation", False)
+        if split is not None:
+            rule, sure = split
+            if rule == "votes":
+                leader, runner, scores = va, vb, votes
+            else:
+                leader, runner, scores = ca, cb, [abs(x) for x in corr]
+            row = _node_row(path, done, sure, leader, V, 0)
+            row |= {"rule": rule, "votes": votes[leader], "runner_up": runner,
+                    "margin": scores[leader] - (scores[runner] if runner is not None else 0),
+                    "low_margin": not sure}
+            return row, own
+    labelled = inherited + own
+    wanted = params["leaf_samples"] - len(labelled)
+    fresh = NodeSamples(seed, "search-leaf", path, n)
+    labelled += [fresh.point(k) for k in range(max(0, wanted))]
+    return _leaf_row(path, len(labelled), certified, sum(f(u) for u in labelled)), own
+
+
+def decide_efficient(f, seed: int, path, params: dict) -> dict:
+    """§6, efficient mode: search at nodes, labelled points reused at leaves."""
+    return _efficient(f, seed, tuple(tuple(step) for step in path), params)[0]
+
+
+DECIDERS = {"fixed": decide_fixed, "adaptive": decide_adaptive,
+            "efficient": decide_efficient}
 """Decision rules by the ``mode`` of a known-answer case; a new mode adds its own."""
 
 
