@@ -458,8 +458,9 @@ class Params:
             + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
             f"  pairs per node        {self.first_round}, doubling up to {self.score_samples}"
             f"  (2 queries each, plus about log2 n per disagreeing pair)",
-            f"  early leaf            minority share <= {self.eps:.3g} certified, or no "
-            f"variable stands out (each at confidence {1 - self.delta:.3g} per node)",
+            f"  early leaf            minority share <= {self.eps:.3g} certified "
+            f"(confidence {1 - self.delta:.3g} per node), or at the cap: no variable "
+            f"stands out and at most {self.eps:.3g} of the node's points disagree",
             f"  points per leaf       {self.leaf_samples}  (ancestors' points reused first)",
             f"  queries per answer    at most {self.predicted_queries}  (cold, no cache)",
             "  guarantee             determinism and consistency; accuracy measured, "

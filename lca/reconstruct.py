@@ -113,7 +113,8 @@ class Explanation:
 
     ``conditions`` holds, for each step of ``path``, the oracle's readable
     condition (:meth:`lca.oracle.Oracle.describe`, e.g. ``x17=-1`` or
-    ``petal length >= 2.45``); ``str()`` shows them.
+    ``petal length >= 2.45``); ``str()`` shows them, each with the margin its
+    node won by (``*`` marks a low-margin decision, see :class:`NodeDecision`).
     """
 
     seed: int
@@ -125,8 +126,12 @@ class Explanation:
     conditions: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
-        steps = " -> ".join(self.conditions or (
-            f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path))
+        conditions = self.conditions or tuple(
+            f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path)
+        steps = " -> ".join(
+            condition if node.margin is None
+            else f"{condition} (margin {node.margin}{'*' if node.low_margin else ''})"
+            for condition, node in zip(conditions, self.nodes))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
                 f"{self.stats.cache_hits} cache hits]")

@@ -3,11 +3,14 @@
 Every candidate setting of the search estimator and the paper's practical
 preset (``score_samples=1000, leaf_samples=500``) answer the same evaluation
 points of the suite's 14 targets at n = 100 with label noise 0, 0.05 and 0.2,
-at the same depth cap (12). For each setting: error against f with a 95%
-Wilson interval, queries for the first answer and for all evaluation points
-(node cache on), and wall time. Writes docs/benchmarks_efficient.md.
+at the same depth cap, 8: the sweep compares settings, and at depth 12 the
+paper mode's baseline alone takes about an hour on 2 cores (the suite,
+``scripts/bench_suite.py``, compares the chosen defaults at depth 12). For
+each setting: error against f with a 95% Wilson interval, queries for the
+first answer and for all evaluation points (node cache on), and wall time.
+Writes docs/benchmarks_efficient.md.
 
-    python scripts/bench_efficient.py            # ~20 min on 2 cores
+    python scripts/bench_efficient.py            # ~15 min on 2 cores
     python scripts/bench_efficient.py --quick    # 3 targets, smoke run
 """
 
@@ -30,7 +33,7 @@ from lca.suite import SPECS, wilson_interval
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks_efficient.md"
 N = 100
-DEPTH = 12
+DEPTH = 8
 NOISES = (0.0, 0.05, 0.2)
 EVAL_POINTS = 2000
 SEED = 7

@@ -7,8 +7,9 @@ import pytest
 
 from lca.cli import main
 
-SMALL = ["--n", "60", "--leaves", "8", "--queries", "30", "--depth", "4",
+SMALL = ["--n", "60", "--leaves", "8", "--queries", "30", "--depth", "4", "--mode", "paper",
          "--score-samples", "100", "--leaf-samples", "50", "--quiet"]
+EFFICIENT = ["--n", "60", "--leaves", "8", "--queries", "30", "--depth", "4", "--quiet"]
 
 
 def test_demo_reports_every_figure(capsys):
@@ -19,6 +20,17 @@ def test_demo_reports_every_figure(capsys):
         assert needle in out
     # First answer: 4 nodes x 2 x 100 score queries + 50 leaf queries.
     assert "queries, first answer 850" in out
+
+
+def test_demo_runs_the_efficient_preset_by_default(capsys):
+    assert main(["demo", *EFFICIENT]) == 0
+    out = capsys.readouterr().out
+    assert "efficient preset" in out and "margin" in out
+
+
+def test_paper_only_options_are_refused_in_efficient_mode(capsys):
+    assert main(["demo", *EFFICIENT, "--score-samples", "100"]) == 2
+    assert "--mode paper" in capsys.readouterr().err
 
 
 def test_demo_progress_bar_goes_to_stderr(capsys):

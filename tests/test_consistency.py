@@ -165,9 +165,10 @@ def test_check_consistency_validates(kwargs, error, match) -> None:
 def test_cli_command_reports_and_exits_zero(capsys) -> None:
     parser = argparse.ArgumentParser(prog="lca")
     add_consistency_command(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["consistency", "--replicas", "2", "--queries", "200",
-                              "--n", "32", "--depth", "4", "--score-samples", "100",
-                              "--leaf-samples", "50", "--no-dask", "--quiet"])
-    assert args.run(args) == 0
-    out = capsys.readouterr().out
-    assert "2 replicas, AGREE" in out and "answers    200/200 agree" in out
+    for mode in (["--mode", "paper", "--score-samples", "100"], ["--mode", "efficient"]):
+        args = parser.parse_args(["consistency", "--replicas", "2", "--queries", "200",
+                                  "--n", "32", "--depth", "4", *mode,
+                                  "--leaf-samples", "50", "--no-dask", "--quiet"])
+        assert args.run(args) == 0
+        out = capsys.readouterr().out
+        assert "2 replicas, AGREE" in out and "answers    200/200 agree" in out
