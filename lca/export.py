@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -332,7 +333,7 @@ class ReconstructedTree:
             raise ImportError("ReconstructedTree.draw needs matplotlib "
                               "(pip install 'lca[plot]')") from error
         if ax is None:
-            _, ax = plt.subplots(figsize=(min(2 + 1.6 * 2 ** (max_levels - 1), 24),
+            _, ax = plt.subplots(figsize=(min(2 + 2.6 * 2 ** (max_levels - 1), 30),
                                           1.4 * max_levels + 0.6))
         shown = [(p, d) for p, d in self.walk() if len(p) < max_levels]
         # x: drawn leaves (bottom of what is shown) take consecutive slots,
@@ -366,7 +367,10 @@ class ReconstructedTree:
                 condition = self.conditions[parent][0 if path[-1][1] < 0 else 1]
                 ax.plot([x[parent], x[path]], [-len(parent), -len(path)], color="0.5",
                         linewidth=1, zorder=1)
-                ax.text((x[parent] + x[path]) / 2, -len(path) + 0.5, condition,
+                # Nearer the child than the parent, wrapped: siblings' labels
+                # would otherwise overlap under a wide parent.
+                ax.text(0.35 * x[parent] + 0.65 * x[path], -len(path) + 0.35,
+                        textwrap.fill(condition, 20),
                         ha="center", va="center", fontsize=7, color="0.2", zorder=2,
                         bbox=dict(boxstyle="square,pad=0.1", facecolor="white",
                                   edgecolor="none"))
