@@ -32,7 +32,7 @@ import numpy as np
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params, check_int
-from lca.reconstruct import Decision, LeafDecision, NodeDecision
+from lca.reconstruct import Decision, LeafDecision, NodeDecision, split_rows
 from lca.targets import DecisionTree
 
 __all__ = [
@@ -152,11 +152,7 @@ class ReconstructedTree:
                 if isinstance(decision, LeafDecision):
                     out[rows] = decision.label
                     continue
-                values = points[rows, decision.variable]
-                for bit in (-1, 1):
-                    chosen = rows[values == bit]
-                    if chosen.size:
-                        next_groups[path + ((decision.variable, bit),)] = chosen
+                next_groups |= split_rows(points, rows, path, decision.variable)
             groups = next_groups
         return out
 

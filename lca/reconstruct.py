@@ -40,6 +40,7 @@ __all__ = [
     "answer",
     "check_seed",
     "progress_bar",
+    "split_rows",
 ]
 
 
@@ -205,6 +206,18 @@ def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
+
+
+def split_rows(points: np.ndarray, rows: np.ndarray, path: Path,
+               variable: int) -> dict[Path, np.ndarray]:
+    """Route the ``rows`` of ``points`` at node ``path`` to its children by ``variable``."""
+    values = points[rows, variable]
+    children = {}
+    for bit in (-1, 1):
+        chosen = rows[values == bit]
+        if chosen.size:
+            children[path + ((variable, bit),)] = chosen
+    return children
 
 
 def check_seed(seed: Any) -> int:
@@ -581,11 +594,7 @@ class Reconstructor:
                         finished[rows] = True
                         bar.update(rows.size)
                         continue
-                    values = points[rows, decision.variable]
-                    for bit in (-1, 1):
-                        chosen = rows[values == bit]
-                        if chosen.size:
-                            next_groups[path + ((decision.variable, bit),)] = chosen
+                    next_groups |= split_rows(points, rows, path, decision.variable)
                 groups = next_groups
         finally:
             bar.close()

@@ -22,7 +22,7 @@ import numpy as np
 from lca import derive, exact, targets
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.reconstruct import LeafDecision, Reconstructor
+from lca.reconstruct import LeafDecision, Reconstructor, split_rows
 from lca.suite.cases import SPECS, Case, ModelSpec, SuiteConfig
 from lca.suite.modes import ParamsFactory
 from lca.suite.stats import _error, crossover
@@ -63,11 +63,7 @@ def _mean_leaf_depth(decisions: Mapping[Any, Any], seed: int, points: np.ndarray
             if isinstance(decision, LeafDecision):
                 total += len(path) * rows.size
                 continue
-            values = points[rows, decision.variable]
-            for bit in (-1, 1):
-                chosen = rows[values == bit]
-                if chosen.size:
-                    following[path + ((decision.variable, bit),)] = chosen
+            following |= split_rows(points, rows, path, decision.variable)
         groups = following
     return total / points.shape[0]
 
