@@ -168,7 +168,8 @@ def test_paper_modes_record_margins_too(noisy_tree, points):
 
 
 def test_replicas_agree_in_efficient_mode(noisy_tree, params):
-    assert_replicas_agree(noisy_tree, params, seed=1, queries=60)
+    # spawn pool, forkserver without cache, fork with chunk routing, pure lca.answer, Dask.
+    assert_replicas_agree(noisy_tree, params, seed=1, queries=60, replicas=4, dask=True)
 
 
 @pytest.mark.parametrize("kwargs, match", [
