@@ -7,28 +7,35 @@ differ, switched one at a time in a derived random order) and binary-searches
 it for two adjacent hybrids with different values: the coordinate switched
 between them is *sensitive* there, an edge of the cube on which ``f_path``
 changes. That costs about ``log2`` of the number of differing coordinates per
-pair. The node splits on the variable found most often.
+pair. Each found coordinate is a vote.
 
 Label noise makes spurious edges, but they land on coordinates that are
 exchangeable under the random switching order, so they spread over all free
 variables, while the edges of a variable ``f_path`` really depends on
-concentrate on it. The stopping rules below use exactly that.
+concentrate on it. Noise also hides real edges (each search step compares two
+noisy values), so a second statistic backs the votes: the correlation
+``sum f(u) u_i`` of ``f`` with each variable over the node's labelled points,
+its own and those inherited from its ancestors, which label noise only scales
+by ``1 - 2 eta``.
 
 Pairs are drawn in rounds (``first_round`` pairs, doubling, up to the cap
-``score_samples``; ``R`` rounds). With ``F`` free variables and every ``ln``
-bounded from above by :func:`lca.estimate.ln_upper`, after each round:
+``score_samples``; ``R`` rounds, ``F`` free variables, every ``ln`` bounded
+from above by :func:`lca.estimate.ln_upper`). After each round, first match:
 
-* **constant**: if the Bernstein upper bound (level ``ln(R / delta)``) on the
-  minority share among the node's ``2k`` points is at most ``eps``, the node
-  is an early leaf, certified;
-* **certified lead**: if the leader's votes ``a`` beat the runner-up's ``b``
-  with ``(a - b)^2 >= 2 ln(R F / delta) (a + b)``, the node splits on the
-  leader, certified;
-* at the cap, **no structure**: if ``a`` is not significantly above the
-  ``V / F`` votes each variable gets when the ``V`` found edges are
-  exchangeable (Bernstein, level ``ln(1 / delta)``), the node is an early
-  leaf, uncertified; otherwise it splits on the leader, uncertified (a
-  low-margin decision).
+1. **constant**: the Bernstein upper bound (level ``ln(R / delta)``) on the
+   minority share among the node's own points is at most ``eps``: an early
+   leaf, certified;
+2. **votes**: the leader's votes ``a`` beat the runner-up's ``b`` with
+   ``(a - b)^2 >= 2 ln(2 R F / delta) (a + b)``: split on it, certified;
+3. **correlation**: the largest ``|sum f(u) u_i|`` over ``N`` labelled points
+   has square ``>= 2 N ln(2 R F / delta)``: split on it, certified.
+
+At the cap, if none matched: split on the vote leader if its votes stand out
+from the exchangeable ``Bin(V, 1/F)`` (Bernstein, level ``ln(1 / delta)``),
+else on the correlation leader if significant at ``ln(2 F / delta)``, else an
+early leaf if at most ``eps`` of the own points disagree with their majority,
+else on whichever leader stands further out of its null (all uncertified:
+low-margin decisions). docs/randomness.md §6 gives every rule bit for bit.
 
 These rules are heuristics with stated confidence levels under the
 assumption that derived bits are independent and uniform; no accuracy
@@ -69,7 +76,8 @@ __all__ = [
 PAIRS = "search"
 """Purpose of a node's pair points: ``x_k`` is sample ``2k``, ``y_k`` sample ``2k + 1``."""
 ORDER = "search-order"
-"""Purpose of the switching priorities: word ``k * n + i`` of stream 0 orders coordinate ``i`` of pair ``k``."""
+"""Purpose of the switching priorities: word ``k * n + i`` of stream 0 ranks coordinate
+``i`` of pair ``k``."""
 LEAF = "search-leaf"
 """Purpose of a leaf's fresh points, drawn only when reused points are too few."""
 
