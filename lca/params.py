@@ -294,11 +294,14 @@ class Params:
         and :meth:`from_theory`): each node draws up to ``pairs`` pairs of
         independent uniform points in rounds from ``first_round`` and
         binary-searches each disagreeing pair for a sensitive coordinate
-        (:mod:`lca.search`). ``depth`` is a cap: a node becomes a leaf early
-        when its points certify it ``eps``-close to constant or its edges show
-        no variable standing out (each test at confidence ``1 - delta`` per
-        node). Leaves are labelled from the ancestors' points in their
-        subcube, topped up with fresh ones to ``leaf_samples``.
+        (:mod:`lca.search`); it splits on a variable found significantly
+        more often than the others or significantly correlated with ``f``.
+        ``depth`` is a cap: a node becomes a leaf early when its own points
+        certify ``f_path`` ``eps``-close to constant (confidence ``1 - delta``
+        per node), or, at the cap, when no variable stands out and at most
+        ``eps`` of its points disagree with their majority. Leaves are
+        labelled from the ancestors' points in their subcube, topped up with
+        fresh ones to ``leaf_samples``.
 
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
