@@ -3,26 +3,71 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 from lca import targets
 from lca.params import Params
 from lca.targets import DecisionTree, LabelNoise
 
 
+SEED_HIGH = (1 << 64) - 1
+"""Largest seed (``u64``); a seed that is also used plus one stops one below."""
+
+
+def int_in(low: int, high: float = math.inf) -> Callable[[str], int]:
+    """An argparse ``type``: an int in ``[low, high]``, else a one-line option error."""
+    upper = "inf)" if high == math.inf else f"{int(high)}]"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be an int in the range [{low}, {upper}; got {text!r}")
+        return value
+    return parse
+
+
+def real_in(low: float, high: float, *, open_low: bool = False,
+            open_high: bool = False) -> Callable[[str], float]:
+    """An argparse ``type``: a real number in the interval, else a one-line option error."""
+    interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        inside = (low < value if open_low else low <= value) and \
+            (value < high if open_high else value <= high)
+        if not inside:  # NaN is never inside
+            raise argparse.ArgumentTypeError(
+                f"must be a real number in the range {interval}; got {text!r}")
+        return value
+    return parse
+
+
 def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: int,
                            depth: int, score_samples: int, leaf_samples: int) -> None:
     """Target (random tree + label noise), seed and practical parameters."""
-    parser.add_argument("--n", type=int, default=n, help=f"variables (default {n})")
-    parser.add_argument("--leaves", type=int, default=leaves,
+    parser.add_argument("--n", type=int_in(1), default=n, help=f"variables (default {n})")
+    parser.add_argument("--leaves", type=int_in(1), default=leaves,
                         help=f"leaves of the target tree (default {leaves})")
-    parser.add_argument("--noise", type=float, default=0.05,
+    parser.add_argument("--noise", type=real_in(0.0, 0.5), default=0.05,
                         help="label noise rate of f (default 0.05)")
-    parser.add_argument("--seed", type=int, default=7, help="reconstruction seed (default 7)")
-    parser.add_argument("--tree-seed", type=int, default=1, help="seed of the target")
-    parser.add_argument("--depth", type=int, default=depth)
-    parser.add_argument("--noise-rate", type=float, default=0.1, help="p of the estimator")
-    parser.add_argument("--score-samples", type=int, default=score_samples)
-    parser.add_argument("--leaf-samples", type=int, default=leaf_samples)
+    parser.add_argument("--seed", type=int_in(0, SEED_HIGH), default=7,
+                        help="reconstruction seed (default 7)")
+    # The label noise is seeded with tree-seed + 1.
+    parser.add_argument("--tree-seed", type=int_in(0, SEED_HIGH - 1), default=1,
+                        help="seed of the target")
+    parser.add_argument("--depth", type=int_in(0), default=depth)
+    parser.add_argument("--noise-rate", type=real_in(0.0, 1.0, open_low=True), default=0.1,
+                        help="p of the estimator")
+    parser.add_argument("--score-samples", type=int_in(1), default=score_samples)
+    parser.add_argument("--leaf-samples", type=int_in(1), default=leaf_samples)
 
 
 def noisy_tree_setup(args: argparse.Namespace) -> tuple[DecisionTree, LabelNoise, Params]:

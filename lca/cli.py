@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from lca import derive
-from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
+from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
 from lca._progress import Progress
 from lca.reconstruct import Reconstructor
@@ -64,7 +64,8 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="reconstruct a noisy random tree and answer queries")
     add_noisy_tree_options(demo, n=1000, leaves=64, depth=12, score_samples=1000,
                            leaf_samples=500)
-    demo.add_argument("--queries", type=int, default=1000, help="uniform queries to answer")
+    demo.add_argument("--queries", type=int_in(1), default=1000,
+                      help="uniform queries to answer")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
     add_consistency_command(sub)
@@ -75,7 +76,17 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lca`` command."""
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    from_json = getattr(args, "from_json", None)
+    if args.command == "bench" and from_json is not None:
+        # Checked before the run: lca.suite opens it only after choosing a config.
+        try:
+            with open(from_json, encoding="utf-8"):
+                pass
+        except OSError as error:
+            parser.error(f"argument --from-json: cannot read {from_json!r}: "
+                         f"{error.strerror or error}")
     try:
         return args.run(args)
     except (TypeError, ValueError) as error:

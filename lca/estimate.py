@@ -190,9 +190,10 @@ def unbiased_estimates(oracle: Oracle, seed: int, path: Path, samples: int,
     flips = derive.flip_masks(key, n, 0, samples, threshold, path)
     x_points = derive.unpack_points(x, n)
     y_points = derive.unpack_points(x ^ flips, n)
+    # Before querying: an oracle may write into its input.
+    same = x_points == y_points
     differ = _query(oracle, x_points, seed, "score", path) != _query(
         oracle, y_points, seed, "score", path)
-    same = x_points == y_points
     p = derive.noise_rate_of(threshold)
     return differ[:, None] * (1.0 - same / (1.0 - p / 2))
 

@@ -568,8 +568,10 @@ class LabelNoise(Oracle):
         """Noisy value of the target on each row; deterministic."""
         # Validate once here; the target validates its own input again.
         points = check_points(points, self.n)
+        # Flips first: the target may write into its input.
+        flips = self._flips(points)
         values = np.asarray(self.target.query(points)).astype(np.int8)
-        return np.where(self._flips(points), -values, values).astype(np.int8)
+        return np.where(flips, -values, values).astype(np.int8)
 
 
 def with_label_noise(target: Oracle, rate: float, seed: int) -> LabelNoise:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lca import derive, exact
+from lca._cli_options import SEED_HIGH, int_in, real_in
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle
 from lca.params import Params, TheoryConstants, check_int, check_real, check_theory_overrides
@@ -420,7 +421,9 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
             )
     points = _test_points(seed, oracle.n, plan.samples)
     counting = CountingOracle(oracle)
-    values = counting.query(points)
+    # A copy: the points are used again below, and an oracle may write into
+    # its input.
+    values = counting.query(points.copy())
     rec = Reconstructor(oracle, plan.params)
     answers = rec.answer_many(points, seed)
     disagreements = int(np.count_nonzero(values != answers))
@@ -924,12 +927,23 @@ _TARGETS = ("tree", "parity", "majority", "random")
 def _make_target(args: argparse.Namespace) -> Oracle:
     from lca import targets
 
+    # Cross-option checks; lca.cli.main prints them as one "error:" line.
+    if args.k is not None and args.target not in ("parity", "majority"):
+        raise ValueError("argument --k: applies only to --target parity or majority")
+    if args.leaves is not None and args.target != "tree":
+        raise ValueError("argument --leaves: applies only to --target tree")
     if args.target == "tree":
         leaves = args.leaves if args.leaves is not None else args.s
+        if leaves > 2 ** args.n:
+            option = "--leaves" if args.leaves is not None else "--s (the default --leaves)"
+            raise ValueError(f"argument {option}: a tree on --n {args.n} variables has at "
+                             f"most 2**n leaves; got {leaves}")
         f = targets.random_tree(args.n, leaves, args.target_seed)
         description = f"random tree, {f.size} leaves, depth {f.depth}"
     elif args.target == "parity":
         k = args.k if args.k is not None else args.n
+        if k > args.n:
+            raise ValueError(f"argument --k: must be at most --n {args.n}; got {k}")
         f = targets.parity(args.n, k, args.target_seed)
         description = f"parity of {k} variables"
     elif args.target == "majority":
@@ -972,22 +986,30 @@ def add_test_command(subparsers: Any) -> argparse.ArgumentParser:
                     "the reconstructed tree on m uniform points.")
     test.add_argument("--target", choices=_TARGETS, default="tree",
                       help="the function f (default: tree)")
-    test.add_argument("--n", type=int, default=20, help="variables (default 20)")
-    test.add_argument("--s", type=int, default=8, help="size s to test for (default 8)")
-    test.add_argument("--eps", type=float, default=0.1, help="distance eps (default 0.1)")
-    test.add_argument("--delta", type=float, default=0.05,
-                      help="failure probability (default 0.05)")
-    test.add_argument("--seed", type=int, default=1, help="tester seed (default 1)")
-    test.add_argument("--target-seed", type=int, default=1, help="seed of the target")
-    test.add_argument("--leaves", type=int, default=None,
+    test.add_argument("--n", type=int_in(1), default=20, help="variables (default 20)")
+    test.add_argument("--s", type=int_in(1), default=8,
+                      help="size s to test for (default 8)")
+    test.add_argument("--eps", type=real_in(0.0, 1.0, open_low=True), default=0.1,
+                      help="distance eps (default 0.1)")
+    test.add_argument("--delta", type=real_in(0.0, 1.0, open_low=True, open_high=True),
+                      default=0.05, help="failure probability (default 0.05)")
+    test.add_argument("--seed", type=int_in(0, SEED_HIGH), default=1,
+                      help="tester seed (default 1)")
+    # The label noise is seeded with target-seed + 1.
+    test.add_argument("--target-seed", type=int_in(0, SEED_HIGH - 1), default=1,
+                      help="seed of the target")
+    test.add_argument("--leaves", type=int_in(1), default=None,
                       help="leaves of the tree target (default: s)")
-    test.add_argument("--k", type=int, default=None,
+    test.add_argument("--k", type=int_in(0), default=None,
                       help="variables of parity/majority (default: all n, odd for majority)")
-    test.add_argument("--noise", type=float, default=0.0, help="label noise rate of f")
+    test.add_argument("--noise", type=real_in(0.0, 0.5), default=0.0,
+                      help="label noise rate of f")
     test.add_argument("--preset", choices=("practical", "theory"), default="practical")
-    test.add_argument("--threshold-factor", type=float, default=THRESHOLD_FACTOR,
+    test.add_argument("--threshold-factor", type=real_in(0.0, math.inf, open_low=True,
+                                                         open_high=True),
+                      default=THRESHOLD_FACTOR,
                       help=f"kappa: reject above kappa*eps (default {THRESHOLD_FACTOR:g})")
-    test.add_argument("--max-queries", type=int, default=DEFAULT_MAX_QUERIES,
+    test.add_argument("--max-queries", type=int_in(0), default=DEFAULT_MAX_QUERIES,
                       help="refuse plans needing more queries (0: no limit)")
     test.set_defaults(run=_run_test)
     return test
