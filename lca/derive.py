@@ -60,6 +60,8 @@ _ALL_ONES = (1 << 64) - 1
 
 def _check_index(owner: str, name: str, value: Any, low: int, high: int) -> int:
     """An int (not bool, numpy integers accepted) in ``[low, high)``."""
+    if type(value) is int and low <= value < high:  # the common case, cheaply
+        return value
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise TypeError(f"The {name!r} parameter of {owner} must be an int in the range "
                         f"[{low}, {high}). Got {value!r} instead.")
@@ -85,6 +87,20 @@ def check_path(path: Any, n: int | None, owner: str, *,
         raise ValueError(f"The 'path' parameter of {owner} has {len(path)} steps; a node "
                          f"has at most {max_length} (min(depth, n)).")
     high = 1 << 64 if n is None else n
+    # The common case (a tuple of (int, int) tuples, as the library builds
+    # them), cheaply: this runs for every node the reconstructor derives.
+    if type(path) is tuple:
+        seen_fast = set()
+        for step in path:
+            if type(step) is not tuple or len(step) != 2:
+                break
+            var, value = step
+            if type(var) is not int or type(value) is not int or not 0 <= var < high \
+                    or (value != 1 and value != -1) or var in seen_fast:
+                break
+            seen_fast.add(var)
+        else:
+            return path
     seen: set[int] = set()
     out = []
     for step in path:
