@@ -81,11 +81,11 @@ def check_path(path: Any, n: int | None, owner: str, *,
     appear twice; with ``max_length``, at most that many steps.
     """
     if not isinstance(path, (tuple, list)):
-        raise TypeError(f"The 'path' parameter of {owner} must be a tuple of "
-                        f"(variable, value) pairs. Got {type(path).__name__} instead.")
+        raise TypeError(f"{owner}: path must be a tuple of (variable, value) pairs; "
+                        f"got {type(path).__name__}")
     if max_length is not None and len(path) > max_length:
-        raise ValueError(f"The 'path' parameter of {owner} has {len(path)} steps; a node "
-                         f"has at most {max_length} (min(depth, n)).")
+        raise ValueError(f"{owner}: path has {len(path)} steps; a node has at most "
+                         f"{max_length} (min(depth, n))")
     high = 1 << 64 if n is None else n
     # The common case (a tuple of (int, int) tuples, as the library builds
     # them), cheaply: this runs for every node the reconstructor derives.
@@ -106,17 +106,15 @@ def check_path(path: Any, n: int | None, owner: str, *,
     for step in path:
         if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
                 isinstance(v, Integral) and not isinstance(v, bool) for v in step):
-            raise TypeError(f"The 'path' parameter of {owner}: each step must be a pair "
-                            f"of ints (variable, value). Got {step!r} instead.")
+            raise TypeError(f"{owner}: each path step must be a pair of ints "
+                            f"(variable, value); got {step!r}")
         var, value = int(step[0]), int(step[1])
         if not 0 <= var < high:
-            raise ValueError(f"The 'path' parameter of {owner}: variables must be in "
-                             f"[0, {high}). Got {var} instead.")
+            raise ValueError(f"{owner}: path variable must be in [0, {high}); got {var}")
         if value not in (-1, 1):
-            raise ValueError(f"The 'path' parameter of {owner}: values must be -1 or +1. "
-                             f"Got {value} for variable {var} instead.")
+            raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
         if var in seen:
-            raise ValueError(f"The 'path' parameter of {owner} fixes variable {var} twice.")
+            raise ValueError(f"{owner}: path fixes variable {var} twice")
         seen.add(var)
         out.append((var, value))
     return tuple(out)

@@ -64,7 +64,7 @@ class Oracle(abc.ABC):
         return f"<{type(self).__name__} {self.name!r} n={getattr(self, 'n', '?')}>"
 
 
-def _check_n(oracle: Oracle) -> int:
+def _oracle_n(oracle: Oracle) -> int:
     """The oracle's ``n``, or a ``TypeError`` naming its class if missing or not an int >= 1."""
     n = getattr(oracle, "n", None)
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
@@ -117,7 +117,7 @@ class CountingOracle(Oracle):
                 f"lca.oracle.from_callable or from_boolean (got {type(inner).__name__})"
             )
         self.inner = inner
-        self.n = _check_n(inner)
+        self.n = _oracle_n(inner)
         self.name = inner.name
         self.size = inner.size
         self.depth = inner.depth

@@ -59,7 +59,7 @@ import numpy as np
 from lca import derive
 from lca._progress import Progress
 from lca.derive import Path
-from lca.oracle import Oracle, check_points
+from lca.oracle import Oracle, _oracle_n, check_points
 from lca.params import Params, check_real
 from lca.reconstruct import AnswerStats, Decision, LeafDecision, Reconstructor, check_seed
 
@@ -171,7 +171,7 @@ def _describe(oracle: Oracle, params: Params, owner: str) -> bytes:
     if not isinstance(params, Params):
         raise TypeError(f"The 'params' parameter of {owner} must be an lca.Params. "
                         f"Got {type(params).__name__} instead.")
-    if oracle.n != params.n:
+    if _oracle_n(oracle) != params.n:
         raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params have "
                          f"n={params.n}")
     try:

@@ -36,7 +36,7 @@ from typing import Any, Union
 import numpy as np
 
 from lca.derive import WordStream, constructor_key
-from lca.oracle import Oracle, check_points
+from lca.oracle import Oracle, _oracle_n, check_points
 
 __all__ = [
     "DecisionTree",
@@ -531,6 +531,7 @@ class LabelNoise(Oracle):
                 f"The 'target' parameter of {owner} must be an lca.oracle.Oracle. "
                 f"Got {type(target).__name__} instead."
             )
+        _oracle_n(target)
         if isinstance(rate, (bool, np.bool_)) or not isinstance(
                 rate, (int, float, Fraction, np.integer, np.floating)):
             raise TypeError(

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any, Protocol
 
 import numpy as np
@@ -33,7 +33,7 @@ import numpy as np
 from lca import derive, exact
 from lca._cli_options import SEED_HIGH, int_in, real_in
 from lca.derive import Path
-from lca.oracle import CountingOracle, Oracle
+from lca.oracle import CountingOracle, Oracle, _oracle_n
 from lca.params import Params, TheoryConstants, check_int, check_real, check_theory_overrides
 from lca.reconstruct import Reconstructor, check_seed
 from lca.targets import DecisionTree
@@ -403,6 +403,7 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
     if not isinstance(oracle, Oracle):
         raise TypeError("The 'oracle' parameter of tolerant_test must be an "
                         f"lca.oracle.Oracle. Got {type(oracle).__name__} instead.")
+    _oracle_n(oracle)
     seed = check_seed(seed)
     plan = plan_tolerant_test(oracle.n, s, eps, delta, preset=preset, params=params,
                               threshold_factor=threshold_factor, samples=samples,
@@ -555,6 +556,7 @@ def estimate_distance(tester: Tester, oracle: Oracle, s: int, gamma: float,
     if not isinstance(oracle, Oracle):
         raise TypeError(f"The 'oracle' parameter of {owner} must be an lca.oracle.Oracle. "
                         f"Got {type(oracle).__name__} instead.")
+    _oracle_n(oracle)
     s = check_int(owner, "s", s, 1)
     gamma = check_real(owner, "gamma", gamma, 0.0, 1.0)
     c = check_real(owner, "c", c, 1.0, math.inf, open_low=False)
@@ -654,26 +656,7 @@ class ExactTester:
 
 
 def _check_path(path: Any, n: int, owner: str) -> Path:
-    if not isinstance(path, (tuple, list)):
-        raise TypeError(f"The 'path' parameter of {owner} must be a tuple of "
-                        f"(variable, value) pairs. Got {type(path).__name__} instead.")
-    seen: set[int] = set()
-    out = []
-    for step in path:
-        if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
-                isinstance(v, Integral) and not isinstance(v, bool) for v in step):
-            raise TypeError(f"{owner}: each path step must be a pair of ints "
-                            f"(variable, value); got {step!r}")
-        var, value = int(step[0]), int(step[1])
-        if not 0 <= var < n:
-            raise ValueError(f"{owner}: path variable must be in [0, {n}); got {var}")
-        if value not in (-1, 1):
-            raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
-        if var in seen:
-            raise ValueError(f"{owner}: path fixes variable {var} twice")
-        seen.add(var)
-        out.append((var, value))
-    return tuple(out)
+    return derive.check_path(path, n, owner)
 
 
 class Restriction(Oracle):
@@ -689,6 +672,7 @@ class Restriction(Oracle):
         if not isinstance(base, Oracle):
             raise TypeError("The 'base' parameter of Restriction must be an "
                             f"lca.oracle.Oracle. Got {type(base).__name__} instead.")
+        _oracle_n(base)
         if isinstance(base, Restriction):
             path = tuple(base.path) + tuple(path)
             base = base.base
@@ -816,6 +800,7 @@ def build_dt_report(oracle: Oracle, s: int, d: int, gamma: float, *,
     if not isinstance(oracle, Oracle):
         raise TypeError(f"The 'oracle' parameter of {owner} must be an lca.oracle.Oracle. "
                         f"Got {type(oracle).__name__} instead.")
+    _oracle_n(oracle)
     s = check_int(owner, "s", s, 1)
     d = check_int(owner, "d", d, 0)
     gamma = check_real(owner, "gamma", gamma, 0.0, 1.0, open_low=False)

@@ -300,17 +300,17 @@ class TestDerive:
     @given(bad_paths(N, N, faults=("value", "repeat", "step", "type")))
     def test_node_key_rejects_invalid_paths(self, path):
         # node_key does not know n or the depth: any u64 variable, any length.
-        rejects(lambda: derive.node_key(1, "leaf", path), "'path'")
-        rejects(lambda: derive.node_key(1, "leaf", ((-1, 1),)), "'path'")
+        rejects(lambda: derive.node_key(1, "leaf", path), "path")
+        rejects(lambda: derive.node_key(1, "leaf", ((-1, 1),)), "path")
 
     @BOUNDARY
     @given(bad_paths(N, N))
     def test_invalid_paths_are_rejected(self, path):
-        rejects(lambda: derive.uniform_points(7, N, 0, 2, path), "'path'")
-        rejects(lambda: derive.flip_masks(7, N, 0, 2, 3277, path), "'path'")
+        rejects(lambda: derive.uniform_points(7, N, 0, 2, path), "path")
+        rejects(lambda: derive.flip_masks(7, N, 0, 2, 3277, path), "path")
 
     def test_path_variables_past_n_are_rejected_not_set(self):
-        rejects(lambda: derive.uniform_points(7, 20, 0, 2, ((25, -1),)), "'path'")
+        rejects(lambda: derive.uniform_points(7, 20, 0, 2, ((25, -1),)), "path")
         # node_key does not know n: it accepts any u64 variable.
         assert derive.node_key(1, "leaf", ((25, -1),)) != derive.node_key(1, "leaf", ())
 
@@ -407,14 +407,14 @@ class TestReconstructor:
     @BOUNDARY
     @given(bad_paths(N, PARAMS.path_length))
     def test_decide_rejects_invalid_paths(self, path):
-        rejects(lambda: self.rec.decide(1, path), "'path'")
+        rejects(lambda: self.rec.decide(1, path), "path")
 
     def test_decide_reports_issue_examples(self):
         rec = lca.Reconstructor(lca.targets.parity(20, 2, 1),
                                 lca.Params.practical(20, 3, 0.1, 8, 8))
         for path in [((3, 0),), ((3, 5),), ((3, 1), (3, -1)), ((25, 1),), ((-1, -1),),
                      ((0, 1), (1, 1), (2, 1), (4, 1))]:
-            rejects(lambda: rec.decide(1, path), "'path'")
+            rejects(lambda: rec.decide(1, path), "path")
         assert rec.decide(np.int64(1), ((np.int64(3), np.int8(1)),)) == \
             rec.decide(1, ((3, 1),))
 
@@ -440,6 +440,16 @@ class TestReconstructor:
         message = rejects(lambda: lca.Reconstructor(NoN(), PARAMS), "NoN")
         assert "'n'" in message
         assert "NoN" in repr(NoN())
+        for call in (lambda: lca.answer(np.ones(N, dtype=np.int8), 1, oracle=NoN(),
+                                        params=PARAMS),
+                     lambda: tester.tolerant_test(NoN(), **TEST_KWARGS),
+                     lambda: tester.Restriction(NoN()),
+                     lambda: tester.build_dt(NoN(), 2, 1, 0.1,
+                                             distance_estimator=tester.ExactDistance()),
+                     lambda: exact.truth_table(NoN()),
+                     lambda: lca.targets.with_label_noise(NoN(), 0.1, 1),
+                     lambda: lca.parallel.ReplicaPool(NoN(), PARAMS)):
+            rejects(call, "NoN must set the attribute 'n'")
 
 
 # -- adapters ----------------------------------------------------------------------
