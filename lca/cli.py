@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -87,6 +88,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as error:
             parser.error(f"argument --from-json: cannot read {from_json!r}: "
                          f"{error.strerror or error}")
+    json_out = getattr(args, "json", None)
+    if args.command == "bench" and json_out is not None:
+        # Written after the run: a bad path must not cost a whole benchmark.
+        folder = os.path.dirname(os.path.abspath(json_out))
+        if os.path.isdir(json_out) or not os.path.isdir(folder):
+            parser.error(f"argument --json: cannot write {json_out!r}: "
+                         + ("it is a directory" if os.path.isdir(json_out)
+                            else f"no directory {folder!r}"))
     try:
         return args.run(args)
     except (TypeError, ValueError) as error:

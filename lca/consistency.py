@@ -201,6 +201,9 @@ class ConsistencyReport:
 
 def uniform_queries(seed: int, n: int, count: int) -> np.ndarray:
     """``count`` uniform points derived from ``seed`` (purpose ``"consistency-queries"``)."""
+    owner = "uniform_queries"
+    seed, n, count = check_seed(seed), check_int(owner, "n", n, 1), \
+        check_int(owner, "count", count, 0)
     return derive.sample_points(seed, "consistency-queries", n, count)
 
 
@@ -210,6 +213,9 @@ def query_order(seed: int, count: int, salt: int = 0) -> np.ndarray:
     Sorts indices by derived 64-bit words (purpose ``"consistency-order"``,
     stream ``salt``); the stable sort breaks the (unlikely) ties by index.
     """
+    owner = "query_order"
+    seed, count = check_seed(seed), check_int(owner, "count", count, 0)
+    salt = check_int(owner, "salt", salt, 0, 2 ** 64 - 1)
     key = derive.node_key(seed, "consistency-order", ())
     return np.argsort(derive.raw_words(key, salt, 0, count), kind="stable")
 

@@ -586,6 +586,26 @@ class TestTesterAndExact:
         assert "ReplicaSpec" in message
 
     @BOUNDARY
+    @given(SEEDS, ints(0, 50), ints(0, 2 ** 63 - 1), ints(1, 8))
+    def test_query_helpers_answer(self, seed, count, salt, n):
+        assert sorted(consistency.query_order(seed, count, salt).tolist()) == \
+            list(range(count))
+        assert consistency.uniform_queries(seed, n, count).shape == (count, n)
+
+    @BOUNDARY
+    @given(st.sampled_from(["seed", "count", "salt", "n"]), st.data())
+    def test_query_helpers_name_their_invalid_parameter(self, name, data):
+        bad = data.draw({"seed": BAD_SEED, "count": bad_int(0), "salt": bad_int(0, 2 ** 64 - 1),
+                         "n": bad_int(1)}[name])
+        kwargs = {"seed": 1, "count": 3, "salt": 0, "n": 4, name: bad}
+        if name != "n":
+            rejects(lambda: consistency.query_order(kwargs["seed"], kwargs["count"],
+                                                    kwargs["salt"]), name)
+        if name != "salt":
+            rejects(lambda: consistency.uniform_queries(kwargs["seed"], kwargs["n"],
+                                                        kwargs["count"]), name)
+
+    @BOUNDARY
     @given(st.sampled_from(["count", "workers", "pure_queries"]), st.data())
     def test_default_replicas_names_its_invalid_parameter(self, name, data):
         rejects(lambda: consistency.default_replicas(**{name: data.draw(bad_int(1))}), name)
@@ -707,6 +727,7 @@ class TestCommandLine:
         (["consistency", "--pure-queries", "-1"], "--pure-queries"),
         (["bench", "--from-json", "/nonexistent.json"], "--from-json"),
         (["bench", "--jobs", "0"], "--jobs"),
+        (["bench", "--json", "/nonexistent/dir/out.json"], "--json"),
     ])
     def test_issue_examples(self, argv, option):
         code, _, err = run_cli(argv)
