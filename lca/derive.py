@@ -332,8 +332,20 @@ def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
     return acc
 
 
+def _describe_array(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"dtype {value.dtype}, shape {value.shape}"
+    return f"{type(value).__name__}"
+
+
 def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
     """``(m, W)`` packed words to an ``(m, n)`` ``int8`` array of ``±1``."""
+    n = _check_index("unpack_points", "n", n, 1, 1 << 63)
+    if not isinstance(words, np.ndarray) or words.dtype != _U64 \
+            or words.ndim != 2 or words.shape[1] != words_per_point(n):
+        raise TypeError("The 'words' parameter of unpack_points must be a uint64 array of "
+                        f"shape (m, {words_per_point(n)}) for n={n}. Got "
+                        f"{_describe_array(words)} instead.")
     as_bytes = words.astype("<u8", copy=False).view(np.uint8)
     points = np.unpackbits(as_bytes, axis=1, count=n, bitorder="little").view(np.int8)
     points *= -2  # in place: bit b becomes 1 - 2b without temporaries
@@ -343,6 +355,13 @@ def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
 
 def pack_points(points: np.ndarray) -> np.ndarray:
     """Inverse of :func:`unpack_points` for an ``(m, n)`` array of ``±1``."""
+    if not isinstance(points, np.ndarray) or points.ndim != 2 or points.shape[1] < 1 \
+            or points.dtype == np.bool_ or not np.issubdtype(points.dtype, np.integer):
+        raise TypeError("The 'points' parameter of pack_points must be an integer array "
+                        f"of shape (m, n), n >= 1. Got {_describe_array(points)} instead.")
+    if points.size and (points.min() < -1 or points.max() > 1
+                        or np.count_nonzero(points) != points.size):
+        raise ValueError("The 'points' parameter of pack_points must hold only -1 and +1.")
     m, n = points.shape
     bits = (points == -1).astype(np.uint8)
     width = words_per_point(n)

@@ -273,7 +273,9 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
         check_theory_overrides(owner, depth=depth, noise_rate=noise_rate,
                                score_samples=score_samples, leaf_samples=leaf_samples)
         tree = math.ceil(tree_depth)
-        tau = constants.tau * eps ** 3 / (depth_bound ** 2 * influence_bound)
+        tau = finite(owner, "tau = c_tau eps^3 / (D^2 I)",
+                     lambda: constants.tau * eps ** 3 / (depth_bound ** 2 * influence_bound),
+                     d=d, eps=eps, relation_constant=c, constants=constants)
         if tau == 0:
             raise ValueError(f"{owner}: tau = c_tau eps^3 / (D^2 I) underflows to 0 for "
                              f"d={d!r}, eps={eps!r}, relation_constant={c!r}, "

@@ -90,8 +90,12 @@ def _check_int(value: Any, name: str, owner: str, lo: int, hi: int | None = None
     return value
 
 
+# Every query is an (m, n) int8 array: at this bound one row is already 2 GiB.
+_MAX_N = 2 ** 31 - 1
+
+
 def _check_n(n: Any, owner: str) -> int:
-    return _check_int(n, "n", owner, 1)
+    return _check_int(n, "n", owner, 1, _MAX_N, hi_text="2**31 - 1")
 
 
 def _check_seed(seed: Any, owner: str) -> int:

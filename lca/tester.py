@@ -34,7 +34,8 @@ from lca import derive, exact
 from lca._cli_options import SEED_HIGH, int_in, real_in
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle, _oracle_n
-from lca.params import Params, TheoryConstants, check_int, check_real, check_theory_overrides
+from lca.params import (Params, TheoryConstants, check_int, check_real, check_theory_overrides,
+                        finite)
 from lca.reconstruct import Reconstructor, check_seed
 from lca.targets import DecisionTree
 
@@ -42,6 +43,7 @@ __all__ = [
     "THRESHOLD_FACTOR",
     "PRACTICAL_SCORE_SAMPLES",
     "DEFAULT_MAX_QUERIES",
+    "MAX_GRID",
     "hoeffding_samples",
     "hoeffding_halfwidth",
     "practical_depth",
@@ -103,7 +105,9 @@ def hoeffding_samples(eps: float, delta: float) -> int:
     """
     eps = check_real("hoeffding_samples", "eps", eps, 0.0, 1.0, open_high=False)
     delta = check_real("hoeffding_samples", "delta", delta, 0.0, 1.0)
-    return max(1, math.ceil(math.log(1 / delta) / (2 * eps ** 2)))
+    return max(1, math.ceil(finite("hoeffding_samples", "m = ln(1/delta) / (2 eps^2)",
+                                   lambda: math.log(1 / delta) / (2 * eps ** 2),
+                                   eps=eps, delta=delta)))
 
 
 def hoeffding_halfwidth(m: int, delta: float) -> float:
@@ -125,7 +129,10 @@ def practical_depth(s: int, eps: float) -> int:
     s = check_int("practical_depth", "s", s, 1)
     eps = check_real("practical_depth", "eps", eps, 0.0, 1.0, open_high=False)
     depth = 0
-    while depth < s - 1 and 2.0 ** depth * eps < s:
+    # Exact: equal to the float product 2.0**depth * eps wherever that does
+    # not overflow (scaling by a power of two is exact), and defined past it.
+    exact_eps = Fraction(eps)
+    while depth < s - 1 and exact_eps * (1 << depth) < s:
         depth += 1
     return depth
 
@@ -518,8 +525,14 @@ class DistanceEstimate:
         return len(self.outcomes)
 
 
+MAX_GRID = 10 ** 6
+""":func:`epsilon_grid` refuses more points than this (each costs a tester call)."""
+
+
 def epsilon_grid(gamma: float, c: float) -> tuple[float, ...]:
     """``eps_j = j * gamma / c`` for ``j = 1 .. J``, ``J = ceil(c / gamma)``, last clipped to 1.
+
+    ``J`` may be at most :data:`MAX_GRID` (``ValueError`` otherwise).
 
     ``c / gamma`` within ``1e-9`` of an integer counts as that integer, so
     ``gamma = 0.1, c = 1`` gives exactly ten values, ``0.1, 0.2, ..., 1.0``.
@@ -527,6 +540,10 @@ def epsilon_grid(gamma: float, c: float) -> tuple[float, ...]:
     gamma = check_real("epsilon_grid", "gamma", gamma, 0.0, 1.0)
     c = check_real("epsilon_grid", "c", c, 1.0, math.inf, open_low=False)
     ratio = c / gamma
+    if not ratio <= MAX_GRID:  # also inf
+        raise ValueError(f"epsilon_grid: J = ceil(c / gamma) must be at most {MAX_GRID} "
+                         f"(one tester call each); got c / gamma = {ratio:.3g} for "
+                         f"gamma={gamma!r}, c={c!r}; raise 'gamma' or lower 'c'")
     count = round(ratio) if abs(ratio - round(ratio)) < 1e-9 else math.ceil(ratio)
     # j * gamma / c computed exactly from the shortest decimals of gamma and c
     # (their repr) and rounded once, so gamma = 0.1 gives 0.3, not 0.30000000000000004.

@@ -182,6 +182,13 @@ class TestParams:
                             **{name: value})
         assert f"{name}=" in params.describe()
 
+    @pytest.mark.parametrize("relation_constant", [1e-320, 5e-324, 1e-200])
+    def test_for_measure_tiny_relation_constant(self, relation_constant):
+        from lca import measures
+        rejects(lambda: measures.plan_for_measure("depth", 2, 0.1, 0.1, 6,
+                                                  relation_constant=relation_constant),
+                "'relation_constant'")
+
     def test_depth_above_n_is_accepted_and_paths_stop_at_n(self):
         # Chosen behaviour (issue 12): the theory presets' depths routinely
         # exceed n, and a path can fix at most n variables.
@@ -333,6 +340,19 @@ class TestDerive:
         rejects(lambda: derive.flip_masks(**kwargs), f"'{name}'")
 
     @BOUNDARY
+    @given(st.one_of(NOT_REAL, st.just(np.ones((2, 1)))), st.one_of(
+        NOT_REAL, st.just(np.ones((2, 3))), st.just(np.zeros((2, 3), dtype=np.int8))))
+    def test_pack_and_unpack_name_their_arrays(self, words, points):
+        rejects(lambda: derive.unpack_points(words, 3), "'words'")
+        rejects(lambda: derive.pack_points(points), "'points'")
+
+    @BOUNDARY
+    @given(plus_minus((3, 70)))
+    def test_pack_and_unpack_round_trip(self, points):
+        words = derive.pack_points(points)
+        assert derive.unpack_points(words, 70).tolist() == points.tolist()
+
+    @BOUNDARY
     @given(bad_int(0, 2 ** 64 - 1), BAD_PURPOSE)
     def test_constructor_key_and_word_stream(self, seed, purpose):
         rejects(lambda: derive.constructor_key("x", seed), "'seed'")
@@ -433,6 +453,12 @@ class TestReconstructor:
         assert rec.answer(np.ones(N, dtype=np.int8), 3) == self.rec.answer(
             np.ones(N, dtype=np.int8), 3)
 
+    @BOUNDARY
+    @given(st.integers(2 ** 31, 2 ** 70), st.sampled_from(["random_tree", "parity",
+                                                          "majority"]))
+    def test_targets_bound_n(self, n, name):
+        rejects(lambda: getattr(lca.targets, name)(n, 1, 1), "'n'")
+
     def test_oracle_without_n_is_a_type_error_naming_the_class(self):
         class NoN(lca.Oracle):
             def query(self, points):
@@ -527,6 +553,30 @@ class TestTesterAndExact:
         kwargs = dict(eps=0.1, delta=0.1)
         kwargs[name] = data.draw(bad_real(0.0, 1.0))
         rejects(lambda: tester.hoeffding_samples(**kwargs), name)
+
+    @BOUNDARY
+    @given(st.floats(5e-324, 1.0), st.floats(5e-324, 0.999))
+    def test_hoeffding_samples_answers_or_names_the_limit(self, eps, delta):
+        try:
+            assert tester.hoeffding_samples(eps, delta) >= 1
+        except ValueError as error:
+            assert "double precision" in str(error) and "'eps'" in str(error)
+
+    @BOUNDARY
+    @given(ints(1, 2 ** 80), st.floats(5e-324, 1.0))
+    def test_practical_depth_never_overflows(self, s, eps):
+        depth = tester.practical_depth(s, eps)
+        assert 0 <= depth <= s - 1
+
+    @BOUNDARY
+    @given(st.floats(1e-300, 0.999), st.floats(1.0, 1e300))
+    def test_epsilon_grid_answers_or_names_the_limit(self, gamma, c):
+        try:
+            grid = tester.epsilon_grid(gamma, c)
+        except ValueError as error:
+            assert f"at most {tester.MAX_GRID}" in str(error) and "'gamma'" in str(error)
+        else:
+            assert 1 <= len(grid) <= tester.MAX_GRID and grid[-1] <= 1.0
 
     @BOUNDARY
     @given(paths(N, N))
