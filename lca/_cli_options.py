@@ -14,6 +14,12 @@ from lca.targets import DecisionTree, LabelNoise
 SEED_HIGH = (1 << 64) - 1
 """Largest seed (``u64``); a seed that is also used plus one stops one below."""
 
+N_HIGH = (1 << 31) - 1
+"""Largest ``--n``: the bound of :mod:`lca.targets` (one query row is 2 GiB there)."""
+
+NOISE_RATE_LOW = 2.0 ** -16
+"""``--noise-rate`` must exceed this, or it rounds to 0 on the ``2**-15`` grid."""
+
 
 def int_in(low: int, high: float = math.inf) -> Callable[[str], int]:
     """An argparse ``type``: an int in ``[low, high]``, else a one-line option error."""
@@ -31,10 +37,11 @@ def int_in(low: int, high: float = math.inf) -> Callable[[str], int]:
     return parse
 
 
-def real_in(low: float, high: float, *, open_low: bool = False,
-            open_high: bool = False) -> Callable[[str], float]:
+def real_in(low: float, high: float, *, open_low: bool = False, open_high: bool = False,
+            low_text: str | None = None) -> Callable[[str], float]:
     """An argparse ``type``: a real number in the interval, else a one-line option error."""
-    interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+    interval = (f"{'(' if open_low else '['}{low_text or f'{low:g}'}, "
+                f"{high:g}{')' if open_high else ']'}")
 
     def parse(text: str) -> float:
         try:
@@ -53,7 +60,8 @@ def real_in(low: float, high: float, *, open_low: bool = False,
 def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: int,
                            depth: int, score_samples: int, leaf_samples: int) -> None:
     """Target (random tree + label noise), seed and practical parameters."""
-    parser.add_argument("--n", type=int_in(1), default=n, help=f"variables (default {n})")
+    parser.add_argument("--n", type=int_in(1, N_HIGH), default=n,
+                        help=f"variables (default {n})")
     parser.add_argument("--leaves", type=int_in(1), default=leaves,
                         help=f"leaves of the target tree (default {leaves})")
     parser.add_argument("--noise", type=real_in(0.0, 0.5), default=0.05,
@@ -64,7 +72,9 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
     parser.add_argument("--tree-seed", type=int_in(0, SEED_HIGH - 1), default=1,
                         help="seed of the target")
     parser.add_argument("--depth", type=int_in(0), default=depth)
-    parser.add_argument("--noise-rate", type=real_in(0.0, 1.0, open_low=True), default=0.1,
+    parser.add_argument("--noise-rate", type=real_in(NOISE_RATE_LOW, 1.0, open_low=True,
+                                                     low_text="2**-16"),
+                        default=0.1,
                         help="p of the estimator")
     parser.add_argument("--score-samples", type=int_in(1), default=score_samples)
     parser.add_argument("--leaf-samples", type=int_in(1), default=leaf_samples)

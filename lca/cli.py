@@ -65,14 +65,31 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="reconstruct a noisy random tree and answer queries")
     add_noisy_tree_options(demo, n=1000, leaves=64, depth=12, score_samples=1000,
                            leaf_samples=500)
-    demo.add_argument("--queries", type=int_in(1), default=1000,
+    demo.add_argument("--queries", type=int_in(1, (1 << 63) - 1), default=1000,
                       help="uniform queries to answer")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
     add_consistency_command(sub)
     add_test_command(sub)
     add_bench_command(sub)
+    for command in sub.choices.values():
+        command.set_defaults(options=[option for action in command._actions
+                                      for option in action.option_strings
+                                      if option.startswith("--") and option != "--help"])
     return parser
+
+
+def _blame(message: str, options: list[str]) -> str:
+    """Prefix a library error with the options it names, argparse style, if any.
+
+    Library messages name parameters (``'noise_rate'``); the option spells
+    the same name with dashes (``--noise-rate``).
+    """
+    if message.startswith("argument "):
+        return message
+    named = [option for option in options
+             if f"'{option[2:].replace('-', '_')}'" in message]
+    return f"argument {'/'.join(named)}: {message}" if named else message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,7 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.run(args)
     except (TypeError, ValueError) as error:
-        print(f"lca {args.command}: error: {error}", file=sys.stderr)
+        print(f"lca {args.command}: error: {_blame(str(error), args.options)}",
+              file=sys.stderr)
         return 2
 
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lca import derive, exact
-from lca._cli_options import SEED_HIGH, int_in, real_in
+from lca._cli_options import N_HIGH, SEED_HIGH, int_in, real_in
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle, _oracle_n
 from lca.params import (Params, TheoryConstants, check_int, check_real, check_theory_overrides,
@@ -988,7 +988,8 @@ def add_test_command(subparsers: Any) -> argparse.ArgumentParser:
                     "the reconstructed tree on m uniform points.")
     test.add_argument("--target", choices=_TARGETS, default="tree",
                       help="the function f (default: tree)")
-    test.add_argument("--n", type=int_in(1), default=20, help="variables (default 20)")
+    test.add_argument("--n", type=int_in(1, N_HIGH), default=20,
+                      help="variables (default 20)")
     test.add_argument("--s", type=int_in(1), default=8,
                       help="size s to test for (default 8)")
     test.add_argument("--eps", type=real_in(0.0, 1.0, open_low=True), default=0.1,

@@ -711,15 +711,15 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
 
 
 _U64 = 2 ** 64 - 1
-_TREE_OPTIONS = {"--n": (1, None), "--leaves": (1, None), "--noise": (0.0, 0.5),
+_TREE_OPTIONS = {"--n": (1, 2 ** 31 - 1), "--leaves": (1, None), "--noise": (0.0, 0.5),
                  "--seed": (0, _U64), "--tree-seed": (0, _U64 - 1), "--depth": (0, None),
                  "--noise-rate": (0.0, 1.0), "--score-samples": (1, None),
                  "--leaf-samples": (1, None)}
 CLI_OPTIONS = {
-    "demo": {**_TREE_OPTIONS, "--queries": (1, None)},
+    "demo": {**_TREE_OPTIONS, "--queries": (1, 2 ** 63 - 1)},
     "consistency": {**_TREE_OPTIONS, "--replicas": (2, None), "--queries": (1, None),
                     "--workers": (1, None), "--pure-queries": (1, None)},
-    "test": {"--n": (1, None), "--s": (1, None), "--eps": (0.0, 1.0),
+    "test": {"--n": (1, 2 ** 31 - 1), "--s": (1, None), "--eps": (0.0, 1.0),
              "--delta": (0.0, 1.0), "--seed": (0, _U64), "--target-seed": (0, _U64 - 1),
              "--leaves": (1, None), "--k": (0, None), "--noise": (0.0, 0.5),
              "--threshold-factor": (0.0, math.inf), "--max-queries": (0, None)},
@@ -778,6 +778,8 @@ class TestCommandLine:
         (["bench", "--from-json", "/nonexistent.json"], "--from-json"),
         (["bench", "--jobs", "0"], "--jobs"),
         (["bench", "--json", "/nonexistent/dir/out.json"], "--json"),
+        (["demo", "--n", "3", "--leaves", "9"], "--leaves"),
+        (["test", "--eps", "1e-320"], "--eps"),
     ])
     def test_issue_examples(self, argv, option):
         code, _, err = run_cli(argv)

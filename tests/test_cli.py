@@ -30,11 +30,12 @@ def test_bad_parameters_exit_2_with_a_message(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["demo", *SMALL, "--noise-rate", "0"])
     assert exit_info.value.code == 2
-    assert "argument --noise-rate: must be a real number in the range (0, 1]" in \
+    assert "argument --noise-rate: must be a real number in the range (2**-16, 1]" in \
         capsys.readouterr().err
     # Errors only the library can see (here: too many leaves for n) are one line too.
     assert main(["demo", *SMALL, "--n", "3", "--leaves", "9"]) == 2
-    assert "The 'leaves' parameter of random_tree" in capsys.readouterr().err
+    assert "error: argument --leaves: The 'leaves' parameter of random_tree" in \
+        capsys.readouterr().err
 
 
 def test_entry_point_runs_as_a_module():
