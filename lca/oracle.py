@@ -165,21 +165,17 @@ class _PointwiseOracle(Oracle):
         for row, x in enumerate(points):
             arg = ((1 - x) // 2).astype(np.uint8) if self.boolean else x
             value = self.fn(arg)
-            expected = (0, 1) if self.boolean else (-1, 1)
+            expected, wanted = ((0, 1), "0 or 1") if self.boolean else ((-1, 1), "-1 or +1")
             # As the batched path (CountingOracle), accept only ints: no bool,
             # float, complex or array is coerced to a value.
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
                 raise OracleError(
                     f"oracle {self.name!r} returned {value!r} of type "
-                    f"{type(value).__name__}; expected an int, "
-                    f"{' or '.join(f'{v:+d}' if not self.boolean else str(v) for v in expected)}"
-                    " (bools, floats and arrays are not converted)"
+                    f"{type(value).__name__}; expected an int, {wanted} (bools, floats "
+                    "and arrays are not converted)"
                 )
             if value not in expected:
-                raise OracleError(
-                    f"oracle {self.name!r} returned {value!r}; expected "
-                    + ("0 or 1" if self.boolean else "-1 or +1")
-                )
+                raise OracleError(f"oracle {self.name!r} returned {value!r}; expected {wanted}")
             out[row] = 1 - 2 * int(value) if self.boolean else int(value)
         return out
 
