@@ -661,6 +661,31 @@ class TestTesterAndExact:
         rejects(lambda: consistency.default_replicas(**{name: data.draw(bad_int(1))}), name)
 
 
+# -- parallel and estimate helpers (validation only: no worker starts) ----------------
+
+class TestParallelAndEstimate:
+    @BOUNDARY
+    @given(st.sampled_from(["workers", "cache_size", "batch_size", "max_retries",
+                            "task_timeout", "record", "start_method"]), st.data())
+    def test_replica_pool_names_its_invalid_parameter(self, name, data):
+        bad = data.draw({
+            "workers": bad_int(1), "cache_size": bad_int(0), "max_retries": bad_int(0),
+            "batch_size": bad_int(1).filter(lambda v: v is not None),
+            "task_timeout": bad_real(0.0, math.inf).filter(lambda v: v is not None),
+            "record": st.one_of(st.integers(), st.text(max_size=1), st.none()),
+            "start_method": st.one_of(st.text(max_size=3), st.none(), st.integers())}[name])
+        rejects(lambda: lca.parallel.ReplicaPool(F, PARAMS, **{name: bad}), name)
+
+    @BOUNDARY
+    @given(st.floats(5e-324, 2.0), st.floats(5e-324, 0.999), ints(1, 10 ** 6))
+    def test_samples_for_accuracy_answers_or_names_the_limit(self, tau, delta, n):
+        from lca import estimate
+        try:
+            assert estimate.samples_for_accuracy(tau, delta, n) >= 1
+        except ValueError as error:
+            assert "double precision" in str(error) and "'tau'" in str(error)
+
+
 # -- distributed (validation only, plus one synchronous compute) ---------------------
 
 class TestDistributed:
