@@ -3,10 +3,58 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 from lca import targets
 from lca.params import Params
 from lca.targets import DecisionTree, LabelNoise
+
+
+SEED_HIGH = (1 << 64) - 1
+"""Largest seed (``u64``); a seed that is also used plus one stops one below."""
+
+N_HIGH = (1 << 31) - 1
+"""Largest ``--n``: the bound of :mod:`lca.targets` (one query row is 2 GiB there)."""
+
+NOISE_RATE_LOW = 2.0 ** -16
+"""``--noise-rate`` must exceed this, or it rounds to 0 on the ``2**-15`` grid."""
+
+
+def int_in(low: int, high: float = math.inf) -> Callable[[str], int]:
+    """An argparse ``type``: an int in ``[low, high]``, else a one-line option error."""
+    upper = "inf)" if high == math.inf else f"{int(high)}]"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(
+                f"must be an int in the range [{low}, {upper}; got {text!r}")
+        return value
+    return parse
+
+
+def real_in(low: float, high: float, *, open_low: bool = False, open_high: bool = False,
+            low_text: str | None = None) -> Callable[[str], float]:
+    """An argparse ``type``: a real number in the interval, else a one-line option error."""
+    interval = (f"{'(' if open_low else '['}{low_text or f'{low:g}'}, "
+                f"{high:g}{')' if open_high else ']'}")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        inside = (low < value if open_low else low <= value) and \
+            (value < high if open_high else value <= high)
+        if not inside:  # NaN is never inside
+            raise argparse.ArgumentTypeError(
+                f"must be a real number in the range {interval}; got {text!r}")
+        return value
+    return parse
 
 
 def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: int,
@@ -17,30 +65,36 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
     paper`` is the paper's estimator, :meth:`Params.practical`, with
     ``score_samples`` and ``leaf_samples`` as its defaults.
     """
-    parser.add_argument("--n", type=int, default=n, help=f"variables (default {n})")
-    parser.add_argument("--leaves", type=int, default=leaves,
+    parser.add_argument("--n", type=int_in(1, N_HIGH), default=n,
+                        help=f"variables (default {n})")
+    parser.add_argument("--leaves", type=int_in(1), default=leaves,
                         help=f"leaves of the target tree (default {leaves})")
-    parser.add_argument("--noise", type=float, default=0.05,
+    parser.add_argument("--noise", type=real_in(0.0, 0.5), default=0.05,
                         help="label noise rate of f (default 0.05)")
-    parser.add_argument("--seed", type=int, default=7, help="reconstruction seed (default 7)")
-    parser.add_argument("--tree-seed", type=int, default=1, help="seed of the target")
-    parser.add_argument("--depth", type=int, default=depth,
+    parser.add_argument("--seed", type=int_in(0, SEED_HIGH), default=7,
+                        help="reconstruction seed (default 7)")
+    # The label noise is seeded with tree-seed + 1.
+    parser.add_argument("--tree-seed", type=int_in(0, SEED_HIGH - 1), default=1,
+                        help="seed of the target")
+    parser.add_argument("--depth", type=int_in(0), default=depth,
                         help=f"tree depth; a cap in efficient mode (default {depth})")
     parser.add_argument("--mode", choices=("efficient", "paper"), default="efficient",
                         help="efficient: sensitive-coordinate search (Params.efficient, "
                         "the default); paper: the paper's score estimator "
                         "(Params.practical)")
-    parser.add_argument("--pairs", type=int, default=64,
+    parser.add_argument("--pairs", type=int_in(1), default=64,
                         help="efficient mode: most pairs per node (default 64)")
-    parser.add_argument("--noise-rate", type=float, default=None,
+    parser.add_argument("--noise-rate", type=real_in(NOISE_RATE_LOW, 1.0, open_low=True,
+                                                     low_text="2**-16"),
+                        default=None,
                         help="the score estimator's re-randomisation rate p in (0, 1]: each "
                         "coordinate re-randomised w.p. p, flipped w.p. p/2 (not label "
                         "noise of f; paper mode; default 0.1)")
     parser.set_defaults(score_samples_paper=score_samples)
-    parser.add_argument("--score-samples", type=int, default=None,
+    parser.add_argument("--score-samples", type=int_in(1), default=None,
                         help=f"paper mode: samples per node (default {score_samples})")
     parser.set_defaults(leaf_samples_paper=leaf_samples)
-    parser.add_argument("--leaf-samples", type=int, default=None,
+    parser.add_argument("--leaf-samples", type=int_in(1), default=None,
                         help=f"samples per leaf (default: {leaf_samples} in paper mode, "
                         "the preset's in efficient mode)")
 

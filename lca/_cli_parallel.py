@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
+from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
 from lca.consistency import check_consistency
 
 __all__ = ["add_consistency_command"]
@@ -40,13 +40,13 @@ def add_consistency_command(subparsers: Any) -> argparse.ArgumentParser:
                     "fork; cache on/off; batch, chunk sizes; shuffled order; a pure "
                     "lca.answer replica; Dask if installed), compare every answer and "
                     "every shared decision, and exit 1 on any divergence.")
-    parser.add_argument("--replicas", type=int, default=4,
+    parser.add_argument("--replicas", type=int_in(2), default=4,
                         help="process replicas besides Dask (default 4)")
-    parser.add_argument("--queries", type=int, default=10000,
+    parser.add_argument("--queries", type=int_in(1), default=10000,
                         help="uniform queries derived from the seed (default 10000)")
-    parser.add_argument("--workers", type=int, default=2,
+    parser.add_argument("--workers", type=int_in(1), default=2,
                         help="worker processes of multi-worker replicas (default 2)")
-    parser.add_argument("--pure-queries", type=int, default=200,
+    parser.add_argument("--pure-queries", type=int_in(1), default=200,
                         help="queries answered by the pure lca.answer replica")
     parser.add_argument("--dask", action=argparse.BooleanOptionalAction, default=None,
                         help="add a Dask replica (default: if dask is installed)")

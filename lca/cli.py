@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from lca import derive
-from lca._cli_options import add_noisy_tree_options, noisy_tree_setup
+from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
 from lca.reconstruct import Reconstructor, progress_bar
 from lca.suite.cli import add_bench_command
@@ -64,22 +65,59 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="reconstruct a noisy random tree and answer queries")
     add_noisy_tree_options(demo, n=1000, leaves=64, depth=12, score_samples=1000,
                            leaf_samples=500)
-    demo.add_argument("--queries", type=int, default=1000, help="uniform queries to answer")
+    demo.add_argument("--queries", type=int_in(1, (1 << 63) - 1), default=1000,
+                      help="uniform queries to answer")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     demo.set_defaults(run=_demo)
     add_consistency_command(sub)
     add_test_command(sub)
     add_bench_command(sub)
+    for command in sub.choices.values():
+        command.set_defaults(options=[option for action in command._actions
+                                      for option in action.option_strings
+                                      if option.startswith("--") and option != "--help"])
     return parser
+
+
+def _blame(message: str, options: list[str]) -> str:
+    """Prefix a library error with the options it names, argparse style, if any.
+
+    Library messages name parameters (``'noise_rate'``); the option spells
+    the same name with dashes (``--noise-rate``).
+    """
+    if message.startswith("argument "):
+        return message
+    named = [option for option in options
+             if f"'{option[2:].replace('-', '_')}'" in message]
+    return f"argument {'/'.join(named)}: {message}" if named else message
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lca`` command."""
-    args = _build_parser().parse_args(argv)
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    from_json = getattr(args, "from_json", None)
+    if args.command == "bench" and from_json is not None:
+        # Checked before the run: lca.suite opens it only after choosing a config.
+        try:
+            with open(from_json, encoding="utf-8"):
+                pass
+        except OSError as error:
+            parser.error(f"argument --from-json: cannot read {from_json!r}: "
+                         f"{error.strerror or error}")
+    json_out = getattr(args, "json", None)
+    if args.command == "bench" and json_out is not None:
+        # Written after the run: a bad path must not cost a whole benchmark.
+        folder = os.path.dirname(os.path.abspath(json_out))
+        if os.path.isdir(json_out) or not os.path.isdir(folder):
+            parser.error(f"argument --json: cannot write {json_out!r}: "
+                         + ("it is a directory" if os.path.isdir(json_out)
+                            else f"no directory {folder!r}"))
     try:
         return args.run(args)
     except (TypeError, ValueError) as error:
-        print(f"lca {args.command}: error: {error}", file=sys.stderr)
+        print(f"lca {args.command}: error: {_blame(str(error), args.options)}",
+              file=sys.stderr)
         return 2
 
 

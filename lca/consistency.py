@@ -35,7 +35,7 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params
+from lca.params import Params, check_int
 from lca.parallel import ReplicaPool, _describe
 from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer, check_seed
 
@@ -201,6 +201,9 @@ class ConsistencyReport:
 
 def uniform_queries(seed: int, n: int, count: int) -> np.ndarray:
     """``count`` uniform points derived from ``seed`` (purpose ``"consistency-queries"``)."""
+    owner = "uniform_queries"
+    seed, n, count = check_seed(seed), check_int(owner, "n", n, 1), \
+        check_int(owner, "count", count, 0)
     return derive.sample_points(seed, "consistency-queries", n, count)
 
 
@@ -210,6 +213,9 @@ def query_order(seed: int, count: int, salt: int = 0) -> np.ndarray:
     Sorts indices by derived 64-bit words (purpose ``"consistency-order"``,
     stream ``salt``); the stable sort breaks the (unlikely) ties by index.
     """
+    owner = "query_order"
+    seed, count = check_seed(seed), check_int(owner, "count", count, 0)
+    salt = check_int(owner, "salt", salt, 0, 2 ** 64 - 1)
     key = derive.node_key(seed, "consistency-order", ())
     return np.argsort(derive.raw_words(key, salt, 0, count), kind="stable")
 
@@ -224,6 +230,10 @@ def default_replicas(count: int = 4, *, workers: int = 2, pure_queries: int = 20
     routing and order; the fourth is a pure :func:`lca.answer` replica on the
     first ``pure_queries`` queries. ``dask=True`` appends a Dask replica.
     """
+    owner = "default_replicas"
+    count = check_int(owner, "count", count, 1)
+    workers = check_int(owner, "workers", workers, 1)
+    pure_queries = check_int(owner, "pure_queries", pure_queries, 1)
     methods = multiprocessing.get_all_start_methods()
 
     def method(name: str) -> str:
@@ -425,6 +435,11 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
     owner = "check_consistency"
     _describe(oracle, params, owner)
     seed = check_seed(seed)
+    workers = check_int(owner, "workers", workers, 1)
+    pure_queries = check_int(owner, "pure_queries", pure_queries, 1)
+    if dask is not None and not isinstance(dask, bool):
+        raise TypeError(f"The 'dask' parameter of {owner} must be a bool or None. "
+                        f"Got {dask!r} instead.")
     if isinstance(queries, Integral) and not isinstance(queries, bool):
         if queries < 1:
             raise ValueError(f"The 'queries' parameter of {owner} must be an int >= 1 or "
@@ -440,6 +455,9 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
         specs = default_replicas(int(replicas), workers=workers, pure_queries=pure_queries,
                                  dask=use_dask)
     else:
+        if isinstance(replicas, (bool, str, bytes)) or not isinstance(replicas, Sequence):
+            raise TypeError(f"The 'replicas' parameter of {owner} must be an int >= 2 or a "
+                            f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
         specs = list(replicas)
         if not specs or not all(isinstance(s, ReplicaSpec) for s in specs):
             raise TypeError(f"The 'replicas' parameter of {owner} must be an int or a "

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import struct
 import threading
+from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 import xxhash
@@ -42,6 +44,7 @@ __all__ = [
     "pack_points",
     "constructor_key",
     "WordStream",
+    "check_path",
 ]
 
 VERSION_TAG = b"lca/v1"
@@ -53,6 +56,68 @@ Path = tuple[tuple[int, int], ...]
 
 _U64 = np.uint64
 _ALL_ONES = (1 << 64) - 1
+
+
+def _check_index(owner: str, name: str, value: Any, low: int, high: int) -> int:
+    """An int (not bool, numpy integers accepted) in ``[low, high)``."""
+    if type(value) is int and low <= value < high:  # the common case, cheaply
+        return value
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"The {name!r} parameter of {owner} must be an int in the range "
+                        f"[{low}, {high}). Got {value!r} instead.")
+    if not low <= value < high:
+        raise ValueError(f"The {name!r} parameter of {owner} must be an int in the range "
+                         f"[{low}, {high}). Got {value!r} instead.")
+    return int(value)
+
+
+def check_path(path: Any, n: int | None, owner: str, *,
+               max_length: int | None = None) -> Path:
+    """Validate a node path and return it as a tuple of ``(int, int)`` pairs.
+
+    Each step is a pair ``(variable, value)`` of ints (numpy integers
+    accepted, ``bool`` not) with ``value`` in ``{-1, +1}`` and ``variable`` in
+    ``[0, n)`` (in ``[0, 2**64)`` when ``n`` is ``None``); no variable may
+    appear twice; with ``max_length``, at most that many steps.
+    """
+    if not isinstance(path, (tuple, list)):
+        raise TypeError(f"{owner}: path must be a tuple of (variable, value) pairs; "
+                        f"got {type(path).__name__}")
+    if max_length is not None and len(path) > max_length:
+        raise ValueError(f"{owner}: path has {len(path)} steps; a node has at most "
+                         f"{max_length} (min(depth, n))")
+    high = 1 << 64 if n is None else n
+    # The common case (a tuple of (int, int) tuples, as the library builds
+    # them), cheaply: this runs for every node the reconstructor derives.
+    if type(path) is tuple:
+        seen_fast = set()
+        for step in path:
+            if type(step) is not tuple or len(step) != 2:
+                break
+            var, value = step
+            if type(var) is not int or type(value) is not int or not 0 <= var < high \
+                    or (value != 1 and value != -1) or var in seen_fast:
+                break
+            seen_fast.add(var)
+        else:
+            return path
+    seen: set[int] = set()
+    out = []
+    for step in path:
+        if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
+                isinstance(v, Integral) and not isinstance(v, bool) for v in step):
+            raise TypeError(f"{owner}: each path step must be a pair of ints "
+                            f"(variable, value); got {step!r}")
+        var, value = int(step[0]), int(step[1])
+        if not 0 <= var < high:
+            raise ValueError(f"{owner}: path variable must be in [0, {high}); got {var}")
+        if value not in (-1, 1):
+            raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
+        if var in seen:
+            raise ValueError(f"{owner}: path fixes variable {var} twice")
+        seen.add(var)
+        out.append((var, value))
+    return tuple(out)
 
 
 def _u64le(value: int) -> bytes:
@@ -74,7 +139,15 @@ def node_key(seed: int, purpose: str, path: Path) -> int:
     where ``frame(b) = u64(len(b)) || b`` and ``bit = 0`` for ``+1``, ``1`` for
     ``-1``. The key is the 128-bit ``xxh3_128`` digest read as an integer:
     Philox key word 0 is its low 64 bits, word 1 its high 64 bits.
+
+    Raises ``TypeError``/``ValueError`` unless ``seed`` is an int in
+    ``[0, 2**64)``, ``purpose`` an ASCII str and ``path`` a valid path
+    (:func:`check_path`, variables in ``[0, 2**64)``).
     """
+    owner = "node_key"
+    seed = _check_index(owner, "seed", seed, 0, 1 << 64)
+    purpose = _check_purpose(owner, purpose)
+    path = check_path(path, None, owner)
     parts = [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")),
              _u64le(len(path))]
     for var, value in path:
@@ -92,6 +165,11 @@ def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:
     carries into the stream word (docs/randomness.md §3). Any index is
     accepted.
     """
+    owner = "raw_words"
+    key = _check_index(owner, "key", key, 0, 1 << 128)
+    stream = _check_index(owner, "stream", stream, 0, 1 << 192)
+    start = _check_index(owner, "start", start, 0, 1 << 256)
+    count = _check_index(owner, "count", count, 0, 1 << 63)
     first_block = start // 4
     skip = start - 4 * first_block
     blocks = -(-(skip + count) // 4)
@@ -106,6 +184,20 @@ def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:
         "buffer": np.zeros(4, dtype=_U64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0,
     }
     return bitgen.random_raw(4 * blocks)[skip:skip + count]
+
+
+def _check_purpose(owner: str, purpose: Any) -> str:
+    if not isinstance(purpose, str) or not purpose.isascii():
+        raise TypeError(f"The 'purpose' parameter of {owner} must be an ASCII str. "
+                        f"Got {purpose!r} instead.")
+    return purpose
+
+
+def _check_range(owner: str, n: Any, start: Any, stop: Any) -> tuple[int, int, int]:
+    n = _check_index(owner, "n", n, 1, 1 << 63)
+    start = _check_index(owner, "start", start, 0, 1 << 64)
+    stop = _check_index(owner, "stop", stop, start, 1 << 64)
+    return n, start, stop
 
 
 _scratch = threading.local()
@@ -158,8 +250,12 @@ def uniform_points(key: int, n: int, start: int, stop: int, path: Path = ()) -> 
 
     Returns an ``(stop - start, W)`` ``uint64`` array: coordinate ``64*w + j``
     is bit ``j`` of word ``w``; a set bit means ``x_i = -1``. Bits past ``n``
-    are zero; coordinates on ``path`` are fixed to their value.
+    are zero; coordinates on ``path`` are fixed to their value. ``path`` is
+    validated by :func:`check_path` with variables in ``[0, n)``.
     """
+    owner = "uniform_points"
+    n, start, stop = _check_range(owner, n, start, stop)
+    path = check_path(path, n, owner)
     words = _stream_block(key, 0, n, start, stop)
     words[:, -1] &= _U64(_tail_mask(n))
     if path:
@@ -176,6 +272,8 @@ def sample_points(seed: int, purpose: str, n: int, count: int) -> np.ndarray:
     ``node_key(seed, purpose, ())``: evaluation, test and benchmark points
     are derived like every other sample.
     """
+    n = _check_index("sample_points", "n", n, 1, 1 << 63)
+    count = _check_index("sample_points", "count", count, 0, 1 << 63)
     return unpack_points(uniform_points(node_key(seed, purpose, ()), n, 0, count), n)
 
 
@@ -183,9 +281,17 @@ def noise_threshold(noise_rate: float) -> int:
     """Integer ``T`` with ``p/2 = T / 2**NOISE_BITS``: ``T = round(p * 2**15)``.
 
     ``p * 2**15`` is exact in binary floating point, and Python's ``round``
-    rounds half to even, so ``T`` is the same on every platform.
+    rounds half to even, so ``T`` is the same on every platform. Accepts
+    exactly the rates :class:`lca.Params` accepts: a real in ``(0, 1]``
+    (``bool`` is not) that rounds to ``T >= 1``.
     """
-    threshold = round(noise_rate * 2 ** (NOISE_BITS - 1))
+    message = ("noise rate must be a real number in the range (0, 1] (the 'noise_rate' "
+               f"parameter of noise_threshold). Got {noise_rate!r} instead.")
+    if isinstance(noise_rate, bool) or not isinstance(noise_rate, Real):
+        raise TypeError(message)
+    if not 0 < noise_rate <= 1:  # also rejects NaN
+        raise ValueError(message)
+    threshold = round(float(noise_rate) * 2 ** (NOISE_BITS - 1))
     if not 1 <= threshold <= 2 ** (NOISE_BITS - 1):
         raise ValueError(
             f"noise rate {noise_rate!r} rounds to {threshold}/2**{NOISE_BITS - 1}; "
@@ -210,7 +316,10 @@ def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
     planes (bit ``t`` from plane ``t``) satisfies ``N >= 2**16 - T``. Planes below the lowest set bit of ``T`` leave ``acc = 0``
     and are not generated. Coordinates on ``path`` and past ``n`` never flip.
     """
-    assert 1 <= threshold < 2 ** NOISE_BITS
+    owner = "flip_masks"
+    n, start, stop = _check_range(owner, n, start, stop)
+    threshold = _check_index(owner, "threshold", threshold, 1, 2 ** NOISE_BITS)
+    path = check_path(path, n, owner)
     lowest = (threshold & -threshold).bit_length() - 1
     acc = _stream_block(key, 1 + lowest, n, start, stop)
     for plane in range(lowest + 1, NOISE_BITS):
@@ -226,8 +335,20 @@ def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
     return acc
 
 
+def _describe_array(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"dtype {value.dtype}, shape {value.shape}"
+    return f"{type(value).__name__}"
+
+
 def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
     """``(m, W)`` packed words to an ``(m, n)`` ``int8`` array of ``±1``."""
+    n = _check_index("unpack_points", "n", n, 1, 1 << 63)
+    if not isinstance(words, np.ndarray) or words.dtype != _U64 \
+            or words.ndim != 2 or words.shape[1] != words_per_point(n):
+        raise TypeError("The 'words' parameter of unpack_points must be a uint64 array of "
+                        f"shape (m, {words_per_point(n)}) for n={n}. Got "
+                        f"{_describe_array(words)} instead.")
     as_bytes = words.astype("<u8", copy=False).view(np.uint8)
     points = np.unpackbits(as_bytes, axis=1, count=n, bitorder="little").view(np.int8)
     points *= -2  # in place: bit b becomes 1 - 2b without temporaries
@@ -237,6 +358,13 @@ def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
 
 def pack_points(points: np.ndarray) -> np.ndarray:
     """Inverse of :func:`unpack_points` for an ``(m, n)`` array of ``±1``."""
+    if not isinstance(points, np.ndarray) or points.ndim != 2 or points.shape[1] < 1 \
+            or points.dtype == np.bool_ or not np.issubdtype(points.dtype, np.integer):
+        raise TypeError("The 'points' parameter of pack_points must be an integer array "
+                        f"of shape (m, n), n >= 1. Got {_describe_array(points)} instead.")
+    if points.size and (points.min() < -1 or points.max() > 1
+                        or np.count_nonzero(points) != points.size):
+        raise ValueError("The 'points' parameter of pack_points must hold only -1 and +1.")
     m, n = points.shape
     bits = (points == -1).astype(np.uint8)
     width = words_per_point(n)
@@ -252,6 +380,8 @@ _CONSTRUCTOR_TAG = b"lca/targets/v1"
 
 def constructor_key(purpose: str, seed: int) -> int:
     """Key ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))`` for seeded constructors."""
+    purpose = _check_purpose("constructor_key", purpose)
+    seed = _check_index("constructor_key", "seed", seed, 0, 1 << 64)
     return xxhash.xxh3_128_intdigest(
         _CONSTRUCTOR_TAG + _frame(purpose.encode("ascii")) + _u64le(seed))
 

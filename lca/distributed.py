@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from lca.oracle import Oracle
-from lca.params import Params
+from lca.oracle import Oracle, check_points
+from lca.params import Params, check_int
 from lca.parallel import _describe
 from lca.reconstruct import Reconstructor, check_seed
 
@@ -100,13 +100,11 @@ def _answer_recording(block: np.ndarray, description: bytes, seed: int,
 
 
 def _validated(oracle: Oracle, params: Params, seed: int, cache_size: int,
-               owner: str) -> tuple[bytes, int]:
+               owner: str) -> tuple[bytes, int, int]:
     description = _describe(oracle, params, owner)
     seed = check_seed(seed)
-    if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
-        raise ValueError(f"The 'cache_size' parameter of {owner} must be an int >= 0. "
-                         f"Got {cache_size!r} instead.")
-    return description, seed
+    cache_size = check_int(owner, "cache_size", cache_size, 0)
+    return description, seed, cache_size
 
 
 def answer_array(points: Any, *, oracle: Oracle, params: Params, seed: int,
@@ -128,11 +126,18 @@ def answer_array(points: Any, *, oracle: Oracle, params: Params, seed: int,
     """
     dask = _dask()
     owner = "lca.distributed.answer_array"
-    description, seed = _validated(oracle, params, seed, cache_size, owner)
+    description, seed, cache_size = _validated(oracle, params, seed, cache_size, owner)
+    if rows_per_block is not None:
+        rows_per_block = check_int(owner, "rows_per_block", rows_per_block, 1)
     array = points
     if not isinstance(array, dask.array.Array):
-        array = np.asarray(points)
+        # Values are checked here, before any task exists; a Dask array's
+        # values are checked by each worker's answer_many.
+        array = check_points(points, params.n, what=f"The 'points' parameter of {owner}")
         array = dask.array.from_array(array, chunks=(rows_per_block or "auto", -1))
+    elif array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"The 'points' parameter of {owner} must be an integer array of "
+                        f"±1 values. Got dtype {array.dtype} instead.")
     if array.ndim != 2 or array.shape[1] != params.n:
         raise TypeError(f"The 'points' parameter of {owner} must have shape (m, "
                         f"{params.n}). Got shape {array.shape} instead.")
@@ -151,7 +156,7 @@ def answer_bag(bag: Any, *, oracle: Oracle, params: Params, seed: int,
     """
     dask = _dask()
     owner = "lca.distributed.answer_bag"
-    description, seed = _validated(oracle, params, seed, cache_size, owner)
+    description, seed, cache_size = _validated(oracle, params, seed, cache_size, owner)
     if not isinstance(bag, dask.bag.Bag):
         raise TypeError(f"The 'bag' parameter of {owner} must be a dask.bag.Bag. "
                         f"Got {type(bag).__name__} instead.")
@@ -170,9 +175,11 @@ def replica_results(points: np.ndarray, *, oracle: Oracle, params: Params, seed:
     """
     dask = _dask()
     owner = "lca.distributed.replica_results"
-    description, seed = _validated(oracle, params, seed, cache_size, owner)
+    description, seed, cache_size = _validated(oracle, params, seed, cache_size, owner)
+    points = check_points(points, params.n, what=f"The 'points' parameter of {owner}")
+    partitions = check_int(owner, "partitions", partitions, 1)
     m = points.shape[0]
-    step = max(1, -(-m // max(1, partitions)))
+    step = max(1, -(-m // partitions))
     tasks = [dask.delayed(_answer_recording, pure=False)(points[lo:lo + step], description,
                                                          seed, cache_size)
              for lo in range(0, m, step)]

@@ -23,7 +23,7 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.oracle import Oracle
-from lca.params import Params
+from lca.params import Params, check_int, check_real, finite
 
 __all__ = [
     "ScoreCounts",
@@ -173,6 +173,7 @@ def estimate_scores(oracle: Oracle, seed: int, path: Path, noise_rate: float, *,
                          f"got samples={samples!r}, tau={tau!r}, delta={delta!r}")
     if samples is None:
         samples = samples_for_accuracy(tau, delta, oracle.n)
+    samples = check_int("estimate_scores", "samples", samples, 1)
     threshold = derive.noise_threshold(noise_rate)
     counts = score_counts(oracle, seed, path, samples, threshold)
     return score_estimates(counts, derive.noise_rate_of(threshold))
@@ -193,9 +194,10 @@ def unbiased_estimates(oracle: Oracle, seed: int, path: Path, samples: int,
     flips = derive.flip_masks(key, n, 0, samples, threshold, path)
     x_points = derive.unpack_points(x, n)
     y_points = derive.unpack_points(x ^ flips, n)
+    # Before querying: an oracle may write into its input.
+    same = x_points == y_points
     differ = query(oracle, x_points, seed, "score", path) != query(
         oracle, y_points, seed, "score", path)
-    same = x_points == y_points
     p = derive.noise_rate_of(threshold)
     return differ[:, None] * (1.0 - same / (1.0 - p / 2))
 
@@ -207,7 +209,13 @@ def samples_for_accuracy(tau: float, delta: float, n: int) -> int:
     per variable and a union bound over ``n`` variables gives
     ``q = ceil(2 / tau^2 * ln(2 n / delta))``.
     """
-    return math.ceil(2 / tau ** 2 * math.log(2 * n / delta))
+    owner = "samples_for_accuracy"
+    tau = check_real(owner, "tau", tau, 0.0, math.inf)
+    delta = check_real(owner, "delta", delta, 0.0, 1.0)
+    n = check_int(owner, "n", n, 1)
+    return math.ceil(finite(owner, "q = 2 / tau^2 * ln(2 n / delta)",
+                            lambda: 2 / tau ** 2 * math.log(2 * n / delta),
+                            tau=tau, n=n, delta=delta))
 
 
 def _leaf_range(oracle: Oracle, seed: int, path: Path, start: int, stop: int) -> int:

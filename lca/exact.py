@@ -51,6 +51,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from lca import derive
 from lca.oracle import CountingOracle, Oracle
 
 __all__ = [
@@ -121,29 +122,8 @@ def _function_n(f: Any, what: str) -> int:
 
 
 def _check_path(path: Any, n: int, where: str) -> dict[int, int]:
-    """Validate a path; return ``{variable: value}`` in path order."""
-    if not isinstance(path, (tuple, list)):
-        raise TypeError(
-            f"{where}: path must be a tuple of (variable, value) pairs; "
-            f"got {type(path).__name__}"
-        )
-    fixed: dict[int, int] = {}
-    for step in path:
-        if not isinstance(step, (tuple, list)) or len(step) != 2:
-            raise TypeError(
-                f"{where}: each path step must be a (variable, value) pair; got {step!r}"
-            )
-        var, value = step
-        if not _is_int(var) or not _is_int(value):
-            raise TypeError(f"{where}: path step must hold two ints; got {step!r}")
-        if not 0 <= var < n:
-            raise ValueError(f"{where}: path variable must be in [0, {n}); got {int(var)}")
-        if value not in (-1, 1):
-            raise ValueError(f"{where}: path value must be -1 or +1; got {int(value)}")
-        if int(var) in fixed:
-            raise ValueError(f"{where}: path fixes variable {int(var)} twice")
-        fixed[int(var)] = int(value)
-    return fixed
+    """Validate a path (:func:`lca.derive.check_path`); return ``{variable: value}`` in path order."""
+    return dict(derive.check_path(path, n, where))
 
 
 def _check_noise_rate(p: Any, where: str) -> float:

@@ -32,7 +32,8 @@ import math
 from dataclasses import dataclass
 
 from lca.params import (Params, TheoryConstants, check_int, check_real,
-                        check_theory_overrides, hoeffding_counts)
+                        check_theory_overrides, finite, grid_rate,
+                        hoeffding_counts)
 
 __all__ = [
     "STATUSES",
@@ -276,16 +277,32 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
                         f"Got {constants!r} instead.")
     for attr in ("depth", "noise", "tau"):
         check_real(owner, f"constants.{attr}", getattr(constants, attr), 0.0, math.inf)
-    depth_bound = c * d ** row.depth_exponent
-    influence_bound = c * d ** row.influence_exponent
-    tree_depth = constants.depth * depth_bound ** 2 * influence_bound / eps ** 2
+    depth_bound = finite(owner, f"the depth bound c d^{row.depth_exponent}",
+                         lambda: c * d ** row.depth_exponent, d=d, relation_constant=c)
+    influence_bound = finite(owner, f"the influence bound c d^{row.influence_exponent}",
+                             lambda: c * d ** row.influence_exponent, d=d,
+                             relation_constant=c)
+    tree_depth = finite(owner, "the tree depth c_d D^2 I / eps^2",
+                        lambda: constants.depth * depth_bound ** 2 * influence_bound
+                        / eps ** 2, d=d, eps=eps, relation_constant=c,
+                        constants=constants)
     noise = min(1.0, constants.noise * eps / influence_bound)
+    if preset == "theory" or noise_rate is None:
+        grid_rate(owner, "p = min(1, c_p eps / I)", noise, d=d, eps=eps,
+                  relation_constant=c, constants=constants)
     if preset == "theory":
         check_theory_overrides(owner, depth=depth, noise_rate=noise_rate,
                                score_samples=score_samples, leaf_samples=leaf_samples)
         tree = math.ceil(tree_depth)
-        tau = constants.tau * eps ** 3 / (depth_bound ** 2 * influence_bound)
-        score_samples, leaf_samples = hoeffding_counts(n, tree, tau, eps, delta)
+        tau = finite(owner, "tau = c_tau eps^3 / (D^2 I)",
+                     lambda: constants.tau * eps ** 3 / (depth_bound ** 2 * influence_bound),
+                     d=d, eps=eps, relation_constant=c, constants=constants)
+        if tau == 0:
+            raise ValueError(f"{owner}: tau = c_tau eps^3 / (D^2 I) underflows to 0 for "
+                             f"d={d!r}, eps={eps!r}, relation_constant={c!r}, "
+                             f"constants={constants!r}; change 'd', 'eps' or 'constants'")
+        score_samples, leaf_samples = hoeffding_counts(n, tree, tau, eps, delta,
+                                                       owner=owner)
         params = Params(n=n, depth=tree, noise_rate=noise,
                         score_samples=score_samples, leaf_samples=leaf_samples,
                         preset="theory", eps=eps, delta=delta, tau=tau,
@@ -297,7 +314,10 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
             tree = check_int(owner, "depth", depth, 0)
         if leaf_samples is None:
             leaves = 2 ** min(tree, n)
-            leaf_samples = math.ceil(2 / eps ** 2 * math.log(2 * leaves / delta))
+            leaf_samples = math.ceil(finite(
+                owner, "leaf_samples = 2 / eps^2 ln(2 L / delta)",
+                lambda: 2 / eps ** 2 * math.log(2 * leaves / delta), eps=eps, d=d,
+                depth=tree, delta=delta))
         params = Params.practical(
             n=n, depth=tree, noise_rate=noise if noise_rate is None else noise_rate,
             score_samples=1000 if score_samples is None else score_samples,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -76,7 +77,17 @@ class Oracle(abc.ABC):
         return f"x{variable}={'+' if bit > 0 else '-'}1"
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r} n={self.n}>"
+        return f"<{type(self).__name__} {self.name!r} n={getattr(self, 'n', '?')}>"
+
+
+def _oracle_n(oracle: Oracle) -> int:
+    """The oracle's ``n``, or a ``TypeError`` naming its class if missing or not an int >= 1."""
+    n = getattr(oracle, "n", None)
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+        raise TypeError(
+            f"{type(oracle).__name__} must set the attribute 'n' (number of variables) to "
+            f"an int >= 1, in __init__ or on the class. Got {n!r} instead.")
+    return int(n)
 
 
 def _all_plus_minus_one(values: np.ndarray) -> bool:
@@ -122,7 +133,7 @@ class CountingOracle(Oracle):
                 f"lca.oracle.from_callable or from_boolean (got {type(inner).__name__})"
             )
         self.inner = inner
-        self.n = inner.n
+        self.n = _oracle_n(inner)
         self.name = inner.name
         self.size = inner.size
         self.depth = inner.depth
@@ -160,7 +171,9 @@ class _PointwiseOracle(Oracle):
                  boolean: bool) -> None:
         if not callable(fn):
             raise TypeError(f"fn must be callable; got {type(fn).__name__}")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        if isinstance(n, bool) or not isinstance(n, Integral):
+            raise TypeError(f"n must be a positive int; got {n!r}")
+        if n < 1:
             raise ValueError(f"n must be a positive int; got {n!r}")
         self.fn = fn
         self.n = int(n)
@@ -172,18 +185,18 @@ class _PointwiseOracle(Oracle):
         for row, x in enumerate(points):
             arg = ((1 - x) // 2).astype(np.uint8) if self.boolean else x
             value = self.fn(arg)
-            if self.boolean:
-                if value not in (0, 1):
-                    raise OracleError(
-                        f"oracle {self.name!r} returned {value!r}; expected 0 or 1"
-                    )
-                out[row] = 1 - 2 * int(value)
-            else:
-                if value not in (-1, 1):
-                    raise OracleError(
-                        f"oracle {self.name!r} returned {value!r}; expected -1 or +1"
-                    )
-                out[row] = int(value)
+            expected, wanted = ((0, 1), "0 or 1") if self.boolean else ((-1, 1), "-1 or +1")
+            # As the batched path (CountingOracle), accept only ints: no bool,
+            # float, complex or array is coerced to a value.
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
+                raise OracleError(
+                    f"oracle {self.name!r} returned {value!r} of type "
+                    f"{type(value).__name__}; expected an int, {wanted} (bools, floats "
+                    "and arrays are not converted)"
+                )
+            if value not in expected:
+                raise OracleError(f"oracle {self.name!r} returned {value!r}; expected {wanted}")
+            out[row] = 1 - 2 * int(value) if self.boolean else int(value)
         return out
 
 
@@ -192,7 +205,9 @@ def from_callable(fn: Callable[[np.ndarray], int], n: int,
     """Oracle from a Python function of one ``int8`` row of ``±1`` returning ``±1``.
 
     Convenient but slow (one Python call per point). For worker processes the
-    function must be picklable: a module-level function, not a lambda.
+    function must be picklable: a module-level function, not a lambda. ``fn``
+    must return a Python or NumPy int; as in the batched path, a bool, float,
+    complex or array raises :class:`OracleError` rather than being converted.
     """
     return _PointwiseOracle(fn, n, name or getattr(fn, "__name__", "callable"),
                             boolean=False)
@@ -203,7 +218,9 @@ def from_boolean(fn: Callable[[np.ndarray], int], n: int,
     """Oracle from a 0/1 function of one ``uint8`` row of bits.
 
     The row holds ``b_i = (1 - x_i) / 2`` and the result ``b`` is read as
-    ``(-1)**b``: the usual correspondence ``0 <-> +1``, ``1 <-> -1``.
+    ``(-1)**b``: the usual correspondence ``0 <-> +1``, ``1 <-> -1``. ``fn``
+    must return the int ``0`` or ``1`` (a bool, e.g. ``x[0] == 1``, raises
+    :class:`OracleError`: wrap it in ``int(...)``), as :func:`from_callable`.
     """
     return _PointwiseOracle(fn, n, name or getattr(fn, "__name__", "boolean"),
                             boolean=True)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
 import multiprocessing
 import os
 import pickle
@@ -57,8 +58,8 @@ import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.oracle import Oracle, check_points
-from lca.params import Params
+from lca.oracle import Oracle, _oracle_n, check_points
+from lca.params import Params, check_real
 from lca.reconstruct import (
     AnswerStats,
     Decision,
@@ -68,7 +69,8 @@ from lca.reconstruct import (
     progress_bar,
 )
 
-__all__ = ["ParallelResult", "ReplicaPool", "WorkerError", "answer_parallel"]
+__all__ = ["ParallelResult", "ReplicaPool", "TaskTimeoutError", "WorkerError",
+           "answer_parallel"]
 
 _log = logging.getLogger(__name__)
 
@@ -98,6 +100,14 @@ class WorkerError(RuntimeError):
     Raised when a task killed its worker more often than ``max_retries`` allows,
     when no worker can be started, or in place of an exception that cannot be
     pickled (its type, message and notes are copied into this one).
+    """
+
+
+class TaskTimeoutError(WorkerError, TimeoutError):
+    """A worker exceeded :class:`ReplicaPool`'s ``task_timeout`` on one task.
+
+    The worker was killed; the task is not retried (an oracle that hangs
+    would hang again). The message names the worker, the task and the timeout.
     """
 
 
@@ -167,7 +177,7 @@ def _describe(oracle: Oracle, params: Params, owner: str) -> bytes:
     if not isinstance(params, Params):
         raise TypeError(f"The 'params' parameter of {owner} must be an lca.Params. "
                         f"Got {type(params).__name__} instead.")
-    if oracle.n != params.n:
+    if _oracle_n(oracle) != params.n:
         raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params have "
                          f"n={params.n}")
     try:
@@ -396,6 +406,7 @@ class _Worker:
     pid: int | None = None
     task: _Task | None = None
     broken: bool = False
+    sent_at: float = 0.0  # time.monotonic() when the current task was sent
 
     @property
     def name(self) -> str:
@@ -441,6 +452,10 @@ class ReplicaPool:
         record: collect every decision seen into :attr:`ParallelResult.decisions`.
         max_retries: how often one task may be recomputed after its worker
             died (or raised ``MemoryError``) before :class:`WorkerError`.
+        task_timeout: seconds one task may run in a worker (from when it is
+            sent); a worker past it is killed and :meth:`answer` raises
+            :class:`TaskTimeoutError` naming the worker, the task and the
+            timeout, without retrying. ``None`` (default) waits forever.
 
     Use as a context manager so workers are always shut down::
 
@@ -455,7 +470,7 @@ class ReplicaPool:
     def __init__(self, oracle: Oracle, params: Params, *, workers: int = 2,
                  start_method: str = "spawn", cache_size: int = 1 << 16,
                  batch_size: int | None = None, record: bool = False,
-                 max_retries: int = 2) -> None:
+                 max_retries: int = 2, task_timeout: float | None = None) -> None:
         owner = "ReplicaPool"
         self._description = _describe(oracle, params, owner)
         self.workers = _check_count(owner, "workers", workers, 1, False)
@@ -466,6 +481,12 @@ class ReplicaPool:
         self.cache_size = _check_count(owner, "cache_size", cache_size, 0, False)
         self.batch_size = _check_count(owner, "batch_size", batch_size, 1, True)
         self.max_retries = _check_count(owner, "max_retries", max_retries, 0, False)
+        if task_timeout is not None:
+            task_timeout = check_real(owner, "task_timeout", task_timeout, 0.0, math.inf)
+        self.task_timeout = task_timeout
+        if not isinstance(record, bool):
+            raise TypeError(f"The 'record' parameter of {owner} must be a bool. "
+                            f"Got {record!r} instead.")
         self.oracle = oracle
         self.params = params
         self.start_method = start_method
@@ -627,7 +648,7 @@ class ReplicaPool:
                 if not waitables:
                     raise WorkerError("ReplicaPool: every worker process is gone and "
                                       "none could be restarted")
-                ready = set(connection.wait(waitables, timeout=1.0))
+                ready = set(connection.wait(waitables, timeout=self._wait_time()))
                 for worker in list(self._workers.values()):
                     exited = worker.process.sentinel in ready
                     if worker.conn in ready or exited:
@@ -635,6 +656,7 @@ class ReplicaPool:
                         # task and then die; its answers count, exactly once.
                         if not self._drain(worker, batch) or exited:
                             self._bury(worker, batch)
+                self._enforce_timeout(batch)
         finally:
             bar.close()
         return ParallelResult(
@@ -644,6 +666,33 @@ class ReplicaPool:
             workers=self.workers, routing=routing, busy_seconds=dict(batch.busy),
             decisions=batch.decisions if self.record else None,
             conflicts=tuple(batch.conflicts))
+
+    def _wait_time(self) -> float:
+        """Seconds to wait for workers: 1, or less if a task's deadline comes sooner."""
+        if self.task_timeout is None:
+            return 1.0
+        now = time.monotonic()
+        deadlines = [w.sent_at + self.task_timeout - now for w in self._workers.values()
+                     if w.task is not None]
+        return max(0.0, min([1.0, *deadlines]))
+
+    def _enforce_timeout(self, batch: _Batch) -> None:
+        """Kill a worker whose task ran past ``task_timeout`` and raise."""
+        if self.task_timeout is None:
+            return
+        now = time.monotonic()
+        for worker in list(self._workers.values()):
+            task = worker.task
+            if task is None or now - worker.sent_at <= self.task_timeout:
+                continue
+            pid = worker.pid
+            self._retire(worker, 0.0)
+            where = f" under prefix {task.prefix}" if task.prefix else ""
+            raise TaskTimeoutError(
+                f"ReplicaPool: {worker.name} (pid {pid}) exceeded task_timeout="
+                f"{self.task_timeout:g} s on task {task.id} ({task.rows.size} queries"
+                f"{where}, seed {batch.seed}); killed it. A hang is not retried: "
+                "check the oracle, or raise task_timeout")
 
     def _dispatch(self, batch: _Batch) -> None:
         pending = batch.pending
@@ -666,6 +715,7 @@ class ReplicaPool:
             task = pending[choice or 0]
             del pending[choice or 0]
             worker.task = task
+            worker.sent_at = time.monotonic()
             task.attempts += 1
             try:
                 worker.conn.send((task.id, batch.seed, batch.packed[task.rows],
@@ -801,11 +851,13 @@ def answer_parallel(oracle: Oracle, params: Params, points: Any, seed: int, *,
                     workers: int = 2, chunk_size: int | None = None,
                     routing: str = "prefix", progress: bool = False,
                     start_method: str = "spawn", cache_size: int = 1 << 16,
-                    record: bool = False) -> ParallelResult:
+                    record: bool = False, task_timeout: float | None = None
+                    ) -> ParallelResult:
     """``T_seed`` on every row of ``points`` with a fresh :class:`ReplicaPool`.
 
     Starts ``workers`` processes, answers, and shuts them down, also on error
-    or ``KeyboardInterrupt``. The answers equal
+    or ``KeyboardInterrupt`` (``task_timeout`` as in :class:`ReplicaPool`).
+    The answers equal
     ``Reconstructor(oracle, params).answer_many(points, seed)`` bit for bit.
 
     Example (in a script, under ``if __name__ == "__main__":`` as ``spawn``
@@ -818,6 +870,7 @@ def answer_parallel(oracle: Oracle, params: Params, points: Any, seed: int, *,
         assert (result.answers == lca.Reconstructor(f, params).answer_many(points, 7)).all()
     """
     with ReplicaPool(oracle, params, workers=workers, start_method=start_method,
-                     cache_size=cache_size, record=record) as pool:
+                     cache_size=cache_size, record=record,
+                     task_timeout=task_timeout) as pool:
         return pool.answer(points, seed, routing=routing, chunk_size=chunk_size,
                            progress=progress)

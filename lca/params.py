@@ -10,13 +10,15 @@ used by the estimator.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 from lca import derive
 
-__all__ = ["Params", "TheoryConstants", "check_int", "check_noise_rate", "check_real",
-           "check_theory_overrides", "hoeffding_counts"]
+__all__ = ["Params", "TheoryConstants", "adaptive_delta", "check_int", "check_noise_rate",
+           "check_real", "check_theory_overrides", "finite", "grid_rate",
+           "hoeffding_counts"]
 
 
 ADAPTIVE_EPS_LIMIT = 1 / 3
@@ -84,12 +86,69 @@ def check_noise_rate(owner: str, value: object) -> float:
         raise type(error)(f"{error} {NOISE_RATE_MEANING}") from None
 
 
+def finite(owner: str, formula: str, compute: Callable[[], float],
+           **inputs: object) -> float:
+    """``compute()``, or a ``ValueError`` naming ``inputs`` if it is not a finite float.
+
+    Preset formulas divide by powers of small parameters; past double
+    precision (about ``1.8e308``) they overflow or divide by an underflowed
+    zero. The message states the formula, the limit and the inputs to change.
+    """
+    try:
+        value = compute()
+    except (OverflowError, ZeroDivisionError):
+        value = math.inf
+    if not math.isfinite(value):
+        raise ValueError(
+            f"{owner}: {formula} exceeds double precision (must be finite, below "
+            f"{float.fromhex('0x1.fffffffffffffp+1023'):.4g}) for {_inputs(inputs)}")
+    return value
+
+
+def grid_rate(owner: str, formula: str, rate: float, **inputs: object) -> float:
+    """``rate``, or a ``ValueError`` naming ``inputs`` if it rounds to 0 on the noise grid."""
+    if round(rate * 2 ** (derive.NOISE_BITS - 1)) < 1:
+        raise ValueError(
+            f"{owner}: the noise rate {formula} = {rate:.3g} rounds to 0 on the grid "
+            f"T / 2**{derive.NOISE_BITS - 1} (it must be above 2**-{derive.NOISE_BITS}) "
+            f"for {_inputs(inputs)}")
+    return rate
+
+
+def _inputs(inputs: dict[str, object]) -> str:
+    def show(value: object) -> str:
+        if isinstance(value, int) and abs(value) >= 1 << 53:
+            return f"~2^{abs(value).bit_length() - 1}"
+        return repr(value)
+    given = ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
+    return f"{given}; change {', '.join(repr(name) for name in inputs)}"
+
+
+def adaptive_delta(owner: str, delta: float, adaptive: bool) -> float:
+    """The ``delta'`` the sample counts are sized for: ``delta/2`` in adaptive mode."""
+    if adaptive and delta / 2 == 0:
+        raise ValueError(
+            f"The 'delta' parameter of {owner} must be at least 1e-323 with "
+            f"adaptive=True (delta/2 must be a positive float). Got {delta!r} instead.")
+    return delta / 2 if adaptive else delta
+
+
 def hoeffding_counts(n: int, depth: int, tau: float, eps: float,
-                      delta: float) -> tuple[int, int]:
-    """Score and leaf sample counts for a depth-``depth`` tree (:meth:`Params.guaranteed`)."""
-    log_nodes = (depth + 2) * math.log(2) - math.log(delta)
-    score_samples = math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))
-    leaf_samples = math.ceil(32 / eps ** 2 * log_nodes)
+                      delta: float, *, owner: str = "hoeffding_counts") -> tuple[int, int]:
+    """Score and leaf sample counts for a depth-``depth`` tree (:meth:`Params.guaranteed`).
+
+    Raises ``ValueError`` naming the inputs when a count is not a finite float.
+    """
+    log_nodes = finite(owner, "ln(2^(depth+2) / delta)",
+                       lambda: (depth + 2) * math.log(2) - math.log(delta),
+                       depth=depth, delta=delta)
+    score_samples = math.ceil(finite(
+        owner, "score_samples = 8 / tau^2 * ln(n 2^(depth+2) / delta)",
+        lambda: 8 / tau ** 2 * (math.log(n) + log_nodes), tau=tau, n=n, depth=depth,
+        delta=delta))
+    leaf_samples = math.ceil(finite(
+        owner, "leaf_samples = 32 / eps^2 * ln(2^(depth+2) / delta)",
+        lambda: 32 / eps ** 2 * log_nodes, eps=eps, depth=depth, delta=delta))
     return score_samples, leaf_samples
 
 
@@ -196,6 +255,15 @@ class Params:
                             f"Got {self.adaptive!r} instead.")
         object.__setattr__(self, "first_round",
                            check_int(owner, "first_round", self.first_round, 1))
+        if self.size is not None:
+            object.__setattr__(self, "size", check_int(owner, "size", self.size, 1))
+        if self.constants is not None and not isinstance(self.constants, TheoryConstants):
+            raise TypeError("The 'constants' parameter of Params must be a TheoryConstants "
+                            f"or None. Got {self.constants!r} instead.")
+        if self.requested_noise_rate is not None:
+            object.__setattr__(self, "requested_noise_rate", check_real(
+                owner, "requested_noise_rate", self.requested_noise_rate, 0.0, 1.0,
+                open_high=False))
         for name, high in (("tau", 1.0), ("eps", 1.0), ("delta", 1.0)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
@@ -349,7 +417,7 @@ class Params:
         eps = check_real(owner, "eps", eps, 0.0, 1.0)
         delta = check_real(owner, "delta", delta, 0.0, 1.0)
         score_samples, leaf_samples = hoeffding_counts(
-            n, min(depth, n), tau, eps, delta / 2 if adaptive else delta)
+            n, min(depth, n), tau, eps, adaptive_delta(owner, delta, adaptive), owner=owner)
         return cls(n=n, depth=depth, noise_rate=noise_rate, score_samples=score_samples,
                    leaf_samples=leaf_samples, preset="guaranteed", tau=tau, eps=eps,
                    delta=delta, adaptive=adaptive)
@@ -389,11 +457,19 @@ class Params:
             check_real(owner, f"constants.{name}", getattr(constants, name),
                        0.0, math.inf)
         log_s = math.log2(s)
-        depth = math.ceil(constants.depth * log_s ** 3 / eps ** 3)
-        noise_rate = min(1.0, constants.noise * eps / log_s)
+        depth = math.ceil(finite(owner, "depth = c_d (log2 s)^3 / eps^3",
+                                 lambda: constants.depth * log_s ** 3 / eps ** 3,
+                                 eps=eps, s=s, constants=constants))
+        noise_rate = grid_rate(owner, "p = min(1, c_p eps / log2 s)",
+                               min(1.0, constants.noise * eps / log_s), eps=eps, s=s,
+                               constants=constants)
         tau = constants.tau * eps ** 3 / log_s ** 3
+        if tau == 0:
+            raise ValueError(f"{owner}: tau = c_tau eps^3 / (log2 s)^3 underflows to 0 for "
+                             f"eps={eps!r}, s={s!r}, constants={constants!r}; change 'eps' "
+                             "or 'constants'")
         score_samples, leaf_samples = hoeffding_counts(
-            n, depth, tau, eps, delta / 2 if adaptive else delta)
+            n, depth, tau, eps, adaptive_delta(owner, delta, adaptive), owner=owner)
         return cls(n=n, depth=depth, noise_rate=noise_rate,
                    score_samples=score_samples, leaf_samples=leaf_samples,
                    preset="theory", size=s, eps=eps, delta=delta, tau=tau,
@@ -414,9 +490,15 @@ class Params:
         lines = [f"lca parameters ({self.preset} preset)"]
         if self.size is not None:
             lines.append(f"  target size s         {self.size}")
-        if self.tau is not None:
+        if None not in (self.tau, self.eps, self.delta):
             lines.append(f"  score accuracy tau    {self.tau:.3g}  (leaf eps={self.eps:.3g}, "
                          f"failure delta={self.delta:.3g})")
+        elif (self.tau, self.eps, self.delta) != (None, None, None):
+            # Params built directly may set only some of them.
+            given = [f"{label}={value:.3g}" for label, value in
+                     (("tau", self.tau), ("eps", self.eps), ("delta", self.delta))
+                     if value is not None]
+            lines.append(f"  accuracy              {', '.join(given)}")
         if self.adaptive:
             lines.append(f"  adaptive              rounds from {self.first_round} samples, "
                          "doubling up to the caps below")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lca import estimate, search
-from lca.derive import Path
+from lca.derive import Path, check_path
 from lca.oracle import CountingOracle, Oracle, check_points
 from lca.params import Params, check_int, check_real
 
@@ -233,6 +233,8 @@ def _check_query(z: Any, n: int) -> np.ndarray:
     arr = np.asarray(z)
     if arr.ndim != 1:
         raise TypeError(f"z must be a 1-D array of {n} values ±1; got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise TypeError(f"z must be a 1-D array of {n} values ±1; got length {arr.shape[0]}")
     return check_points(arr[None, :], n, what="z")[0]
 
 
@@ -306,9 +308,12 @@ class Reconstructor:
         if oracle.n != params.n:
             raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params "
                              f"have n={params.n}")
-        if isinstance(cache_size, bool) or not isinstance(cache_size, Integral) \
-                or cache_size < 0:
+        if isinstance(cache_size, bool) or not isinstance(cache_size, Integral):
+            raise TypeError(f"cache_size must be an int >= 0; got {cache_size!r}")
+        if cache_size < 0:
             raise ValueError(f"cache_size must be an int >= 0; got {cache_size!r}")
+        if not isinstance(record, bool):
+            raise TypeError(f"record must be a bool; got {record!r}")
         self.oracle = oracle
         self.params = params
         self.cache_size = int(cache_size)
@@ -475,14 +480,24 @@ class Reconstructor:
         """The decision at node ``path`` of ``T_seed``: from the cache or built now.
 
         A :class:`NodeDecision` for an internal node, a :class:`LeafDecision`
-        for a leaf (in adaptive mode also for an early leaf). ``path`` must be
-        a node of ``T_seed``, i.e. follow the variables the tree chose; the
-        work done is in :attr:`last_stats`.
+        for a leaf (in adaptive mode also for an early leaf); the work done is
+        in :attr:`last_stats`.
+
+        Checked (``TypeError``/``ValueError``): ``path`` is a tuple or list of
+        ``(variable, value)`` int pairs, values ``±1``, variables in
+        ``[0, n)``, none repeated, at most ``params.path_length`` steps.
+        Not checked: that ``path`` is a node of ``T_seed``, i.e. that every
+        step fixes the variable the tree chose at its prefix (that would
+        decide every ancestor). Any other valid path gets the deterministic
+        decision the reconstructor would make at that subcube, which
+        :meth:`answer` may never reach.
         """
         seed = check_seed(seed)
+        path = check_path(path, self.params.n, "Reconstructor.decide",
+                          max_length=self.params.path_length)
         stats = AnswerStats()
         self.last_built = []
-        decision = self._decide(seed, tuple(path), stats)
+        decision = self._decide(seed, path, stats)
         self.stats += stats
         self.last_stats = stats
         return decision

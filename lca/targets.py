@@ -36,7 +36,7 @@ from typing import Any, Union
 import numpy as np
 
 from lca.derive import WordStream, constructor_key
-from lca.oracle import Oracle, check_points
+from lca.oracle import Oracle, _oracle_n, check_points
 
 __all__ = [
     "DecisionTree",
@@ -90,8 +90,12 @@ def _check_int(value: Any, name: str, owner: str, lo: int, hi: int | None = None
     return value
 
 
+# Every query is an (m, n) int8 array: at this bound one row is already 2 GiB.
+_MAX_N = 2 ** 31 - 1
+
+
 def _check_n(n: Any, owner: str) -> int:
-    return _check_int(n, "n", owner, 1)
+    return _check_int(n, "n", owner, 1, _MAX_N, hi_text="2**31 - 1")
 
 
 def _check_seed(seed: Any, owner: str) -> int:
@@ -531,6 +535,7 @@ class LabelNoise(Oracle):
                 f"The 'target' parameter of {owner} must be an lca.oracle.Oracle. "
                 f"Got {type(target).__name__} instead."
             )
+        _oracle_n(target)
         if isinstance(rate, (bool, np.bool_)) or not isinstance(
                 rate, (int, float, Fraction, np.integer, np.floating)):
             raise TypeError(
@@ -568,8 +573,10 @@ class LabelNoise(Oracle):
         """Noisy value of the target on each row; deterministic."""
         # Validate once here; the target validates its own input again.
         points = check_points(points, self.n)
+        # Flips first: the target may write into its input.
+        flips = self._flips(points)
         values = np.asarray(self.target.query(points)).astype(np.int8)
-        return np.where(self._flips(points), -values, values).astype(np.int8)
+        return np.where(flips, -values, values).astype(np.int8)
 
     def describe(self, variable: int, bit: int, path: tuple = ()) -> str:
         """The target's description: label noise does not change what a bit means."""

@@ -25,15 +25,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from numbers import Integral, Real
+from numbers import Real
 from typing import Any, Protocol
 
 import numpy as np
 
 from lca import derive, exact
+from lca._cli_options import N_HIGH, SEED_HIGH, int_in, real_in
 from lca.derive import Path
-from lca.oracle import CountingOracle, Oracle
-from lca.params import Params, TheoryConstants, check_int, check_real, check_theory_overrides
+from lca.oracle import CountingOracle, Oracle, _oracle_n
+from lca.params import (Params, TheoryConstants, check_int, check_real, check_theory_overrides,
+                        finite)
 from lca.reconstruct import Reconstructor, check_seed
 from lca.targets import DecisionTree
 
@@ -42,6 +44,7 @@ __all__ = [
     "THEORY_THRESHOLD_FACTOR",
     "PRACTICAL_SCORE_SAMPLES",
     "DEFAULT_MAX_QUERIES",
+    "MAX_GRID",
     "hoeffding_samples",
     "hoeffding_halfwidth",
     "practical_depth",
@@ -108,7 +111,9 @@ def hoeffding_samples(eps: float, delta: float) -> int:
     """
     eps = check_real("hoeffding_samples", "eps", eps, 0.0, 1.0, open_high=False)
     delta = check_real("hoeffding_samples", "delta", delta, 0.0, 1.0)
-    return max(1, math.ceil(math.log(1 / delta) / (2 * eps ** 2)))
+    return max(1, math.ceil(finite("hoeffding_samples", "m = ln(1/delta) / (2 eps^2)",
+                                   lambda: math.log(1 / delta) / (2 * eps ** 2),
+                                   eps=eps, delta=delta)))
 
 
 def hoeffding_halfwidth(m: int, delta: float) -> float:
@@ -130,7 +135,10 @@ def practical_depth(s: int, eps: float) -> int:
     s = check_int("practical_depth", "s", s, 1)
     eps = check_real("practical_depth", "eps", eps, 0.0, 1.0, open_high=False)
     depth = 0
-    while depth < s - 1 and 2.0 ** depth * eps < s:
+    # Exact: equal to the float product 2.0**depth * eps wherever that does
+    # not overflow (scaling by a power of two is exact), and defined past it.
+    exact_eps = Fraction(eps)
+    while depth < s - 1 and exact_eps * (1 << depth) < s:
         depth += 1
     return depth
 
@@ -446,6 +454,7 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
     if not isinstance(oracle, Oracle):
         raise TypeError("The 'oracle' parameter of tolerant_test must be an "
                         f"lca.oracle.Oracle. Got {type(oracle).__name__} instead.")
+    _oracle_n(oracle)
     seed = check_seed(seed)
     plan = plan_tolerant_test(oracle.n, s, eps, delta, preset=preset, params=params,
                               threshold_factor=threshold_factor, samples=samples,
@@ -464,7 +473,9 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
             )
     points = _test_points(seed, oracle.n, plan.samples)
     counting = CountingOracle(oracle)
-    values = counting.query(points)
+    # A copy: the points are used again below, and an oracle may write into
+    # its input.
+    values = counting.query(points.copy())
     rec = Reconstructor(oracle, plan.params)
     answers = rec.answer_many(points, seed)
     disagreements = int(np.count_nonzero(values != answers))
@@ -558,8 +569,14 @@ class DistanceEstimate:
         return len(self.outcomes)
 
 
+MAX_GRID = 10 ** 6
+""":func:`epsilon_grid` refuses more points than this (each costs a tester call)."""
+
+
 def epsilon_grid(gamma: float, c: float) -> tuple[float, ...]:
     """``eps_j = j * gamma / c`` for ``j = 1 .. J``, ``J = ceil(c / gamma)``, last clipped to 1.
+
+    ``J`` may be at most :data:`MAX_GRID` (``ValueError`` otherwise).
 
     ``c / gamma`` within ``1e-9`` of an integer counts as that integer, so
     ``gamma = 0.1, c = 1`` gives exactly ten values, ``0.1, 0.2, ..., 1.0``.
@@ -567,6 +584,10 @@ def epsilon_grid(gamma: float, c: float) -> tuple[float, ...]:
     gamma = check_real("epsilon_grid", "gamma", gamma, 0.0, 1.0)
     c = check_real("epsilon_grid", "c", c, 1.0, math.inf, open_low=False)
     ratio = c / gamma
+    if not ratio <= MAX_GRID:  # also inf
+        raise ValueError(f"epsilon_grid: J = ceil(c / gamma) must be at most {MAX_GRID} "
+                         f"(one tester call each); got c / gamma = {ratio:.3g} for "
+                         f"gamma={gamma!r}, c={c!r}; raise 'gamma' or lower 'c'")
     count = round(ratio) if abs(ratio - round(ratio)) < 1e-9 else math.ceil(ratio)
     # j * gamma / c computed exactly from the shortest decimals of gamma and c
     # (their repr) and rounded once, so gamma = 0.1 gives 0.3, not 0.30000000000000004.
@@ -596,6 +617,7 @@ def estimate_distance(tester: Tester, oracle: Oracle, s: int, gamma: float,
     if not isinstance(oracle, Oracle):
         raise TypeError(f"The 'oracle' parameter of {owner} must be an lca.oracle.Oracle. "
                         f"Got {type(oracle).__name__} instead.")
+    _oracle_n(oracle)
     s = check_int(owner, "s", s, 1)
     gamma = check_real(owner, "gamma", gamma, 0.0, 1.0)
     c = check_real(owner, "c", c, 1.0, math.inf, open_low=False)
@@ -695,26 +717,7 @@ class ExactTester:
 
 
 def _check_path(path: Any, n: int, owner: str) -> Path:
-    if not isinstance(path, (tuple, list)):
-        raise TypeError(f"The 'path' parameter of {owner} must be a tuple of "
-                        f"(variable, value) pairs. Got {type(path).__name__} instead.")
-    seen: set[int] = set()
-    out = []
-    for step in path:
-        if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
-                isinstance(v, Integral) and not isinstance(v, bool) for v in step):
-            raise TypeError(f"{owner}: each path step must be a pair of ints "
-                            f"(variable, value); got {step!r}")
-        var, value = int(step[0]), int(step[1])
-        if not 0 <= var < n:
-            raise ValueError(f"{owner}: path variable must be in [0, {n}); got {var}")
-        if value not in (-1, 1):
-            raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
-        if var in seen:
-            raise ValueError(f"{owner}: path fixes variable {var} twice")
-        seen.add(var)
-        out.append((var, value))
-    return tuple(out)
+    return derive.check_path(path, n, owner)
 
 
 class Restriction(Oracle):
@@ -730,6 +733,7 @@ class Restriction(Oracle):
         if not isinstance(base, Oracle):
             raise TypeError("The 'base' parameter of Restriction must be an "
                             f"lca.oracle.Oracle. Got {type(base).__name__} instead.")
+        _oracle_n(base)
         if isinstance(base, Restriction):
             path = tuple(base.path) + tuple(path)
             base = base.base
@@ -861,6 +865,7 @@ def build_dt_report(oracle: Oracle, s: int, d: int, gamma: float, *,
     if not isinstance(oracle, Oracle):
         raise TypeError(f"The 'oracle' parameter of {owner} must be an lca.oracle.Oracle. "
                         f"Got {type(oracle).__name__} instead.")
+    _oracle_n(oracle)
     s = check_int(owner, "s", s, 1)
     d = check_int(owner, "d", d, 0)
     gamma = check_real(owner, "gamma", gamma, 0.0, 1.0, open_low=False)
@@ -972,12 +977,23 @@ _TARGETS = ("tree", "parity", "majority", "random")
 def _make_target(args: argparse.Namespace) -> Oracle:
     from lca import targets
 
+    # Cross-option checks; lca.cli.main prints them as one "error:" line.
+    if args.k is not None and args.target not in ("parity", "majority"):
+        raise ValueError("argument --k: applies only to --target parity or majority")
+    if args.leaves is not None and args.target != "tree":
+        raise ValueError("argument --leaves: applies only to --target tree")
     if args.target == "tree":
         leaves = args.leaves if args.leaves is not None else args.s
+        if leaves > 2 ** args.n:
+            option = "--leaves" if args.leaves is not None else "--s (the default --leaves)"
+            raise ValueError(f"argument {option}: a tree on --n {args.n} variables has at "
+                             f"most 2**n leaves; got {leaves}")
         f = targets.random_tree(args.n, leaves, args.target_seed)
         description = f"random tree, {f.size} leaves, depth {f.depth}"
     elif args.target == "parity":
         k = args.k if args.k is not None else args.n
+        if k > args.n:
+            raise ValueError(f"argument --k: must be at most --n {args.n}; got {k}")
         f = targets.parity(args.n, k, args.target_seed)
         description = f"parity of {k} variables"
     elif args.target == "majority":
@@ -1020,22 +1036,31 @@ def add_test_command(subparsers: Any) -> argparse.ArgumentParser:
                     "the reconstructed tree on m uniform points.")
     test.add_argument("--target", choices=_TARGETS, default="tree",
                       help="the function f (default: tree)")
-    test.add_argument("--n", type=int, default=20, help="variables (default 20)")
-    test.add_argument("--s", type=int, default=8, help="size s to test for (default 8)")
-    test.add_argument("--eps", type=float, default=0.1, help="distance eps (default 0.1)")
-    test.add_argument("--delta", type=float, default=0.05,
-                      help="failure probability (default 0.05)")
-    test.add_argument("--seed", type=int, default=1, help="tester seed (default 1)")
-    test.add_argument("--target-seed", type=int, default=1, help="seed of the target")
-    test.add_argument("--leaves", type=int, default=None,
+    test.add_argument("--n", type=int_in(1, N_HIGH), default=20,
+                      help="variables (default 20)")
+    test.add_argument("--s", type=int_in(1), default=8,
+                      help="size s to test for (default 8)")
+    test.add_argument("--eps", type=real_in(0.0, 1.0, open_low=True), default=0.1,
+                      help="distance eps (default 0.1)")
+    test.add_argument("--delta", type=real_in(0.0, 1.0, open_low=True, open_high=True),
+                      default=0.05, help="failure probability (default 0.05)")
+    test.add_argument("--seed", type=int_in(0, SEED_HIGH), default=1,
+                      help="tester seed (default 1)")
+    # The label noise is seeded with target-seed + 1.
+    test.add_argument("--target-seed", type=int_in(0, SEED_HIGH - 1), default=1,
+                      help="seed of the target")
+    test.add_argument("--leaves", type=int_in(1), default=None,
                       help="leaves of the tree target (default: s)")
-    test.add_argument("--k", type=int, default=None,
+    test.add_argument("--k", type=int_in(0), default=None,
                       help="variables of parity/majority (default: all n, odd for majority)")
-    test.add_argument("--noise", type=float, default=0.0, help="label noise rate of f")
+    test.add_argument("--noise", type=real_in(0.0, 0.5), default=0.0,
+                      help="label noise rate of f")
     test.add_argument("--preset", choices=("practical", "theory"), default="practical")
-    test.add_argument("--threshold-factor", type=float, default=THRESHOLD_FACTOR,
+    test.add_argument("--threshold-factor", type=real_in(0.0, math.inf, open_low=True,
+                                                         open_high=True),
+                      default=THRESHOLD_FACTOR,
                       help=f"kappa: reject above kappa*eps (default {THRESHOLD_FACTOR:g})")
-    test.add_argument("--max-queries", type=int, default=DEFAULT_MAX_QUERIES,
+    test.add_argument("--max-queries", type=int_in(0), default=DEFAULT_MAX_QUERIES,
                       help="refuse plans needing more queries (0: no limit)")
     test.set_defaults(run=_run_test)
     return test

@@ -55,7 +55,7 @@ class TestRestriction:
             assert exact.opt_size(g, s).distance == exact.opt_size(table, s).distance
 
     @pytest.mark.parametrize("path, error, match", [
-        ("x", TypeError, r"The 'path' parameter of Restriction must be a tuple"),
+        ("x", TypeError, r"Restriction: path must be a tuple of \(variable, value\) pairs"),
         (((1,),), TypeError, r"Restriction: each path step must be a pair of ints"),
         (((7, 1),), ValueError, r"Restriction: path variable must be in \[0, 6\); got 7"),
         (((1, 0),), ValueError, r"Restriction: path value must be -1 or \+1; got 0"),

@@ -39,8 +39,15 @@ def test_demo_progress_bar_goes_to_stderr(capsys):
 
 
 def test_bad_parameters_exit_2_with_a_message(capsys):
-    assert main(["demo", *SMALL, "--noise-rate", "0"]) == 2
-    assert "The 'noise_rate' parameter of Params" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", *SMALL, "--noise-rate", "0"])
+    assert exit_info.value.code == 2
+    assert "argument --noise-rate: must be a real number in the range (2**-16, 1]" in \
+        capsys.readouterr().err
+    # Errors only the library can see (here: too many leaves for n) are one line too.
+    assert main(["demo", *SMALL, "--n", "3", "--leaves", "9"]) == 2
+    assert "error: argument --leaves: The 'leaves' parameter of random_tree" in \
+        capsys.readouterr().err
 
 
 def test_entry_point_runs_as_a_module():

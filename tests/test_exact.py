@@ -229,8 +229,8 @@ class TestRestrict:
         ([(0, 1), (0, 1)], ValueError, "fixes variable 0 twice"),
         (((3, 1),), ValueError, "variable must be in \\[0, 3\\); got 3"),
         (((0, 0),), ValueError, "value must be -1 or \\+1; got 0"),
-        (((0, True),), TypeError, "two ints"),
-        (((0.0, 1),), TypeError, "two ints"),
+        (((0, True),), TypeError, "pair of ints"),
+        (((0.0, 1),), TypeError, "pair of ints"),
         (((0, 1, 2),), TypeError, "pair"),
         ("ab", TypeError, "path must be a tuple"),
     ])

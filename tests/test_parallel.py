@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ import lca
 from lca import derive, targets
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.parallel import ReplicaPool, WorkerError, answer_parallel
+from lca.parallel import ReplicaPool, TaskTimeoutError, WorkerError, answer_parallel
 
 N = 64
 PARAMS = Params.practical(n=N, depth=5, noise_rate=0.1, score_samples=200,
@@ -132,6 +133,18 @@ class BrokenUnpickle(Oracle):
         self.__dict__.update(state)
 
     def query(self, points: np.ndarray) -> np.ndarray:
+        return self.inner.query(points)
+
+
+class HangInWorker(Oracle):
+    """Sleeps far past any test's timeout, but only inside a worker."""
+
+    def __init__(self, inner: Oracle) -> None:
+        self.inner, self.n, self.name = inner, inner.n, "hang-in-worker"
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        if in_worker():
+            time.sleep(600)
         return self.inner.query(points)
 
 
@@ -284,6 +297,30 @@ def test_oracle_that_cannot_be_rebuilt_in_a_worker() -> None:
 def test_pool_validates_its_arguments(kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
         ReplicaPool(TARGETS["parity"](), PARAMS, **kwargs)
+
+
+def test_task_timeout_kills_a_hung_worker_and_names_it() -> None:
+    pool = ReplicaPool(HangInWorker(TARGETS["parity"]()), PARAMS, workers=1,
+                       task_timeout=1.0)
+    start = time.monotonic()
+    try:
+        pool.start()
+        pids = pool.pids
+        with pytest.raises(TaskTimeoutError, match=r"lca-worker-0 \(pid \d+\) exceeded "
+                           r"task_timeout=1 s on task \d+ .*killed it"):
+            pool.answer(queries(4), 1)
+        # One task, one timeout: no retry (startup and polling take the rest).
+        assert time.monotonic() - start < 30
+        assert pool.pids == () and not any(alive(pid) for pid in pids)
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("timeout, error", [(0, ValueError), (-1.0, ValueError),
+                                            ("1", TypeError), (float("nan"), ValueError)])
+def test_task_timeout_is_validated(timeout, error) -> None:
+    with pytest.raises(error, match="'task_timeout' parameter of ReplicaPool"):
+        ReplicaPool(TARGETS["parity"](), PARAMS, task_timeout=timeout)
 
 
 def test_answer_validates_before_starting_workers() -> None:

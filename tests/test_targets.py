@@ -143,7 +143,7 @@ class TestDecisionTree:
         ([0, 1, -1], 3, TypeError, r"node at tree must be a leaf"),
         (1, 0, ValueError,
          r"The 'n' parameter of DecisionTree\.from_nested must be an int in "
-         r"\[1, inf\)\. Got 0 instead"),
+         r"\[1, 2\*\*31 - 1\]\. Got 0 instead"),
     ])
     def test_from_nested_errors(self, nested, n, error, match):
         with pytest.raises(error, match=match):
@@ -259,7 +259,7 @@ class TestRandomTree:
         ((4, 17, 0), ValueError, r"'leaves' .* \[1, 2\*\*n\]\. Got 17 instead"),
         ((4, 2.0, 0), TypeError, r"'leaves' .* Got 2\.0 of type float instead"),
         ((0, 1, 0), ValueError,
-         r"The 'n' parameter of random_tree must be an int in \[1, inf\)\. Got 0"),
+         r"The 'n' parameter of random_tree must be an int in \[1, 2\*\*31 - 1\]\. Got 0"),
         ((4, 2, -1), ValueError,
          r"The 'seed' parameter of random_tree must be an int in \[0, 2\*\*64\)\. "
          r"Got -1 instead"),
@@ -501,7 +501,7 @@ class TestStructured:
         (lambda: Parity(5, np.array([1.0])), TypeError,
          r"Got an array of dtype float64 and shape \(1,\) instead"),
         (lambda: Parity(True, [0]), TypeError,
-         r"The 'n' parameter of Parity must be an int in \[1, inf\)\. Got True"),
+         r"The 'n' parameter of Parity must be an int in \[1, 2\*\*31 - 1\]\. Got True"),
         (lambda: parity(5, 6, 0), ValueError,
          r"The 'k' parameter of parity must be an int in \[0, n\]\. Got 6 instead"),
         (lambda: Multiplexer(5, 2), ValueError,
