@@ -354,7 +354,7 @@ class Params:
 
     @classmethod
     def efficient(cls, n: int, depth: int = 12, *, pairs: int = 64, first_round: int = 16,
-                  leaf_samples: int = 64, eps: float = 0.1,
+                  leaf_samples: int = 64, eps: float = 0.05,
                   delta: float = 0.05) -> Params:
         """The recommended preset: the sensitive-coordinate search estimator.
 

@@ -38,12 +38,12 @@ NOISES = (0.0, 0.05, 0.2)
 EVAL_POINTS = 2000
 SEED = 7
 PAPER = "paper"
-CANDIDATES = {  # name -> Params.efficient keyword arguments
-    "pairs=32": {"pairs": 32},
-    "pairs=64": {"pairs": 64},
-    "pairs=128": {"pairs": 128},
-    "pairs=64 eps=0.05": {"pairs": 64, "eps": 0.05},
-    "pairs=64 first=32": {"pairs": 64, "first_round": 32},
+CANDIDATES = {  # name -> Params.efficient keyword arguments (every one given)
+    "pairs=32 eps=0.1": {"pairs": 32, "eps": 0.1, "first_round": 16},
+    "pairs=64 eps=0.1": {"pairs": 64, "eps": 0.1, "first_round": 16},
+    "pairs=128 eps=0.1": {"pairs": 128, "eps": 0.1, "first_round": 16},
+    "pairs=64 eps=0.05": {"pairs": 64, "eps": 0.05, "first_round": 16},
+    "pairs=64 eps=0.1 first=32": {"pairs": 64, "eps": 0.1, "first_round": 32},
 }
 
 
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     keys = ("tree16-iid", "parity3", "maj5") if args.quick else tuple(SPECS)
-    names = (PAPER, "pairs=64") if args.quick else (PAPER, *CANDIDATES)
+    names = (PAPER, "pairs=64 eps=0.05") if args.quick else (PAPER, *CANDIDATES)
     tasks = [(key, noise, names) for key in keys for noise in NOISES]
     start = time.perf_counter()
     context = multiprocessing.get_context("spawn")
