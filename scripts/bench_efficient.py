@@ -38,6 +38,7 @@ NOISES = (0.0, 0.05, 0.2)
 EVAL_POINTS = 2000
 SEED = 7
 PAPER = "paper"
+DEFAULTS = lca.Params.efficient(N)
 CANDIDATES = {  # name -> Params.efficient keyword arguments (every one given)
     "pairs=32 eps=0.1": {"pairs": 32, "eps": 0.1, "first_round": 16},
     "pairs=64 eps=0.1": {"pairs": 64, "eps": 0.1, "first_round": 16},
@@ -114,6 +115,11 @@ def render(results: list[dict], names: tuple[str, ...], minutes: float, quick: b
         "95% Wilson interval. Ratios are paper / candidate for queries (higher is "
         "better) and candidate / paper for wall time per answer (lower is better), "
         "medians over cases, measured in this one run.",
+        "",
+        f"`Params.efficient`'s defaults today: pairs={DEFAULTS.score_samples}, "
+        f"first_round={DEFAULTS.first_round}, eps={DEFAULTS.eps}, "
+        f"leaf_samples={DEFAULTS.leaf_samples}, delta={DEFAULTS.delta} (why: "
+        "docs/benchmarks.md §6).",
         "",
         "## Summary",
         "",
