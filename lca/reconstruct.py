@@ -443,8 +443,9 @@ class Reconstructor:
         return pool
 
     def _keep_pool(self, seed: int, path: Path, pool: search.Labelled) -> None:
+        old = self._pools.pop((seed, path), None)  # a node rebuilt after its cache entry went
+        self._pool_bytes += pool.nbytes - (0 if old is None else old.nbytes)
         self._pools[(seed, path)] = pool
-        self._pool_bytes += pool.nbytes
         while self._pool_bytes > _POOL_BYTES and len(self._pools) > 1:
             _, dropped = self._pools.popitem(last=False)
             self._pool_bytes -= dropped.nbytes

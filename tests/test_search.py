@@ -214,3 +214,12 @@ def test_search_rules_are_named_on_every_node(noisy_tree, params, points):
     rec.answer_many(points, 7)
     rules = {d.rule for d in rec.decisions.values() if isinstance(d, lca.NodeDecision)}
     assert rules and rules <= {"votes", "correlation"}
+
+
+def test_pool_memory_accounting_survives_rebuilt_nodes(noisy_tree, params, points):
+    # With no decision cache every walk rebuilds its nodes and keeps their
+    # pools again; the byte count must stay the sum of what is kept.
+    rec = lca.Reconstructor(noisy_tree, params, cache_size=0)
+    for z in points[:20]:
+        rec.answer(z, 7)
+    assert rec._pool_bytes == sum(pool.nbytes for pool in rec._pools.values())
