@@ -52,6 +52,8 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"queries per answer    {stats.queries / args.queries:.1f}  (amortised, "
           f"{stats.nodes_built} nodes and {stats.leaves_built} leaves built, "
           f"{stats.cache_hits} cache hits)")
+    print(f"low-margin nodes      {stats.low_margin} of {stats.nodes_built} built; "
+          f"{stats.early_leaves} early leaves")
     print(f"time, first answer    {first_time * 1e3:.1f} ms")
     print(f"time per answer       {total_time / args.queries * 1e3:.2f} ms (amortised)")
     print(f"explained first query {first}")

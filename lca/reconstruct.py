@@ -255,12 +255,14 @@ class LowMarginWarning(UserWarning):
 def _warn_if_guesswork(nodes: list[NodeDecision]) -> None:
     low = sum(node.low_margin for node in nodes)
     if nodes and low > _LOW_MARGIN_SHARE * len(nodes):
+        # One text for every call, so Python's warning filter shows it once per
+        # call site instead of once per batch; the counts are in AnswerStats.
         warnings.warn(
-            f"{low} of the {len(nodes)} node decisions behind these answers were low-margin: "
-            "the chosen variable did not beat the runner-up by a significant margin, so "
-            "those splits are close to arbitrary. Where f is nearly constant that is "
-            "harmless; elsewhere the tree is mostly guesswork (more samples per node or a "
-            "smaller depth cap may help).",
+            "Most node decisions behind these answers were low-margin: the chosen "
+            "variable did not beat the runner-up by a significant margin, so those splits "
+            "are close to arbitrary. Where f is nearly constant that is harmless; "
+            "elsewhere the tree is mostly guesswork (more samples per node or a smaller "
+            "depth cap may help). Counts: AnswerStats.low_margin, nodes_built.",
             LowMarginWarning, stacklevel=3)
 
 
