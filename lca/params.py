@@ -18,11 +18,15 @@ from lca import derive
 
 __all__ = ["Params", "TheoryConstants", "adaptive_delta", "check_int", "check_noise_rate",
            "check_real", "check_theory_overrides", "finite", "grid_rate",
-           "hoeffding_counts"]
+           "hoeffding_counts", "SEARCH_CANDIDATES"]
 
 
 ADAPTIVE_EPS_LIMIT = 1 / 3
 """Adaptive ``Params`` need ``eps`` below this (docs/theory.md §6, early leaves)."""
+
+SEARCH_CANDIDATES = 2
+"""Efficient mode: how many vote leaders a node measures the influence of, besides its
+correlation leader (:mod:`lca.search`; chosen by ``scripts/bench_efficient.py``)."""
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -318,7 +322,8 @@ class Params:
         search) spends up to this plus :attr:`max_leaf_queries`.
         """
         if self.estimator == "search":
-            return self.score_samples * (2 + max(1, (self.n - 1).bit_length()))
+            flips = SEARCH_CANDIDATES + 1
+            return self.score_samples * (2 + max(1, (self.n - 1).bit_length()) + flips)
         return 2 * self.score_samples
 
     @property

@@ -59,7 +59,7 @@ from lca.derive import Path
 from lca.estimate import (anytime_rounds, bernoulli_upper, chunk_rows, lead_is_certified,
                           ln_upper, query)
 from lca.oracle import Oracle
-from lca.params import Params
+from lca.params import SEARCH_CANDIDATES, Params
 
 __all__ = [
     "PAIRS",
@@ -80,6 +80,8 @@ ORDER = "search-order"
 ``i`` of pair ``k``."""
 LEAF = "search-leaf"
 """Purpose of a leaf's fresh points, drawn only when reused points are too few."""
+FLIP = "search-flip"
+"""Names the flip queries in oracle error notes; they use no derived bits of their own."""
 
 
 @dataclass(frozen=True)
@@ -240,6 +242,69 @@ def _correlated(correlation: int, points: int, log_term: float) -> bool:
     return correlation * correlation >= 2 * points * log_term
 
 
+def _candidates(votes: np.ndarray, correlations: np.ndarray, free: np.ndarray) -> list[int]:
+    """Up to :data:`SEARCH_CANDIDATES` vote leaders with a vote, then the correlation leader.
+
+    Vote leaders in order of most votes, ties to the lowest index; the
+    correlation leader (largest ``|sum f x_i|``, ties to the lowest index)
+    is added last unless it is already one of them.
+    """
+    ranked = np.flatnonzero(free)[np.argsort(-votes[free], kind="stable")]
+    chosen = [int(i) for i in ranked[:SEARCH_CANDIDATES] if votes[i] > 0]
+    leader, _ = _ranked(np.abs(correlations), free)
+    if leader is not None and leader not in chosen:
+        chosen.append(leader)
+    return chosen
+
+
+def _flip_edges(oracle: Oracle, seed: int, path: Path, own: Labelled,
+                edges: dict[int, np.ndarray], candidates: list[int]) -> None:
+    """Extend ``edges[c]`` to every ``x_k`` of ``own``: ``f(x_k) != f(x_k with x_k,c negated)``.
+
+    Only each pair's first point is flipped (half the queries of flipping
+    both). A candidate new to this round starts from pair 0, so all
+    current candidates are compared on the same points. One oracle call per
+    chunk of rows, for all candidates together, in candidate order.
+    """
+    own = Labelled(own.words[0::2], own.values[0::2])
+    n = oracle.n
+    points = derive.unpack_points(own.words, n)
+    rows, spans = [], []
+    for c in candidates:
+        start = edges[c].size if c in edges else 0
+        flipped = points[start:].copy()
+        flipped[:, c] = -flipped[:, c]
+        rows.append(flipped)
+        spans.append((c, start))
+    stacked = np.concatenate(rows)
+    step = chunk_rows(n)
+    values = np.concatenate([query(oracle, stacked[lo:lo + step], seed, FLIP, path)
+                             for lo in range(0, stacked.shape[0], step)])
+    at = 0
+    for c, start in spans:
+        new = values[at:at + len(own) - start] != own.values[start:]
+        at += len(own) - start
+        edges[c] = np.concatenate([edges[c], new]) if c in edges else new
+
+
+def _influence_lead(candidates: list[int],
+                    edges: dict[int, np.ndarray]) -> tuple[int, int | None, int, int]:
+    """Leader, runner-up and the paired contest ``(a, b)`` between them.
+
+    The leader has the most flip edges (ties to the lowest index); ``a``
+    counts the points with an edge on the leader but not the runner-up,
+    ``b`` the reverse. With one candidate, ``a`` is its edges and ``b = 0``.
+    """
+    ranked = sorted(candidates, key=lambda c: (-int(edges[c].sum()), c))
+    leader = ranked[0]
+    if len(ranked) == 1:
+        return leader, None, int(edges[leader].sum()), 0
+    runner = ranked[1]
+    a = int((edges[leader] & ~edges[runner]).sum())
+    b = int((edges[runner] & ~edges[leader]).sum())
+    return leader, runner, a, b
+
+
 def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
                 inherited: Labelled) -> SearchNode:
     """Decide the node ``path`` of ``T_seed`` with the search estimator (module docstring).
@@ -253,13 +318,15 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
     free_count = int(free.sum())
     rounds = anytime_rounds(params.first_round, params.score_samples)
     delta = Fraction(params.delta)
-    # Per node: one constant test per round, and a lead test against each of
-    # the other free variables per round (votes, then correlations).
+    # Per node and round: one constant test, and one lead test between two of
+    # at most K = SEARCH_CANDIDATES + 1 candidates (K (K - 1) ordered pairs).
+    most = SEARCH_CANDIDATES + 1
     constant_term = ln_upper(Fraction(len(rounds)) / delta)
-    lead_term = ln_upper(Fraction(2 * len(rounds) * free_count) / delta)
+    lead_term = ln_upper(Fraction(len(rounds) * most * (most - 1)) / delta)
     votes = np.zeros(n, dtype=np.int64)
     correlations = _correlations(inherited, n)
     own = Labelled.empty(n)
+    edges: dict[int, np.ndarray] = {}
     disagreements = 0
     done = 0
     for size in rounds:
@@ -272,82 +339,40 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
         correlations += _correlations(batch, n)
         own = own.plus(batch)
         done = size
-        node = _Round(size, disagreements, votes, correlations, own, free,
-                      len(inherited) + 2 * size)
         points = 2 * size
         plus = (points + own.total) // 2
         if bernoulli_upper(min(plus, points - plus), points, constant_term) <= params.eps:
-            return node.leaf(certified=True)
-        if node.vote_lead_certified(lead_term):
-            return node.split("votes", certified=True)
-        if node.correlated(lead_term):
-            return node.split("correlation", certified=True)
-    if node.has_structure(ln_upper(1 / delta)):
-        return node.split("votes", certified=False)
-    if node.correlated(ln_upper(Fraction(2 * free_count) / delta)):
-        return node.split("correlation", certified=False)
-    if min(plus, points - plus) <= params.eps * points:
-        return node.leaf(certified=False)
-    return node.split(node.stronger_rule(), certified=False)
+            return _leaf(size, disagreements, votes, own, certified=True)
+        if min(plus, points - plus) == 0:
+            # Unanimous own points: no flip can be compared against a
+            # disagreement yet, so measure nothing this round.
+            continue
+        candidates = _candidates(votes, correlations, free)
+        _flip_edges(oracle, seed, path, own, edges, candidates)
+        leader, runner, a, b = _influence_lead(candidates, edges)
+        if lead_is_certified(a - b, a + b, lead_term):
+            return SearchNode(leader, runner, "influence", a - b, size, disagreements, votes,
+                              True, own)
+    vote_leader, _ = _ranked(votes, free)
+    correlation_leader, _ = _ranked(np.abs(correlations), free)
+    structure = (
+        has_structure(int(votes[vote_leader]), disagreements, free_count, ln_upper(1 / delta))
+        or _correlated(int(correlations[correlation_leader]), len(inherited) + points,
+                       ln_upper(Fraction(2 * free_count) / delta)))
+    minority = min(plus, points - plus)
+    if not structure and minority <= params.eps * points:
+        return _leaf(size, disagreements, votes, own, certified=False)
+    if minority == 0:
+        # Unanimous to the cap, yet the inherited points correlate: nothing was flipped.
+        return SearchNode(correlation_leader, None, "correlation", 0, size, disagreements,
+                          votes, False, own)
+    return SearchNode(leader, runner, "influence", a - b, size, disagreements, votes, False, own)
 
 
-@dataclass(frozen=True)
-class _Round:
-    """What a node knows after a round, and the decisions it can make from it."""
-
-    pairs: int
-    disagreements: int
-    votes: np.ndarray
-    correlations: np.ndarray
-    own: Labelled
-    free: np.ndarray
-    labelled: int
-
-    def _ranked(self, rule: str) -> tuple[int, int | None]:
-        scores = self.votes if rule == "votes" else np.abs(self.correlations)
-        leader, runner = _ranked(scores, self.free)
-        assert leader is not None
-        return leader, runner
-
-    def vote_lead_certified(self, log_term: float) -> bool:
-        leader, runner = self._ranked("votes")
-        a = int(self.votes[leader])
-        b = 0 if runner is None else int(self.votes[runner])
-        return lead_is_certified(a - b, a + b, log_term)
-
-    def correlated(self, log_term: float) -> bool:
-        leader, _ = self._ranked("correlation")
-        return _correlated(int(self.correlations[leader]), self.labelled, log_term)
-
-    def has_structure(self, log_term: float) -> bool:
-        leader, _ = self._ranked("votes")
-        return has_structure(int(self.votes[leader]), self.disagreements,
-                             int(self.free.sum()), log_term)
-
-    def stronger_rule(self) -> str:
-        """The rule whose leader stands further above its null, in standard deviations.
-
-        Votes: ``(a - mu) / sqrt(mu)`` with ``mu = V / F``; correlations:
-        ``|sum f x_i| / sqrt(points)``. Compared squared, without roots.
-        """
-        leader, _ = self._ranked("votes")
-        free = int(self.free.sum())
-        excess = int(self.votes[leader]) * free - self.disagreements  # (a - mu) * F
-        vote_z2 = 0.0 if excess <= 0 else excess * excess / (self.disagreements * free)
-        top, _ = self._ranked("correlation")
-        correlation_z2 = int(self.correlations[top]) ** 2 / self.labelled
-        return "votes" if vote_z2 >= correlation_z2 else "correlation"
-
-    def split(self, rule: str, *, certified: bool) -> SearchNode:
-        leader, runner = self._ranked(rule)
-        scores = self.votes if rule == "votes" else np.abs(self.correlations)
-        margin = int(scores[leader]) - (0 if runner is None else int(scores[runner]))
-        return SearchNode(leader, runner, rule, margin, self.pairs, self.disagreements,
-                          self.votes, certified, self.own)
-
-    def leaf(self, *, certified: bool) -> SearchNode:
-        return SearchNode(None, None, "constant" if certified else "no structure", 0,
-                          self.pairs, self.disagreements, self.votes, certified, self.own)
+def _leaf(pairs: int, disagreements: int, votes: np.ndarray, own: Labelled, *,
+          certified: bool) -> SearchNode:
+    return SearchNode(None, None, "constant" if certified else "no structure", 0, pairs,
+                      disagreements, votes, certified, own)
 
 
 def leaf_points(oracle: Oracle, seed: int, path: Path, count: int) -> Labelled:
