@@ -26,7 +26,7 @@ ADAPTIVE_EPS_LIMIT = 1 / 3
 
 SEARCH_CANDIDATES = 2
 """Efficient mode: how many vote leaders a node measures the influence of, besides its
-correlation leader (:mod:`lca.search`; chosen by ``scripts/bench_efficient.py``)."""
+correlation leader (:mod:`lca.search`; chosen by ``scripts/bench_efficient.py --candidates``)."""
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -316,9 +316,10 @@ class Params:
 
         Score estimator: ``2 * score_samples`` (each UnbiasedEstimator run
         queries ``f(x)`` and ``f(y)``; adaptive mode stops at or before the
-        cap). Search estimator: ``score_samples * (2 + ceil(log2 n))`` (2
-        points per pair, then at most ``ceil(log2 n)`` hybrids per
-        disagreeing pair). A node that becomes an early leaf (adaptive or
+        cap). Search estimator: ``score_samples * (2 + ceil(log2 n) + K)`` (2
+        points per pair, at most ``ceil(log2 n)`` hybrids per disagreeing
+        pair, and one flip of each pair's first point for each of at most
+        ``K = SEARCH_CANDIDATES + 1`` candidates). A node that becomes an early leaf (adaptive or
         search) spends up to this plus :attr:`max_leaf_queries`.
         """
         if self.estimator == "search":
@@ -367,8 +368,10 @@ class Params:
         and :meth:`from_theory`): each node draws up to ``pairs`` pairs of
         independent uniform points in rounds from ``first_round`` and
         binary-searches each disagreeing pair for a sensitive coordinate
-        (:mod:`lca.search`); it splits on a variable found significantly
-        more often than the others or significantly correlated with ``f``.
+        (:mod:`lca.search`); the most found variables and the one most
+        correlated with ``f`` are candidates, and it splits on the candidate
+        with the most flip edges (measured influence), early once its lead
+        over the runner-up is significant.
         ``depth`` is a cap: a node becomes a leaf early when its own points
         certify ``f_path`` ``eps``-close to constant (confidence ``1 - delta``
         per node), or, at the cap, when no variable stands out and at most
@@ -547,7 +550,8 @@ class Params:
             f"  depth cap             {self.depth}"
             + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
             f"  pairs per node        {self.first_round}, doubling up to {self.score_samples}"
-            f"  (2 queries each, plus about log2 n per disagreeing pair)",
+            f"  (2 queries each, plus about log2 n per disagreeing pair, plus one flip "
+            f"per pair for each of at most {SEARCH_CANDIDATES + 1} candidates)",
             f"  early leaf            minority share <= {self.eps:.3g} certified "
             f"(confidence {1 - self.delta:.3g} per node), or at the cap: no variable "
             f"stands out and at most {self.eps:.3g} of the node's points disagree",

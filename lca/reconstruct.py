@@ -56,9 +56,9 @@ class NodeDecision:
     ``agreements`` ``C`` of the chosen variable; ``margin`` is
     ``C_runner_up - C_chosen``. Search estimator: ``samples`` pairs,
     ``disagreements`` of them searched, ``agreements`` 0, ``votes`` the
-    chosen variable's, ``rule`` the test that chose it (``"votes"`` or
-    ``"correlation"``, :mod:`lca.search`) and ``margin`` its votes, or its
-    ``|sum f x_i|``, minus the runner-up's.
+    chosen variable's, ``rule`` the test that chose it (``"influence"``, or
+    ``"correlation"`` when nothing was flipped, :mod:`lca.search`) and
+    ``margin`` its paired flip-edge lead over the runner-up.
     ``low_margin``: the lead fails a sign test (:func:`lca.estimate.lead_is_certified`;
     docs/theory.md §7), so the choice over the runner-up is close to a guess.
     """

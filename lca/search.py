@@ -9,42 +9,46 @@ between them is *sensitive* there, an edge of the cube on which ``f_path``
 changes. That costs about ``log2`` of the number of differing coordinates per
 pair. Each found coordinate is a vote.
 
-Label noise makes spurious edges, but they land on coordinates that are
-exchangeable under the random switching order, so they spread over all free
-variables, while the edges of a variable ``f_path`` really depends on
-concentrate on it. Noise also hides real edges (each search step compares two
-noisy values), so a second statistic backs the votes: the correlation
-``sum f(u) u_i`` of ``f`` with each variable over the node's labelled points,
-its own and those inherited from its ancestors, which label noise only scales
-by ``1 - 2 eta``.
+Votes are cheap but are not the best split: a binary search finds one of the
+path's edges, not each with its frequency, and on large trees the vote leader
+is a worse split than the most influential variable even with unlimited
+samples (``scripts/diagnose_split_rules.py``). So votes only nominate: the
+:data:`~lca.params.SEARCH_CANDIDATES` vote leaders and the leader of the
+correlation ``sum f(u) u_i`` over the node's labelled points (its own and
+those inherited from its ancestors; label noise only scales it by
+``1 - 2 eta``, and it finds the variables of monotone-like targets) are
+*candidates*, and the node measures each candidate's influence directly:
+``f(x_k) != f(x_k with x_k,c negated)`` for the first point of every pair.
+Label noise adds the same expected rate of such edges to every candidate.
 
 Pairs are drawn in rounds (``first_round`` pairs, doubling, up to the cap
-``score_samples``; ``R`` rounds, ``F`` free variables, every ``ln`` bounded
-from above by :func:`lca.estimate.ln_upper`). After each round, first match:
+``score_samples``; ``R`` rounds, every ``ln`` bounded from above by
+:func:`lca.estimate.ln_upper`). After each round, first match:
 
 1. **constant**: the Bernstein upper bound (level ``ln(R / delta)``) on the
    minority share among the node's own points is at most ``eps``: an early
    leaf, certified;
-2. **votes**: the leader's votes ``a`` beat the runner-up's ``b`` with
-   ``(a - b)^2 >= 2 ln(2 R F / delta) (a + b)``: split on it, certified;
-3. **correlation**: the largest ``|sum f(u) u_i|`` over ``N`` labelled points
-   has square ``>= 2 N ln(2 R F / delta)``: split on it, certified.
+2. **influence**: unless the own points are unanimous, the influence
+   leader's paired lead over the runner-up (points with an edge on one of
+   them only) passes a sign test at level ``ln(R K (K - 1) / delta)``,
+   ``K`` the most candidates: split on it, certified.
 
-At the cap, if none matched: split on the vote leader if its votes stand out
-from the exchangeable ``Bin(V, 1/F)`` (Bernstein, level ``ln(1 / delta)``),
-else on the correlation leader if significant at ``ln(2 F / delta)``, else an
-early leaf if at most ``eps`` of the own points disagree with their majority,
-else on whichever leader stands further out of its null (all uncertified:
-low-margin decisions). docs/randomness.md §6 gives every rule bit for bit.
+At the cap, if neither matched: an early leaf if no structure shows (the vote
+leader is not found significantly more often than exchangeable edges would
+be, ``Bin(V, 1/F)``, and no correlation is significant) and at most ``eps``
+of the own points disagree with their majority; else split on the influence
+leader, uncertified (a low-margin decision). docs/randomness.md §6 gives
+every rule bit for bit.
 
 These rules are heuristics with stated confidence levels under the
 assumption that derived bits are independent and uniform; no accuracy
 guarantee for the tree follows from them (docs/theory.md §7).
 
 Every sample comes from :mod:`lca.derive` (purposes :data:`PAIRS`,
-:data:`ORDER`, :data:`LEAF`); every decision is a deterministic function of
-``(oracle, params, seed, path)``. Oracle calls are batched: one call for a
-round's points, one per binary-search step for all searching pairs.
+:data:`ORDER`, :data:`LEAF`; flips reuse the pairs' points); every decision is
+a deterministic function of ``(oracle, params, seed, path)``. Oracle calls are
+batched: one call for a round's points, one per binary-search step for all
+searching pairs, one for the round's flips of all candidates.
 """
 
 from __future__ import annotations
@@ -123,9 +127,10 @@ class Labelled:
 class SearchNode:
     """A node's search: the split variable, or ``None`` for an early leaf.
 
-    ``rule`` says which test decided: ``"votes"`` or ``"correlation"`` for a
-    split, ``"constant"`` or ``"no structure"`` for an early leaf; ``margin``
-    is the chosen variable's score minus the runner-up's under that rule.
+    ``rule`` says which test decided: ``"influence"`` for a split (or
+    ``"correlation"`` when the own points were unanimous to the cap), or
+    ``"constant"`` or ``"no structure"`` for an early leaf; ``margin`` is the
+    paired flip-edge lead ``a - b`` of the chosen variable over the runner-up.
     ``votes[i]`` counts the pairs whose search found variable ``i``;
     ``pairs`` were drawn, ``disagreements`` of them had ``f(x) != f(y)``.
     ``certified`` is true for a certified lead or a certified constant;
@@ -143,14 +148,11 @@ class SearchNode:
     own: Labelled
 
 
-def _ranked(votes: np.ndarray, free: np.ndarray) -> tuple[int | None, int | None]:
-    """Leader and runner-up among free variables: most votes, ties to the lowest index."""
+def _ranked(scores: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Free variables by descending score, ties to the lowest index."""
     candidates = np.flatnonzero(free)
-    if candidates.size == 0:
-        return None, None
-    # A stable sort on -votes keeps ascending index order among equal counts.
-    order = candidates[np.argsort(-votes[candidates], kind="stable")]
-    return int(order[0]), (int(order[1]) if order.size > 1 else None)
+    # A stable sort on -scores keeps ascending index order among equal scores.
+    return candidates[np.argsort(-scores[candidates], kind="stable")]
 
 
 def has_structure(leader_votes: int, edges: int, free: int, log_term: float) -> bool:
@@ -249,10 +251,9 @@ def _candidates(votes: np.ndarray, correlations: np.ndarray, free: np.ndarray) -
     correlation leader (largest ``|sum f x_i|``, ties to the lowest index)
     is added last unless it is already one of them.
     """
-    ranked = np.flatnonzero(free)[np.argsort(-votes[free], kind="stable")]
-    chosen = [int(i) for i in ranked[:SEARCH_CANDIDATES] if votes[i] > 0]
-    leader, _ = _ranked(np.abs(correlations), free)
-    if leader is not None and leader not in chosen:
+    chosen = [int(i) for i in _ranked(votes, free)[:SEARCH_CANDIDATES] if votes[i] > 0]
+    leader = int(_ranked(np.abs(correlations), free)[0])
+    if leader not in chosen:
         chosen.append(leader)
     return chosen
 
@@ -266,8 +267,8 @@ def _flip_edges(oracle: Oracle, seed: int, path: Path, own: Labelled,
     current candidates are compared on the same points. One oracle call per
     chunk of rows, for all candidates together, in candidate order.
     """
-    own = Labelled(own.words[0::2], own.values[0::2])
     n = oracle.n
+    own = Labelled(own.words[0::2], own.values[0::2])
     points = derive.unpack_points(own.words, n)
     rows, spans = [], []
     for c in candidates:
@@ -341,9 +342,10 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
         done = size
         points = 2 * size
         plus = (points + own.total) // 2
-        if bernoulli_upper(min(plus, points - plus), points, constant_term) <= params.eps:
+        minority = min(plus, points - plus)
+        if bernoulli_upper(minority, points, constant_term) <= params.eps:
             return _leaf(size, disagreements, votes, own, certified=True)
-        if min(plus, points - plus) == 0:
+        if minority == 0:
             # Unanimous own points: no flip can be compared against a
             # disagreement yet, so measure nothing this round.
             continue
@@ -353,13 +355,12 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Params,
         if lead_is_certified(a - b, a + b, lead_term):
             return SearchNode(leader, runner, "influence", a - b, size, disagreements, votes,
                               True, own)
-    vote_leader, _ = _ranked(votes, free)
-    correlation_leader, _ = _ranked(np.abs(correlations), free)
+    vote_leader = _ranked(votes, free)[0]
+    correlation_leader = int(_ranked(np.abs(correlations), free)[0])
     structure = (
         has_structure(int(votes[vote_leader]), disagreements, free_count, ln_upper(1 / delta))
         or _correlated(int(correlations[correlation_leader]), len(inherited) + points,
                        ln_upper(Fraction(2 * free_count) / delta)))
-    minority = min(plus, points - plus)
     if not structure and minority <= params.eps * points:
         return _leaf(size, disagreements, votes, own, certified=False)
     if minority == 0:

@@ -449,9 +449,22 @@ def _found_coordinate(f, order_words: Stream, n: int, j: int, x: int, y: int) ->
     return order[hi - 1]
 
 
-def _leaders(scores: list[int], free: list[int]) -> tuple[int, int | None]:
-    ranked = sorted(free, key=lambda i: (-scores[i], i))
-    return ranked[0], (ranked[1] if len(ranked) > 1 else None)
+SEARCH_CANDIDATES = 2  # K of "Candidates" (lca.params.SEARCH_CANDIDATES)
+
+
+def _leader(scores: list[int], free: list[int]) -> int:
+    """The free variable with the largest score, ties to the lowest index."""
+    return min(free, key=lambda i: (-scores[i], i))
+
+
+def _candidates(votes: list[int], corr: list[int], free: list[int]) -> list[int]:
+    """The first K vote leaders with at least one vote, then the correlation leader."""
+    ranked = sorted(free, key=lambda i: (-votes[i], i))
+    out = [i for i in ranked[:SEARCH_CANDIDATES] if votes[i] > 0]
+    leader = _leader([abs(c) for c in corr], free)
+    if leader not in out:
+        out.append(leader)
+    return out
 
 
 _EFFICIENT: dict = {}  # (id(f), seed, path, params) -> (row, own points)
@@ -482,16 +495,20 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
         on_path = {var for var, _ in path}
         free = [i for i in range(n) if i not in on_path]
         F = len(free)
+        K = SEARCH_CANDIDATES
         schedule = rounds(params["first_round"], params["score_samples"])
         delta = Fraction(params["delta"])
         Lc = ln_upper(Fraction(len(schedule)) / delta)
-        Ll = ln_upper(Fraction(2 * len(schedule) * F) / delta)
+        Ll = ln_upper(Fraction(len(schedule) * (K + 1) * K) / delta)
         pairs = NodeSamples(seed, "search", path, n)
         order_words = Stream(node_key(seed, "search-order", path), 0)
         votes = [0] * n
         corr = [sum(f(u) * _value(u, i) for u in inherited) for i in range(n)]
+        firsts: list[tuple[int, int]] = []  # (x_j, f(x_j)) of every pair drawn
+        edges: dict[int, list[int]] = {}  # candidate -> e_{v,j} for j < q
         V = done = 0
-        split = None
+        split = None  # (variable, rule, runner_up, margin, certified)
+        influence = None  # (leader, "influence", runner_up, a - b) of the latest round
         for size in schedule:
             for j in range(done, size):
                 x, y = pairs.point(2 * j), pairs.point(2 * j + 1)
@@ -499,6 +516,7 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
                 for u in (x, y):
                     for i in range(n):
                         corr[i] += f(u) * _value(u, i)
+                firsts.append((x, f(x)))
                 if f(x) != f(y):
                     V += 1
                     votes[_found_coordinate(f, order_words, n, j, x, y)] += 1
@@ -506,50 +524,54 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
             P, N = 2 * size, len(inherited) + 2 * size
             plus = (P + sum(f(u) for u in own)) // 2
             m = min(plus, P - plus)
-            va, vb = _leaders(votes, free)
-            a, b = votes[va], (votes[vb] if vb is not None else 0)
-            ca, cb = _leaders([abs(c) for c in corr], free)
-            c = corr[ca]
-            if upper(m, P, Lc) <= eps:
+            if upper(m, P, Lc) <= eps:  # rule 1, constant
                 certified = True
                 break
+            if m == 0:  # rule 2: nothing more this round (no candidates, no flips)
+                continue
+            # rule 3, influence: candidates and their flip edges (kept across rounds)
+            candidates = _candidates(votes, corr, free)
+            for v in candidates:
+                measured = edges.setdefault(v, [])
+                measured += [int(fx != f(x ^ (1 << v))) for x, fx in firsts[len(measured):]]
+            ranked = sorted(candidates, key=lambda v: (-sum(edges[v]), v))
+            leader = ranked[0]
+            runner = ranked[1] if len(ranked) > 1 else None
+            if runner is None:
+                a, b = sum(edges[leader]), 0
+            else:
+                both = list(zip(edges[leader], edges[runner]))
+                a = sum(1 for el, er in both if el and not er)
+                b = sum(1 for el, er in both if er and not el)
+            influence = (leader, "influence", runner, a - b)
             if a - b > 0 and (a - b) ** 2 >= (2.0 * Ll) * (a + b):
-                split = ("votes", True)
-                break
-            if c * c >= (2 * N) * Ll:
-                split = ("correlation", True)
+                split = influence + (True,)
                 break
         else:
+            # after the last round: structure, then rules 4-6
+            a_v = votes[_leader(votes, free)]
+            c = corr[_leader([abs(ci) for ci in corr], free)]
             L1 = ln_upper(1 / delta)
             if F == 1:
-                structure = a > 0
+                vote_structure = a_v > 0
             else:
                 mean = V / F
-                excess = a - mean
+                excess = a_v - mean
                 variance = mean * (1.0 - 1.0 / F)
-                structure = excess > 0.0 and excess * excess >= (
+                vote_structure = excess > 0.0 and excess * excess >= (
                     2.0 * (variance + excess / 3.0)) * L1
-            if structure:
-                split = ("votes", False)
-            elif c * c >= (2 * N) * ln_upper(Fraction(2 * F) / delta):
-                split = ("correlation", False)
-            elif m <= eps * P:
+            structure = vote_structure or c * c >= (2 * N) * ln_upper(Fraction(2 * F) / delta)
+            if not structure and m <= eps * P:  # rule 4, no structure
                 certified = False
-            else:
-                e = a * F - V
-                zv = 0.0 if e <= 0 else (e * e) / (V * F)
-                zc = (c * c) / N
-                split = ("votes" if zv >= zc else "correlation", False)
+            elif m == 0:  # rule 5
+                split = (_leader([abs(ci) for ci in corr], free), "correlation", None, 0, False)
+            else:  # rule 6
+                split = influence + (False,)
         if split is not None:
-            rule, sure = split
-            if rule == "votes":
-                leader, runner, scores = va, vb, votes
-            else:
-                leader, runner, scores = ca, cb, [abs(x) for x in corr]
-            row = _node_row(path, done, sure, leader, V, 0)
-            row |= {"rule": rule, "votes": votes[leader], "runner_up": runner,
-                    "margin": scores[leader] - (scores[runner] if runner is not None else 0),
-                    "low_margin": not sure}
+            variable, rule, runner, margin, sure = split
+            row = _node_row(path, done, sure, variable, V, 0)
+            row |= {"rule": rule, "votes": votes[variable], "runner_up": runner,
+                    "margin": margin, "low_margin": not sure}
             return row, own
     labelled = inherited + own
     wanted = params["leaf_samples"] - len(labelled)

@@ -344,7 +344,8 @@ class TestBudgets:
             if params.estimator == "search" and len(path) < params.path_length:
                 cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
             assert fresh.last_stats.queries <= cap
-        per_pair = 2 if params.estimator == "score" else 2 + 4  # ceil(log2 10) = 4
+        # Search: 2 points, ceil(log2 10) = 4 hybrids, a flip for each of 3 candidates.
+        per_pair = 2 if params.estimator == "score" else 2 + 4 + 3
         assert params.max_node_queries == per_pair * params.score_samples
         assert params.max_leaf_queries == params.leaf_samples
 
