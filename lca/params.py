@@ -26,7 +26,7 @@ ADAPTIVE_EPS_LIMIT = 1 / 3
 
 SEARCH_CANDIDATES = 2
 """Efficient mode: how many vote leaders a node measures the influence of, besides its
-correlation leader (:mod:`lca.search`; chosen by ``scripts/bench_efficient.py --candidates``)."""
+correlation leader (:mod:`lca.search`; chosen by ``scripts/diagnose_split_rules.py``)."""
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -319,8 +319,9 @@ class Params:
         cap). Search estimator: ``score_samples * (2 + ceil(log2 n) + K)`` (2
         points per pair, at most ``ceil(log2 n)`` hybrids per disagreeing
         pair, and one flip of each pair's first point for each of at most
-        ``K = SEARCH_CANDIDATES + 1`` candidates). A node that becomes an early leaf (adaptive or
-        search) spends up to this plus :attr:`max_leaf_queries`.
+        ``K = SEARCH_CANDIDATES + 1`` candidates). A node that becomes an
+        early leaf (adaptive or search) spends up to this plus
+        :attr:`max_leaf_queries`.
         """
         if self.estimator == "search":
             flips = SEARCH_CANDIDATES + 1

@@ -1,4 +1,4 @@
-"""Which split rule should the efficient mode use? Split criteria with unlimited samples, then at the defaults.
+"""Which split rule should the efficient mode use? Criteria with ample samples, then costs.
 
 Part 1 takes the sampling error out: a top-down tree on the suite's targets
 that decides every node from ``SAMPLES`` fresh uniform points of its subcube
