@@ -216,7 +216,8 @@ def render_comparison(comparison: Mapping[str, Any]) -> list[str]:
         "* No worse: the candidate's error against f (point estimate on the evaluation "
         "points) is at most the upper end of the baseline's 95% Wilson interval.",
         f"* η = {NOISY:g}: the candidate's error against f minus the smallest error the peer "
-        f"reached on its N grid; flagged above {PEER_GAP:g}.",
+        f"reached on its N grid (run whole for these cases, not stopped once it matches our "
+        f"error); flagged above {PEER_GAP:g}.",
         "* Crossover K: the median over cases of each mode's crossover K as recorded "
         "(≤ 1 counts as 1, a lower bound '> K' as K, unknown cases are left out), then "
         "candidate / baseline.",

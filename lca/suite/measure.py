@@ -193,7 +193,8 @@ def measure_peer(f: Oracle, points: np.ndarray, f_values: np.ndarray,
     of the queries picks ``max_leaf_nodes`` (every value up to
     ``peer_max_leaves``, see :func:`prefix_errors`), the rest trains. ``N`` is
     capped so that ``N * n <= peer_entry_cap``. The grid stops one step after
-    the peer's error against ``f`` reaches ``goal`` (our best error).
+    the peer's error against ``f`` reaches ``goal`` (our best error; pass
+    ``-inf`` for the whole grid).
     """
     classifier = _classifier()
     n = f.n
@@ -289,6 +290,8 @@ def run_case(case: Case, config: SuiteConfig,
                                   clean_values, config, cube)
         ours[mode]["seconds"] = time.perf_counter() - mode_start
     goal = min(result["err_f"]["value"] for result in ours.values())
+    if case.tier in config.peer_full_grid_tiers:
+        goal = -math.inf
     peer_start = time.perf_counter()
     peer = measure_peer(f, points, f_values, clean_values, goal, config)
     peer["seconds"] = time.perf_counter() - peer_start
