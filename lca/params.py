@@ -383,7 +383,10 @@ class Params:
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
         (docs/theory.md §7). The defaults were chosen by
-        ``scripts/bench_efficient.py``.
+        ``scripts/bench_efficient.py``. At high label noise (20% in the
+        benchmarks) most nodes reach the pair cap undecided, and
+        ``pairs=128`` or more buys accuracy for about twice the queries
+        (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
         """
         owner = "Params.efficient"
         return cls(n=check_int(owner, "n", n, 1), depth=check_int(owner, "depth", depth, 0),

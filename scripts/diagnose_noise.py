@@ -10,9 +10,12 @@ script reruns those cases exactly as the suite does (target seed 1, noise seed
 2, reconstruction seed 7, 10,000 evaluation points, depth cap 12) with the
 pair cap raised, and prints error against f, first-answer queries and queries
 for all answers beside the peer's best error and the paper mode's first-answer
-cost, both read from the suite's JSON.
+cost, both read from the suite's JSON. Then it prices a larger cap for every
+node: the median, over all the suite's cases, of the paper mode's first-answer
+queries (from the JSON) divided by the efficient mode's at each cap (each
+case's first evaluation point answered cold, as the suite does).
 
-    python scripts/diagnose_noise.py        # about 6 minutes
+    python scripts/diagnose_noise.py        # about 5 minutes
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import numpy as np
 import lca
 from lca import derive, targets
 from lca.suite import SPECS
+from lca.suite.cases import ModelSpec, full_config
+from lca.suite.trained import model_oracle
 
 JSON = Path(__file__).resolve().parent.parent / "docs" / "benchmarks_suite_efficient.json"
 CASES = ("tree1024-iid", "tree1024-sib")
@@ -73,6 +78,30 @@ def main() -> None:
             print(f"| {key} η={NOISE:g} | {cut:.4f} | {peer:.4f} | {pairs} | {error:.4f} | "
                   f"{error - peer:+.4f} | {first:,} | {paper_first / first:.1f}× | "
                   f"{rec.stats.queries:,} |", flush=True)
+    first_answer_savings(suite)
+
+
+def first_answer_savings(suite: dict, caps: tuple[int, ...] = (64, 128)) -> None:
+    config = full_config()
+    ratios: dict[int, list[float]] = {cap: [] for cap in caps}
+    for case in config.cases:
+        if isinstance(case.spec, ModelSpec):
+            clean, _ = model_oracle(case.spec, config.target_seed)
+        else:
+            clean = case.spec.build(case.n, config.target_seed)
+        f = (targets.with_label_noise(clean, case.noise, config.noise_seed)
+             if case.noise > 0 else clean)
+        z = derive.sample_points(config.eval_seed, "bench/eval", case.n, 1)[0]
+        paper = suite[case.name]["ours"]["fixed"]["first_queries"]
+        for cap in caps:
+            params = lca.Params.efficient(case.n, depth=config.depth_for(case.n), pairs=cap)
+            first = lca.Reconstructor(f, params).explain(z, config.seed).stats.queries
+            ratios[cap].append(paper / first)
+    print(f"\nMedian first-answer saving over the suite's {len(config.cases)} cases "
+          "(paper mode's queries / efficient mode's):\n")
+    print("| pairs | median × fewer |\n|---:|---:|")
+    for cap in caps:
+        print(f"| {cap} | {np.median(ratios[cap]):.2f}× |")
 
 
 if __name__ == "__main__":
