@@ -249,7 +249,7 @@ _POOL_BYTES = 1 << 28
 
 
 class LowMarginWarning(UserWarning):
-    """Most decisions behind an answer were low-margin: the tree there is close to guesswork."""
+    """Most decisions behind an answer were low-margin: each chose over its runner-up by a guess."""
 
 
 def _warn_if_guesswork(nodes: list[NodeDecision]) -> None:
@@ -259,10 +259,11 @@ def _warn_if_guesswork(nodes: list[NodeDecision]) -> None:
         # call site instead of once per batch; the counts are in AnswerStats.
         warnings.warn(
             "Most node decisions behind these answers were low-margin: the chosen "
-            "variable did not beat the runner-up by a significant margin, so those splits "
-            "are close to arbitrary. Where f is nearly constant that is harmless; "
-            "elsewhere the tree is mostly guesswork (more samples per node or a smaller "
-            "depth cap may help). Counts: AnswerStats.low_margin, nodes_built.",
+            "variable did not beat the runner-up by a significant margin. That is "
+            "harmless where the two are about equally good splits or f is nearly "
+            "constant; otherwise the tree there is close to guesswork (more samples per "
+            "node or a smaller depth cap may help). Counts: AnswerStats.low_margin, "
+            "nodes_built.",
             LowMarginWarning, stacklevel=3)
 
 
