@@ -252,3 +252,16 @@ def test_a_node_never_spends_more_than_its_stated_maximum(noisy_tree, params, po
         explanation = rec.explain(z, 7)
         spent = rec.stats.queries - before
         assert spent <= len(explanation.path) * params.max_node_queries + params.leaf_samples
+
+
+def test_unanimous_own_points_with_correlated_inherited_points_split_on_correlation():
+    # Rule 5 of docs/randomness.md §6: nothing was flipped (f is constant on
+    # the node's own points), yet the inherited points correlate with x_3.
+    n = 20
+    f = lca.from_callable(lambda x: 1, n)
+    words = derive.uniform_points(derive.node_key(0, "test-rule-5", ()), n, 0, 400)
+    values = derive.unpack_points(words, n)[:, 3].astype(np.int8)
+    node = search.search_node(f, 0, (), lca.Params.efficient(n, depth=4),
+                              search.Labelled(words, values))
+    assert (node.variable, node.rule, node.runner_up, node.margin) == (3, "correlation", None, 0)
+    assert not node.certified
