@@ -268,24 +268,26 @@ def _flip_edges(oracle: Oracle, seed: int, path: Path, own: Labelled,
     chunk of rows, for all candidates together, in candidate order.
     """
     n = oracle.n
-    own = Labelled(own.words[0::2], own.values[0::2])
-    points = derive.unpack_points(own.words, n)
-    rows, spans = [], []
-    for c in candidates:
-        start = edges[c].size if c in edges else 0
-        flipped = points[start:].copy()
+    firsts = own.values[0::2]
+    starts = {c: edges[c].size if c in edges else 0 for c in candidates}
+    lowest = min(starts.values())
+    # Unpack only the rows some candidate has not been measured on yet.
+    points = derive.unpack_points(own.words[0::2][lowest:], n)
+    rows = []
+    for c, start in starts.items():
+        flipped = points[start - lowest:].copy()
         flipped[:, c] = -flipped[:, c]
         rows.append(flipped)
-        spans.append((c, start))
     stacked = np.concatenate(rows)
     step = chunk_rows(n)
     values = np.concatenate([query(oracle, stacked[lo:lo + step], seed, FLIP, path)
                              for lo in range(0, stacked.shape[0], step)])
     at = 0
-    for c, start in spans:
-        new = values[at:at + len(own) - start] != own.values[start:]
-        at += len(own) - start
-        edges[c] = np.concatenate([edges[c], new]) if c in edges else new
+    for c, start in starts.items():
+        count = firsts.size - start
+        new = values[at:at + count] != firsts[start:]
+        at += count
+        edges[c] = np.concatenate([edges.get(c, new[:0]), new])
 
 
 def _influence_lead(candidates: list[int],

@@ -29,8 +29,8 @@ import numpy as np
 import lca
 from lca import derive, targets
 from lca.suite import SPECS
-from lca.suite.cases import ModelSpec, full_config
-from lca.suite.trained import model_oracle
+from lca.suite.cases import full_config
+from lca.suite.measure import case_oracles
 
 JSON = Path(__file__).resolve().parent.parent / "docs" / "benchmarks_suite_efficient.json"
 CASES = ("tree1024-iid", "tree1024-sib")
@@ -85,12 +85,7 @@ def first_answer_savings(suite: dict, caps: tuple[int, ...] = (64, 128)) -> None
     config = full_config()
     ratios: dict[int, list[float]] = {cap: [] for cap in caps}
     for case in config.cases:
-        if isinstance(case.spec, ModelSpec):
-            clean, _ = model_oracle(case.spec, config.target_seed)
-        else:
-            clean = case.spec.build(case.n, config.target_seed)
-        f = (targets.with_label_noise(clean, case.noise, config.noise_seed)
-             if case.noise > 0 else clean)
+        _, f, _ = case_oracles(case, config)
         z = derive.sample_points(config.eval_seed, "bench/eval", case.n, 1)[0]
         paper = suite[case.name]["ours"]["fixed"]["first_queries"]
         for cap in caps:

@@ -254,6 +254,22 @@ def _optimum(case: Case, f: Oracle, clean: Oracle, config: SuiteConfig) -> dict[
     return {"value": case.noise, "kind": "bound", "size": size, "seconds": 0.0}
 
 
+def case_oracles(case: Case, config: SuiteConfig) -> tuple[Oracle, Oracle, Any]:
+    """``(clean, f, model_info)``: a case's target, the target with its label noise.
+
+    A model case trains its model (``model_info`` holds the training facts);
+    other cases build their target and have ``model_info = None``.
+    """
+    info = None
+    if isinstance(case.spec, ModelSpec):
+        clean, info = model_oracle(case.spec, config.target_seed)
+    else:
+        clean = case.spec.build(case.n, config.target_seed)
+    f = (targets.with_label_noise(clean, case.noise, config.noise_seed)
+         if case.noise > 0 else clean)
+    return clean, f, info
+
+
 def run_case(case: Case, config: SuiteConfig,
              factories: Mapping[str, ParamsFactory]) -> dict[str, Any]:
     """Measure one case: every mode of ``factories``, ``opt``, the peer.
@@ -267,14 +283,8 @@ def run_case(case: Case, config: SuiteConfig,
     ``"bench/peer"``) are all fixed.
     """
     start = time.perf_counter()
-    model_info = None
-    if isinstance(case.spec, ModelSpec):
-        clean, info = model_oracle(case.spec, config.target_seed)
-        model_info = dict(info)
-    else:
-        clean = case.spec.build(case.n, config.target_seed)
-    f = (targets.with_label_noise(clean, case.noise, config.noise_seed)
-         if case.noise > 0 else clean)
+    clean, f, info = case_oracles(case, config)
+    model_info = None if info is None else dict(info)
     points = _points(config.eval_seed, "bench/eval", case.n, config.eval_points)
     f_values = f(points)
     clean_values = clean(points)
