@@ -16,7 +16,8 @@ root-to-leaf path of ``z`` (Blanc, Lange, Tan, "Reconstructing Decision Trees").
 import importlib
 from typing import Any
 
-from lca import oracle, targets
+# estimate and search register the estimators Params names (lca.estimator).
+from lca import estimate, oracle, search, targets
 from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_callable
 from lca.params import Params, TheoryConstants
 from lca.reconstruct import (

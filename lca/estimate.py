@@ -17,58 +17,48 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
-from lca import derive
+from lca import derive, estimator
+from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
+from lca.engine import Request, Steps, drive
+from lca.estimator import Estimator, NodeContext
 from lca.oracle import Oracle
-from lca.params import Params, check_int, check_real, finite
+from lca.params import check_int, check_real, finite
 
 __all__ = [
-    "ScoreCounts",
-    "score_counts",
-    "choose_variable",
-    "score_estimates",
-    "estimate_scores",
-    "unbiased_estimates",
-    "samples_for_accuracy",
-    "leaf_sum",
-    "leaf_label",
-    "chunk_rows",
-    "query",
-    "ln_upper",
-    "bernoulli_upper",
-    "bernoulli_lower",
-    "lead_is_certified",
-    "anytime_rounds",
-    "AdaptiveNode",
+    "SCORE",
     "AdaptiveLeaf",
-    "adaptive_node",
+    "AdaptiveNode",
+    "ScoreCounts",
     "adaptive_leaf",
+    "adaptive_node",
+    "anytime_rounds",
+    "bernoulli_lower",
+    "bernoulli_upper",
+    "choose_variable",
+    "estimate_scores",
+    "lead_is_certified",
+    "leaf_label",
+    "leaf_sum",
+    "ln_upper",
+    "samples_for_accuracy",
+    "score_counts",
+    "score_estimates",
+    "unbiased_estimates",
 ]
 
-# Upper bound on the int8 entries of one oracle batch: bounds memory at large n
-# (two 16 MiB batches plus packed words) while keeping batches large enough
-# that per-call overhead in the oracle stays small (167 rows at n = 10^5).
-_BATCH_ENTRIES = 1 << 24
+# Samples per derived block: each block is one request of 2 * block rows
+# (x then y) and holds its packed points and flip masks, so memory stays
+# bounded at large n; counts are integer sums, so blocks change nothing.
+_BLOCK_ENTRIES = 1 << 23
 
 
-def chunk_rows(n: int) -> int:
-    """Rows per oracle batch for ``n`` variables."""
-    return max(1, _BATCH_ENTRIES // n)
-
-
-def query(oracle: Oracle, points: np.ndarray, seed: int, purpose: str,
-          path: Path) -> np.ndarray:
-    """``f`` on ``points``; an oracle error gets a note naming the purpose, path and seed."""
-    try:
-        return oracle(points)
-    except Exception as error:
-        # Keep the oracle's own exception type and message; add where it happened.
-        error.add_note(f"lca: raised while querying {oracle.name!r} for {purpose} "
-                       f"samples at node path {path} (seed {seed})")
-        raise
+def _block(n: int) -> int:
+    return max(1, _BLOCK_ENTRIES // n)
 
 
 @dataclass(frozen=True)
@@ -87,51 +77,45 @@ class ScoreCounts:
     agreements: np.ndarray
 
 
-def _score_block(oracle: Oracle, seed: int, key: int, path: Path, start: int, stop: int,
-                 threshold: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """Disagreements, per-variable flip counts among them, and their flip rows."""
-    n = oracle.n
-    x = derive.uniform_points(key, n, start, stop, path)
-    flips = derive.flip_masks(key, n, start, stop, threshold, path)
-    fx = query(oracle, derive.unpack_points(x, n), seed, "score", path)
-    fy = query(oracle, derive.unpack_points(x ^ flips, n), seed, "score", path)
-    differ = fx != fy
-    rows = flips[differ]
-    flipped = _unpack_bits(rows, n).sum(axis=0, dtype=np.int64)
-    return int(differ.sum()), flipped, rows
-
-
 def _unpack_bits(rows: np.ndarray, n: int) -> np.ndarray:
     as_bytes = rows.astype("<u8", copy=False).view(np.uint8)
     return np.unpackbits(as_bytes, axis=1, count=n, bitorder="little")
 
 
-def _score_range(oracle: Oracle, seed: int, path: Path, start: int, stop: int,
-                 threshold: int) -> tuple[int, np.ndarray, list[np.ndarray]]:
-    n = oracle.n
+def _score_steps(n: int, seed: int, path: Path, start: int, stop: int,
+                 threshold: int) -> Steps:
+    """Samples ``start..stop-1``: disagreements, per-variable flip counts among
+    them, and the disagreeing pairs' flip rows (packed)."""
     key = derive.node_key(seed, "score", path)
     disagreements = 0
-    flipped_sum = np.zeros(n, dtype=np.int64)
+    flipped = np.zeros(n, dtype=np.int64)
     rows = []
-    step = chunk_rows(n)
+    step = _block(n)
     for lo in range(start, stop, step):
-        count, flipped, block_rows = _score_block(oracle, seed, key, path, lo,
-                                                  min(lo + step, stop), threshold)
-        disagreements += count
-        flipped_sum += flipped
-        rows.append(block_rows)
-    return disagreements, flipped_sum, rows
+        hi = min(lo + step, stop)
+        x = derive.uniform_points(key, n, lo, hi, path)
+        flips = derive.flip_masks(key, n, lo, hi, threshold, path)
+        both = np.concatenate([x, x ^ flips])
+        values = yield Request("score", both.shape[0],
+                               lambda a, b, both=both: derive.unpack_points(both[a:b], n))
+        differ = values[:hi - lo] != values[hi - lo:]
+        disagreeing = flips[differ]
+        disagreements += int(differ.sum())
+        flipped += _unpack_bits(disagreeing, n).sum(axis=0, dtype=np.int64)
+        rows.append(disagreeing)
+    return disagreements, flipped, rows
 
 
 def score_counts(oracle: Oracle, seed: int, path: Path, samples: int,
                  threshold: int, *, start: int = 0) -> ScoreCounts:
     """Run the UnbiasedEstimator on samples ``start .. start+samples-1`` of ``f_path``.
 
-    Vectorised over samples and variables; memory is bounded by chunking
-    rows, which changes no count.
+    Vectorised over samples and variables; memory is bounded by deriving
+    samples in blocks, which changes no count.
     """
-    disagreements, flipped_sum, _ = _score_range(oracle, seed, path, start,
-                                                 start + samples, threshold)
+    disagreements, flipped_sum, _ = drive(
+        _score_steps(oracle.n, seed, path, start, start + samples, threshold), oracle, seed,
+        path)
     # Among disagreeing pairs, x_i = y_i exactly when coordinate i did not flip.
     return ScoreCounts(samples, disagreements, disagreements - flipped_sum)
 
@@ -196,8 +180,7 @@ def unbiased_estimates(oracle: Oracle, seed: int, path: Path, samples: int,
     y_points = derive.unpack_points(x ^ flips, n)
     # Before querying: an oracle may write into its input.
     same = x_points == y_points
-    differ = query(oracle, x_points, seed, "score", path) != query(
-        oracle, y_points, seed, "score", path)
+    differ = oracle(x_points) != oracle(y_points)
     p = derive.noise_rate_of(threshold)
     return differ[:, None] * (1.0 - same / (1.0 - p / 2))
 
@@ -218,21 +201,22 @@ def samples_for_accuracy(tau: float, delta: float, n: int) -> int:
                             tau=tau, n=n, delta=delta))
 
 
-def _leaf_range(oracle: Oracle, seed: int, path: Path, start: int, stop: int) -> int:
-    n = oracle.n
+def _leaf_steps(n: int, seed: int, path: Path, start: int, stop: int) -> Steps:
+    """``sum f(x_k)`` over leaf samples ``start..stop-1``."""
     key = derive.node_key(seed, "leaf", path)
     total = 0
-    step = chunk_rows(n)
+    step = 2 * _block(n)
     for lo in range(start, stop, step):
         x = derive.uniform_points(key, n, lo, min(lo + step, stop), path)
-        values = query(oracle, derive.unpack_points(x, n), seed, "leaf", path)
+        values = yield Request("leaf", x.shape[0],
+                               lambda a, b, x=x: derive.unpack_points(x[a:b], n))
         total += int(values.sum(dtype=np.int64))
     return total
 
 
 def leaf_sum(oracle: Oracle, seed: int, path: Path, samples: int) -> int:
     """``sum_k f(x_k)`` over ``samples`` uniform points consistent with ``path``."""
-    return _leaf_range(oracle, seed, path, 0, samples)
+    return drive(_leaf_steps(oracle.n, seed, path, 0, samples), oracle, seed, path)
 
 
 def leaf_label(total: int) -> int:
@@ -326,7 +310,7 @@ class AdaptiveLeaf:
     certified: bool
 
 
-def _decisions_in_tree(params: Params) -> int:
+def _decisions_in_tree(params: Any) -> int:
     # Every node and leaf of a complete depth-d tree: at most 2^(d+1) decisions.
     return 2 ** (params.path_length + 1)
 
@@ -356,21 +340,7 @@ def _leader_is_certified(leader: int, free: np.ndarray, counts: ScoreCounts,
     return bool(np.max(gap) <= tau)
 
 
-def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Params) -> AdaptiveNode:
-    """Figure BuildStrand step (a) with anytime stopping (at most ``score_samples``).
-
-    After each round of :func:`anytime_rounds`: if ``NS_p(f_path) <= p eps`` is
-    certified the node becomes an early leaf; else if the leading variable is
-    certified within ``tau`` of every other, it is chosen. A node that reaches
-    the cap uncertified chooses the leader as fixed mode does. Bounds hold
-    together with probability ``>= 1 - delta/2`` over the whole tree,
-    treating the derived streams as independent uniform bits. The exact
-    rules (rounds, the log term with ``delta`` as its binary value
-    ``Fraction(delta)``, and the floating-point order of every bound) are
-    ``docs/randomness.md`` §6; a deterministic function of
-    ``(oracle, seed, path, params)``.
-    """
-    n = oracle.n
+def _adaptive_node_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
     rounds = anytime_rounds(params.first_round, params.score_samples)
     # One-sided events per round: gain and loss bounds for every ordered pair,
     # plus the noise-sensitivity bound.
@@ -381,8 +351,8 @@ def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Adap
     disagreements, flipped_sum, rows = 0, np.zeros(n, dtype=np.int64), []
     done = 0
     for size in rounds:
-        more, flipped, new_rows = _score_range(oracle, seed, path, done, size,
-                                               params.noise_threshold)
+        more, flipped, new_rows = yield from _score_steps(n, seed, path, done, size,
+                                                          params.noise_threshold)
         disagreements += more
         flipped_sum += flipped
         rows += new_rows
@@ -397,22 +367,31 @@ def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Params) -> Adap
     return AdaptiveNode(counts, leader, False)
 
 
-def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Params) -> AdaptiveLeaf:
-    """Figure BuildStrand step (c) with anytime stopping (at most ``leaf_samples``).
+def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Any) -> AdaptiveNode:
+    """Figure BuildStrand step (a) with anytime stopping (at most ``score_samples``).
 
-    Stops once the sign of ``E[f_path]`` is certified, or ``|E[f_path]| <= eps``
-    is (then either label meets Lemma "Robust version"; at an early leaf this
-    second rule cannot fire when ``eps < 1/3``, docs/theory.md §6).
-    ``Pr[f = +1]`` is bounded from both sides by Bernstein bounds on the
-    ``+1`` and ``-1`` counts; exact rules in ``docs/randomness.md`` §6.
+    After each round of :func:`anytime_rounds`: if ``NS_p(f_path) <= p eps`` is
+    certified the node becomes an early leaf; else if the leading variable is
+    certified within ``tau`` of every other, it is chosen. A node that reaches
+    the cap uncertified chooses the leader as fixed mode does. Bounds hold
+    together with probability ``>= 1 - delta/2`` over the whole tree,
+    treating the derived streams as independent uniform bits. The exact
+    rules (rounds, the log term with ``delta`` as its binary value
+    ``Fraction(delta)``, and the floating-point order of every bound) are
+    ``docs/randomness.md`` §6; a deterministic function of
+    ``(oracle, seed, path, params)``.
     """
+    return drive(_adaptive_node_steps(oracle.n, seed, path, params), oracle, seed, path)
+
+
+def _adaptive_leaf_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
     rounds = anytime_rounds(params.first_round, params.leaf_samples)
     events = 4 * len(rounds) * _decisions_in_tree(params)
     log_term = ln_upper(Fraction(events) / (Fraction(params.delta) / 2))
     total = 0
     done = 0
     for size in rounds:
-        total += _leaf_range(oracle, seed, path, done, size)
+        total += yield from _leaf_steps(n, seed, path, done, size)
         done = size
         plus = (size + total) // 2
         upper = min(float(bernoulli_upper(plus, size, log_term)),
@@ -424,3 +403,159 @@ def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Params) -> Adap
         if sign_known or small:
             return AdaptiveLeaf(total, size, True)
     return AdaptiveLeaf(total, done, False)
+
+
+def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Any) -> AdaptiveLeaf:
+    """Figure BuildStrand step (c) with anytime stopping (at most ``leaf_samples``).
+
+    Stops once the sign of ``E[f_path]`` is certified, or ``|E[f_path]| <= eps``
+    is (then either label meets Lemma "Robust version"; at an early leaf this
+    second rule cannot fire when ``eps < 1/3``, docs/theory.md §6).
+    ``Pr[f = +1]`` is bounded from both sides by Bernstein bounds on the
+    ``+1`` and ``-1`` counts; exact rules in ``docs/randomness.md`` §6.
+    """
+    return drive(_adaptive_leaf_steps(oracle.n, seed, path, params), oracle, seed, path)
+
+
+# -- the estimator: docs/randomness.md §6 ------------------------------------------------
+
+ADAPTIVE_EPS_LIMIT = 1 / 3
+"""Adaptive ``Params`` need ``eps`` below this (docs/theory.md §6, early leaves)."""
+
+# Sign-test level of the score estimator's margins: ln(20), a 95% one-sided test.
+_MARGIN_LOG = ln_upper(20)
+
+
+def _score_node(counts: ScoreCounts, variable: int, path: Path,
+                certified: bool | None) -> NodeDecision:
+    """A score-estimator node with its margin over the runner-up (reporting only)."""
+    agreements = counts.agreements.copy()
+    agreements[variable] = counts.samples + 1
+    runner_up = choose_variable(ScoreCounts(counts.samples, counts.disagreements, agreements),
+                                path) if len(path) + 1 < counts.agreements.shape[0] else None
+    chosen = int(counts.agreements[variable])
+    if runner_up is None:
+        return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified)
+    lead = int(counts.agreements[runner_up]) - chosen
+    # Samples that separate the two: at most those where either one flipped.
+    trials = 2 * counts.disagreements - chosen - int(counts.agreements[runner_up])
+    low = not lead_is_certified(lead, trials, _MARGIN_LOG)
+    return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified,
+                        runner_up, lead, low)
+
+
+class ScoreEstimator(Estimator):
+    """``Params.estimator = "score"``: the paper's UnbiasedEstimator, fixed or adaptive.
+
+    Figure BuildStrand: a node is ``argmin C_i`` over ``score_samples``
+    pairs (adaptive: over the rounds until certified, or an early leaf), a
+    leaf the sign of ``sum f`` over ``leaf_samples`` points (adaptive: until
+    certified). Nothing is kept for descendants.
+    """
+
+    name = "score"
+
+    def validate(self, params: Any) -> None:
+        if params.adaptive and None in (params.tau, params.eps, params.delta):
+            raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
+                             "and failure probability to certify). Got "
+                             f"tau={params.tau!r}, eps={params.eps!r}, "
+                             f"delta={params.delta!r}.")
+        if params.adaptive and not params.eps < ADAPTIVE_EPS_LIMIT:
+            # An early leaf has Var(f_path) <= 2 eps, so |E f_path| >= sqrt(1 - 2 eps)
+            # > eps for eps < sqrt(2) - 1: the "magnitude small" stop cannot fire there
+            # and its label is the certified sign (docs/theory.md §6).
+            raise ValueError("The 'eps' parameter of Params must be a real number in the "
+                             "range (0, 1/3) when adaptive=True (early leaves need it; "
+                             f"docs/theory.md §6). Got {params.eps!r} instead.")
+
+    def node(self, context: NodeContext) -> Steps:
+        n, seed, path, params = context.n, context.seed, context.path, context.params
+        if not params.adaptive:
+            disagreements, flipped, _ = yield from _score_steps(
+                n, seed, path, 0, params.score_samples, params.noise_threshold)
+            counts = ScoreCounts(params.score_samples, disagreements, disagreements - flipped)
+            return _score_node(counts, choose_variable(counts, path), path, None), None
+        node = yield from _adaptive_node_steps(n, seed, path, params)
+        if node.variable is not None:
+            return _score_node(node.counts, node.variable, path, node.certified), None
+        return (yield from self.leaf(context)), None
+
+    def leaf(self, context: NodeContext) -> Steps:
+        n, seed, path, params = context.n, context.seed, context.path, context.params
+        if not params.adaptive:
+            total = yield from _leaf_steps(n, seed, path, 0, params.leaf_samples)
+            return LeafDecision(leaf_label(total), params.leaf_samples, total)
+        leaf = yield from _adaptive_leaf_steps(n, seed, path, params)
+        return LeafDecision(leaf_label(leaf.total), leaf.samples, leaf.total, leaf.certified)
+
+    def max_node_queries(self, params: Any) -> int:
+        """``2 * score_samples``: each run queries ``f(x)`` and ``f(y)`` (adaptive
+        mode stops at or before the cap)."""
+        return 2 * params.score_samples
+
+    def max_leaf_queries(self, params: Any) -> int:
+        """``leaf_samples``: one query each (adaptive mode stops at or before it)."""
+        return params.leaf_samples
+
+    def early_leaves(self, params: Any) -> bool:
+        return params.adaptive
+
+    def node_memory(self, params: Any) -> int:
+        # One block of packed points, flip masks and copies; the disagreeing
+        # rows kept for the adaptive certificate.
+        words = derive.words_per_point(params.n)
+        block = min(params.score_samples, _block(params.n))
+        return 8 * words * (4 * block + (params.score_samples if params.adaptive else 0))
+
+    def describe(self, params: Any) -> str:
+        lines = [f"lca parameters ({params.preset} preset)"]
+        if params.size is not None:
+            lines.append(f"  target size s         {params.size}")
+        if None not in (params.tau, params.eps, params.delta):
+            lines.append(f"  score accuracy tau    {params.tau:.3g}  (leaf eps="
+                         f"{params.eps:.3g}, failure delta={params.delta:.3g})")
+        elif (params.tau, params.eps, params.delta) != (None, None, None):
+            # Params built directly may set only some of them.
+            given = [f"{label}={value:.3g}" for label, value in
+                     (("tau", params.tau), ("eps", params.eps), ("delta", params.delta))
+                     if value is not None]
+            lines.append(f"  accuracy              {', '.join(given)}")
+        if params.adaptive:
+            lines.append(f"  adaptive              rounds from {params.first_round} samples, "
+                         "doubling up to the caps below")
+        lines += [
+            f"  variables n           {params.n}",
+            f"  depth d               {params.depth}"
+            + (f"  (paths stop at n = {params.n})" if params.depth > params.n else ""),
+            f"  noise rate p          {params.noise_rate:.6g}  "
+            f"(requested {params.requested_noise_rate:.6g}, grid 2^-15; estimator's "
+            "re-randomisation rate, not label noise)",
+            f"  samples per node      {params.score_samples}  "
+            f"({2 * params.score_samples} queries)",
+            f"  samples per leaf      {params.leaf_samples}",
+            f"  queries per answer    {params.predicted_queries}  (cold, no cache"
+            + (", at most)" if params.adaptive else ")"),
+        ]
+        if params.preset == "practical":
+            lines.append("  guarantee             determinism and consistency only; "
+                         "an accuracy bound needs the theory preset")
+        elif params.preset == "guaranteed":
+            lines.append("  guarantee             every decision right at this depth, rate "
+                         "and tau w.p. >= 1-delta; no error bound by itself")
+        elif (params.constants is not None and params.constants.proof_holds
+              and params.requested_noise_rate < 1.0):
+            # Size version (from_theory sets size) or depth/measure version;
+            # adaptive early leaves add eps (docs/theory.md §1, §2, §6).
+            opt = "20 opt_s" if params.size is not None else "22 opt_d"
+            coefficient = 8 * params.constants.noise + 3 + params.adaptive
+            lines.append(f"  guarantee             dist(T, f) <= {opt} + {coefficient:g} eps "
+                         "w.p. >= 1-delta (docs/theory.md)")
+        else:
+            lines.append("  guarantee             none: the constants miss the proof's "
+                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1, p unclipped)")
+        return "\n".join(lines)
+
+
+SCORE = estimator.register(ScoreEstimator())
+"""The registered score estimator."""

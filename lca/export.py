@@ -32,7 +32,7 @@ import numpy as np
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params, check_int
-from lca.reconstruct import Decision, LeafDecision, NodeDecision, split_rows
+from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
 from lca.targets import DecisionTree
 
 __all__ = [

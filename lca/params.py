@@ -15,18 +15,11 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 from lca import derive
+from lca import estimator as estimators
 
 __all__ = ["Params", "TheoryConstants", "adaptive_delta", "check_int", "check_noise_rate",
            "check_real", "check_theory_overrides", "finite", "grid_rate",
-           "hoeffding_counts", "SEARCH_CANDIDATES"]
-
-
-ADAPTIVE_EPS_LIMIT = 1 / 3
-"""Adaptive ``Params`` need ``eps`` below this (docs/theory.md §6, early leaves)."""
-
-SEARCH_CANDIDATES = 2
-"""Efficient mode: how many vote leaders a node measures the influence of, besides its
-correlation leader (:mod:`lca.search`; chosen by ``scripts/diagnose_split_rules.py``)."""
+           "hoeffding_counts"]
 
 
 def check_int(owner: str, name: str, value: object, low: int,
@@ -272,25 +265,11 @@ class Params:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
                                                           0.0, high))
-        if self.estimator not in ("score", "search"):
-            raise ValueError("The 'estimator' parameter of Params must be 'score' or "
-                             f"'search'. Got {self.estimator!r} instead.")
-        if self.estimator == "search" and (self.adaptive or None in (self.eps, self.delta)):
-            raise ValueError("Params with estimator='search' need 'eps' and 'delta' (the "
-                             "constant-leaf threshold and per-node confidence) and "
-                             f"adaptive=False. Got eps={self.eps!r}, delta={self.delta!r}, "
-                             f"adaptive={self.adaptive!r}.")
-        if self.adaptive and None in (self.tau, self.eps, self.delta):
-            raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
-                             "and failure probability to certify). Got "
-                             f"tau={self.tau!r}, eps={self.eps!r}, delta={self.delta!r}.")
-        if self.adaptive and not self.eps < ADAPTIVE_EPS_LIMIT:
-            # An early leaf has Var(f_path) <= 2 eps, so |E f_path| >= sqrt(1 - 2 eps)
-            # > eps for eps < sqrt(2) - 1: the "magnitude small" stop cannot fire there
-            # and its label is the certified sign (docs/theory.md §6).
-            raise ValueError("The 'eps' parameter of Params must be a real number in the "
-                             "range (0, 1/3) when adaptive=True (early leaves need it; "
-                             f"docs/theory.md §6). Got {self.eps!r} instead.")
+        if self.estimator not in estimators.names():
+            known = " or ".join(repr(name) for name in estimators.names())
+            raise ValueError(f"The 'estimator' parameter of Params must be {known}. "
+                             f"Got {self.estimator!r} instead.")
+        self.estimation.validate(self)
         try:
             threshold = derive.noise_threshold(rate)
         except ValueError as error:
@@ -311,22 +290,21 @@ class Params:
         return min(self.depth, self.n)
 
     @property
+    def estimation(self) -> estimators.Estimator:
+        """The estimator :attr:`estimator` names (:mod:`lca.estimator`)."""
+        return estimators.get(self.estimator)
+
+    @property
     def max_node_queries(self) -> int:
-        """Most queries to ``f`` one internal-node decision can spend.
+        """Most queries to ``f`` one internal-node decision can spend (a proved bound).
 
         Score estimator: ``2 * score_samples`` (each UnbiasedEstimator run
         queries ``f(x)`` and ``f(y)``; adaptive mode stops at or before the
-        cap). Search estimator: ``score_samples * (2 + ceil(log2 n) + K)`` (2
-        points per pair, at most ``ceil(log2 n)`` hybrids per disagreeing
-        pair, and one flip of each pair's first point for each of at most
-        ``K = SEARCH_CANDIDATES + 1`` candidates). A node that becomes an
-        early leaf (adaptive or search) spends up to this plus
-        :attr:`max_leaf_queries`.
+        cap). Search estimator: :meth:`lca.search.SearchEstimator.max_node_queries`.
+        A node that becomes an early leaf (adaptive or search) spends up to
+        this plus :attr:`max_leaf_queries`.
         """
-        if self.estimator == "search":
-            flips = SEARCH_CANDIDATES + 1
-            return self.score_samples * (2 + max(1, (self.n - 1).bit_length()) + flips)
-        return 2 * self.score_samples
+        return self.estimation.max_node_queries(self)
 
     @property
     def max_leaf_queries(self) -> int:
@@ -334,7 +312,7 @@ class Params:
 
         (The search estimator tops up reused points with at most this many.)
         """
-        return self.leaf_samples
+        return self.estimation.max_leaf_queries(self)
 
     @property
     def predicted_queries(self) -> int:
@@ -497,70 +475,4 @@ class Params:
 
     def describe(self) -> str:
         """A human-readable summary, including the predicted cost per answer."""
-        if self.estimator == "search":
-            return self._describe_search()
-        lines = [f"lca parameters ({self.preset} preset)"]
-        if self.size is not None:
-            lines.append(f"  target size s         {self.size}")
-        if None not in (self.tau, self.eps, self.delta):
-            lines.append(f"  score accuracy tau    {self.tau:.3g}  (leaf eps={self.eps:.3g}, "
-                         f"failure delta={self.delta:.3g})")
-        elif (self.tau, self.eps, self.delta) != (None, None, None):
-            # Params built directly may set only some of them.
-            given = [f"{label}={value:.3g}" for label, value in
-                     (("tau", self.tau), ("eps", self.eps), ("delta", self.delta))
-                     if value is not None]
-            lines.append(f"  accuracy              {', '.join(given)}")
-        if self.adaptive:
-            lines.append(f"  adaptive              rounds from {self.first_round} samples, "
-                         "doubling up to the caps below")
-        lines += [
-            f"  variables n           {self.n}",
-            f"  depth d               {self.depth}"
-            + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
-            f"  noise rate p          {self.noise_rate:.6g}  "
-            f"(requested {self.requested_noise_rate:.6g}, grid 2^-15; estimator's "
-            "re-randomisation rate, not label noise)",
-            f"  samples per node      {self.score_samples}  "
-            f"({2 * self.score_samples} queries)",
-            f"  samples per leaf      {self.leaf_samples}",
-            f"  queries per answer    {self.predicted_queries}  (cold, no cache"
-            + (", at most)" if self.adaptive else ")"),
-        ]
-        if self.preset == "practical":
-            lines.append("  guarantee             determinism and consistency only; "
-                         "an accuracy bound needs the theory preset")
-        elif self.preset == "guaranteed":
-            lines.append("  guarantee             every decision right at this depth, rate "
-                         "and tau w.p. >= 1-delta; no error bound by itself")
-        elif (self.constants is not None and self.constants.proof_holds
-              and self.requested_noise_rate < 1.0):
-            # Size version (from_theory sets size) or depth/measure version;
-            # adaptive early leaves add eps (docs/theory.md §1, §2, §6).
-            opt = "20 opt_s" if self.size is not None else "22 opt_d"
-            coefficient = 8 * self.constants.noise + 3 + self.adaptive
-            lines.append(f"  guarantee             dist(T, f) <= {opt} + {coefficient:g} eps "
-                         "w.p. >= 1-delta (docs/theory.md)")
-        else:
-            lines.append("  guarantee             none: the constants miss the proof's "
-                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1, p unclipped)")
-        return "\n".join(lines)
-
-    def _describe_search(self) -> str:
-        return "\n".join([
-            f"lca parameters ({self.preset} preset: sensitive-coordinate search, "
-            "not the paper's estimator)",
-            f"  variables n           {self.n}",
-            f"  depth cap             {self.depth}"
-            + (f"  (paths stop at n = {self.n})" if self.depth > self.n else ""),
-            f"  pairs per node        {self.first_round}, doubling up to {self.score_samples}"
-            f"  (2 queries each, plus about log2 n per disagreeing pair, plus one flip "
-            f"per pair for each of at most {SEARCH_CANDIDATES + 1} candidates)",
-            f"  early leaf            minority share <= {self.eps:.3g} certified "
-            f"(confidence {1 - self.delta:.3g} per node), or at the cap: no variable "
-            f"stands out and at most {self.eps:.3g} of the node's points disagree",
-            f"  points per leaf       {self.leaf_samples}  (ancestors' points reused first)",
-            f"  queries per answer    at most {self.predicted_queries}  (cold, no cache)",
-            "  guarantee             determinism and consistency; accuracy measured, "
-            "not proved (docs/theory.md)",
-        ])
+        return self.estimation.describe(self)

@@ -7,10 +7,17 @@ the sign of the estimated mean. Every decision is a deterministic function of
 ``(oracle, params, seed, path)`` (Remark "Local reconstruction"), so replicas
 that never communicate answer from the same tree, and the node cache only
 saves work: it never changes an answer.
+
+Decisions are made by the estimator ``params`` names (:mod:`lca.estimator`)
+and run by :class:`lca.engine.Scheduler`: every call decides the nodes it
+needs level by level, all the nodes of one level together, so their samples,
+searches and leaf labels share oracle calls (a single answer is the same with
+one node per level).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from collections import OrderedDict
@@ -20,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lca import estimate, search
+from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path, check_path
+from lca.engine import Scheduler, Steps, Task
+from lca.estimator import Memo, NodeContext
 from lca.oracle import CountingOracle, Oracle, check_points
 from lca.params import Params, check_int, check_real
 
@@ -29,83 +38,16 @@ if TYPE_CHECKING:  # export builds on this module; imported on use only
     from lca.export import ReconstructedTree
 
 __all__ = [
+    "AnswerStats",
     "BudgetExceeded",
     "Decision",
-    "NodeDecision",
-    "LeafDecision",
-    "AnswerStats",
     "Explanation",
+    "LeafDecision",
     "LowMarginWarning",
+    "NodeDecision",
     "Reconstructor",
     "answer",
-    "check_seed",
-    "progress_bar",
-    "split_rows",
 ]
-
-
-@dataclass(frozen=True)
-class NodeDecision:
-    """An internal node: the chosen variable and the counts that chose it.
-
-    ``certified`` is ``None`` in fixed mode; in adaptive mode it says whether
-    the anytime bounds certified the choice before the sample cap; with the
-    search estimator, whether the lead was certified.
-
-    Score estimator: ``samples`` pairs ``(x, y)``, ``disagreements`` ``D``,
-    ``agreements`` ``C`` of the chosen variable; ``margin`` is
-    ``C_runner_up - C_chosen``. Search estimator: ``samples`` pairs,
-    ``disagreements`` of them searched, ``agreements`` 0, ``votes`` the
-    chosen variable's, ``rule`` the test that chose it (``"influence"``, or
-    ``"correlation"`` when nothing was flipped, :mod:`lca.search`) and
-    ``margin`` its paired flip-edge lead over the runner-up.
-    ``low_margin``: the lead fails a sign test (:func:`lca.estimate.lead_is_certified`;
-    docs/theory.md §7), so the choice over the runner-up is close to a guess.
-    """
-
-    variable: int
-    samples: int
-    disagreements: int
-    agreements: int
-    certified: bool | None = None
-    runner_up: int | None = None
-    margin: int | None = None
-    low_margin: bool = False
-    votes: int | None = None
-    rule: str | None = None
-
-
-@dataclass(frozen=True)
-class LeafDecision:
-    """A leaf: its label and the sample sum that set it (``certified`` as for nodes)."""
-
-    label: int
-    samples: int
-    total: int
-    certified: bool | None = None
-
-
-@dataclass
-class AnswerStats:
-    """Work done: queries to ``f``, nodes and leaves built, cache hits.
-
-    Adaptive mode also counts decisions that reached their sample cap without
-    a certificate (``uncertified``) and nodes that became leaves early;
-    ``low_margin`` counts nodes built whose choice failed the sign test.
-    """
-
-    queries: int = 0
-    nodes_built: int = 0
-    leaves_built: int = 0
-    cache_hits: int = 0
-    uncertified: int = 0
-    early_leaves: int = 0
-    low_margin: int = 0
-
-    def __iadd__(self, other: AnswerStats) -> AnswerStats:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        return self
 
 
 @dataclass(frozen=True)
@@ -208,18 +150,6 @@ def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
     return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
 
 
-def split_rows(points: np.ndarray, rows: np.ndarray, path: Path,
-               variable: int) -> dict[Path, np.ndarray]:
-    """Route the ``rows`` of ``points`` at node ``path`` to its children by ``variable``."""
-    values = points[rows, variable]
-    children = {}
-    for bit in (-1, 1):
-        chosen = rows[values == bit]
-        if chosen.size:
-            children[path + ((variable, bit),)] = chosen
-    return children
-
-
 def check_seed(seed: Any) -> int:
     """Validate a seed: an int (not bool) in ``[0, 2**64)``."""
     if isinstance(seed, bool) or not isinstance(seed, Integral):
@@ -238,14 +168,11 @@ def _check_query(z: Any, n: int) -> np.ndarray:
     return check_points(arr[None, :], n, what="z")[0]
 
 
-Decision = NodeDecision | LeafDecision
-
 # Warn when more than this share of the nodes an answer used were low-margin.
 _LOW_MARGIN_SHARE = 0.5
-# Sign-test level of the score estimator's margins: ln(20), a 95% one-sided test.
-_SCORE_MARGIN_LOG = estimate.ln_upper(20)
-# Labelled points kept for reuse by the search estimator (docs/randomness.md §6, "Efficient mode").
-_POOL_BYTES = 1 << 28
+# Re-derivable arrays (the search estimator's packed points) kept for reuse;
+# the byte count is exact (lca.estimator.Memo).
+_MEMO_BYTES = 1 << 26
 
 
 class LowMarginWarning(UserWarning):
@@ -267,23 +194,33 @@ def _warn_if_guesswork(nodes: list[NodeDecision]) -> None:
             LowMarginWarning, stacklevel=3)
 
 
-def _score_node(counts: estimate.ScoreCounts, variable: int, path: Path,
-                certified: bool | None) -> NodeDecision:
-    """A score-estimator node with its margin over the runner-up."""
-    agreements = counts.agreements.copy()
-    agreements[variable] = counts.samples + 1
-    runner_up = estimate.choose_variable(
-        estimate.ScoreCounts(counts.samples, counts.disagreements, agreements), path) \
-        if len(path) + 1 < counts.agreements.shape[0] else None
-    chosen = int(counts.agreements[variable])
-    if runner_up is None:
-        return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified)
-    lead = int(counts.agreements[runner_up]) - chosen
-    # Samples that separate the two: at most those where either one flipped.
-    trials = 2 * counts.disagreements - chosen - int(counts.agreements[runner_up])
-    low = not estimate.lead_is_certified(lead, trials, _SCORE_MARGIN_LOG)
-    return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified,
-                        runner_up, lead, low)
+@dataclass
+class _Call:
+    """The decisions one public call uses, pinned until it returns.
+
+    A node's descendants read what it kept (``kept``) while the call runs,
+    whatever the cache evicts meanwhile.
+    """
+
+    stats: AnswerStats = field(default_factory=AnswerStats)
+    decisions: dict[Path, Decision] = field(default_factory=dict)
+    kept: dict[Path, Any] = field(default_factory=dict)
+
+
+class _Stopped(Exception):
+    """A limit stopped :meth:`Reconstructor._build_level` (``limit``, ``detail``)."""
+
+    def __init__(self, limit: str, detail: str) -> None:
+        super().__init__(limit, detail)
+        self.limit = limit
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class _Limits:
+    max_queries: int | None = None
+    deadline: float | None = None
+    time_limit: float | None = None
 
 
 class Reconstructor:
@@ -301,6 +238,18 @@ class Reconstructor:
     the paths of the nodes and leaves it built (not cache hits); :attr:`stats`
     accumulates. A reconstructor is fully described by ``(oracle, params)``:
     it pickles without its cache or statistics.
+
+    Threads: a reconstructor may be shared between threads. Its public
+    methods hold a lock, so calls run one at a time and see consistent
+    statistics; answers are those of any other route.
+
+    Memory: the cache holds up to ``cache_size`` decisions (and, in the
+    efficient mode, the ``2 * samples`` values of each internal node's own
+    points: one byte each); packed points reused by the efficient mode are
+    kept within 64 MiB and re-derived from their stream when evicted. A call
+    holds at most one oracle batch of ``2^24`` ``int8`` entries plus the
+    working memory of the decisions it runs at once
+    (:data:`lca.engine.WORKING_BYTES`, or one decision if larger).
     """
 
     def __init__(self, oracle: Oracle, params: Params, *, cache_size: int = 1 << 16,
@@ -322,9 +271,11 @@ class Reconstructor:
         self.cache_size = int(cache_size)
         self.record = record
         self._counting = counting
+        self._estimator = params.estimation
         self._cache: OrderedDict[tuple[int, Path], Decision] = OrderedDict()
-        self._pools: OrderedDict[tuple[int, Path], search.Labelled] = OrderedDict()
-        self._pool_bytes = 0
+        self._kept: dict[tuple[int, Path], Any] = {}
+        self._memo = Memo(_MEMO_BYTES)
+        self._lock = threading.RLock()
         self.decisions: dict[tuple[int, Path], Decision] = {}
         self.stats = AnswerStats()
         self.last_stats = AnswerStats()
@@ -344,139 +295,98 @@ class Reconstructor:
 
     # -- decisions -----------------------------------------------------------
 
-    def _decide(self, seed: int, path: Path, stats: AnswerStats,
-                batch: dict[Path, Decision] | None = None) -> Decision:
-        if batch is not None and path in batch:
-            return batch[path]
+    def _lookup(self, seed: int, path: Path, call: _Call) -> Decision | None:
+        """The decision at ``path`` if this call or the cache has it (then pinned in ``call``)."""
+        decision = call.decisions.get(path)
+        if decision is not None:
+            return decision
         key = (seed, path)
         decision = self._cache.get(key)
-        if decision is not None:
-            self._cache.move_to_end(key)
-            stats.cache_hits += 1
-        else:
-            before = self._counting.queries
-            decision = self._build(seed, path)
-            self.last_built.append(path)
-            stats.queries += self._counting.queries - before
-            if isinstance(decision, LeafDecision):
-                stats.leaves_built += 1
-                stats.early_leaves += len(path) < self.params.path_length
-            else:
-                stats.nodes_built += 1
-            stats.uncertified += decision.certified is False
-            stats.low_margin += isinstance(decision, NodeDecision) and decision.low_margin
-            if self.cache_size:
-                self._cache[key] = decision
-                if len(self._cache) > self.cache_size:
-                    self._cache.popitem(last=False)
-        if batch is not None:
-            batch[path] = decision
+        if decision is None:
+            return None
+        self._cache.move_to_end(key)
+        call.stats.cache_hits += 1
+        call.decisions[path] = decision
+        call.kept[path] = self._kept.get(key)
         if self.record:
             self.decisions[key] = decision
         return decision
 
-    def _build(self, seed: int, path: Path) -> Decision:
-        params = self.params
-        if params.estimator == "search":
-            return self._build_search(seed, path)
-        if params.adaptive:
-            return self._build_adaptive(seed, path)
-        if len(path) == params.path_length:
-            samples = params.leaf_samples
-            total = estimate.leaf_sum(self._counting, seed, path, samples)
-            return LeafDecision(estimate.leaf_label(total), samples, total)
-        counts = estimate.score_counts(self._counting, seed, path,
-                                       params.score_samples, params.noise_threshold)
-        return _score_node(counts, estimate.choose_variable(counts, path), path, None)
-
-    def _build_adaptive(self, seed: int, path: Path) -> Decision:
-        if len(path) < self.params.path_length:
-            node = estimate.adaptive_node(self._counting, seed, path, self.params)
-            if node.variable is not None:
-                return _score_node(node.counts, node.variable, path, node.certified)
-        leaf = estimate.adaptive_leaf(self._counting, seed, path, self.params)
-        return LeafDecision(estimate.leaf_label(leaf.total), leaf.samples, leaf.total,
-                            leaf.certified)
-
-    def _build_search(self, seed: int, path: Path) -> Decision:
-        """Efficient mode: search at nodes, leaves labelled from reused points first."""
-        params = self.params
-        labelled = self._inherited(seed, path)
-        certified = None
-        if len(path) < params.path_length:
-            node = search.search_node(self._counting, seed, path, params, labelled)
-            if node.variable is not None:
-                self._keep_pool(seed, path, labelled.plus(node.own))
-                return NodeDecision(node.variable, node.pairs, node.disagreements, 0,
-                                    node.certified, node.runner_up, node.margin,
-                                    not node.certified, int(node.votes[node.variable]),
-                                    node.rule)
-            labelled = labelled.plus(node.own)
-            certified = node.certified
-        fresh = search.leaf_points(self._counting, seed, path,
-                                   params.leaf_samples - len(labelled))
-        total = labelled.total + fresh.total
-        return LeafDecision(estimate.leaf_label(total), len(labelled) + len(fresh), total,
-                            certified)
-
-    def _inherited(self, seed: int, path: Path) -> search.Labelled:
-        """The ancestors' pair points that lie in ``path``'s subcube, with their values.
-
-        Which points these are depends on the path alone; the pool memo only
-        saves re-querying them (docs/randomness.md §6, "Efficient mode").
-        """
-        if not path:
-            return search.Labelled.empty(self.params.n)
-        return self._pool(seed, path[:-1]).restrict(*path[-1])
-
-    def _pool(self, seed: int, path: Path) -> search.Labelled:
-        """Inherited plus own pair points of the internal node ``path``."""
+    def _keep(self, seed: int, path: Path, decision: Decision, kept: Any,
+              call: _Call) -> None:
+        """File a decision just built: in the call, the cache, the record and the stats."""
         key = (seed, path)
-        pool = self._pools.get(key)
-        if pool is not None:
-            self._pools.move_to_end(key)
-            return pool
-        decision = self._cache.get(key) or self._build(seed, path)
-        assert isinstance(decision, NodeDecision), "only internal nodes have pools"
-        pool = self._pools.get(key)  # _build keeps it
-        if pool is None:
-            own = search.pair_points(self._counting, seed, path, 0, decision.samples)
-            pool = self._inherited(seed, path).plus(own)
-            self._keep_pool(seed, path, pool)
-        return pool
+        call.decisions[path] = decision
+        call.kept[path] = kept
+        call.stats.count(decision, self.params.path_length, len(path))
+        self.last_built.append(path)
+        if self.record:
+            self.decisions[key] = decision
+        if self.cache_size:
+            self._cache[key] = decision
+            if kept is not None:
+                self._kept[key] = kept
+            if len(self._cache) > self.cache_size:
+                old, _ = self._cache.popitem(last=False)
+                self._kept.pop(old, None)
 
-    def _keep_pool(self, seed: int, path: Path, pool: search.Labelled) -> None:
-        old = self._pools.pop((seed, path), None)  # a node rebuilt after its cache entry went
-        self._pool_bytes += pool.nbytes - (0 if old is None else old.nbytes)
-        self._pools[(seed, path)] = pool
-        while self._pool_bytes > _POOL_BYTES and len(self._pools) > 1:
-            _, dropped = self._pools.popitem(last=False)
-            self._pool_bytes -= dropped.nbytes
+    def _steps(self, seed: int, path: Path, call: _Call) -> Steps:
+        """The estimator's steps for ``path``; they return ``(decision, kept)``."""
+        context = NodeContext(self.params.n, seed, path, self.params,
+                              lambda k: call.kept[path[:k]], self._memo)
+        if len(path) == self.params.path_length:
+            return (yield from self._estimator.leaf(context)), None
+        return (yield from self._estimator.node(context))
 
-    def _is_known(self, seed: int, path: Path, batch: dict[Path, Decision] | None) -> bool:
-        """Whether :meth:`_decide` would answer ``path`` without building it."""
-        return (batch is not None and path in batch) or (seed, path) in self._cache
-
-    def _decision_cap(self, seed: int, path: Path) -> int:
+    def _cap(self, path: Path) -> int:
         """Most queries building the decision at ``path`` can spend."""
-        params = self.params
-        if len(path) >= params.path_length:
-            cap = params.max_leaf_queries
-        elif params.adaptive or params.estimator == "search":
-            # The node may become an early leaf after sampling it.
-            cap = params.max_node_queries + params.max_leaf_queries
-        else:
-            cap = params.max_node_queries
-        if params.estimator == "search":
-            # Ancestors' point pools evicted from memory are re-queried (their
-            # pairs, or the whole node if its decision was evicted too).
-            for k in range(len(path) - 1, -1, -1):
-                if (seed, path[:k]) in self._pools:
-                    break
-                ancestor = self._cache.get((seed, path[:k]))
-                cap += (params.max_node_queries if ancestor is None
-                        else 2 * ancestor.samples)
+        params, estimator = self.params, self._estimator
+        if len(path) == params.path_length:
+            return estimator.max_leaf_queries(params)
+        cap = estimator.max_node_queries(params)
+        if estimator.early_leaves(params):
+            cap += estimator.max_leaf_queries(params)
         return cap
+
+    def _build_level(self, seed: int, paths: list[Path], call: _Call,
+                     limits: _Limits = _Limits()) -> None:
+        """Decide ``paths`` (none known; their ancestors are) together, sharing oracle calls.
+
+        Raises :class:`_Stopped` if a limit stopped it; every decision
+        finished before that is filed.
+        """
+        memory = self._estimator.node_memory(self.params)
+        tasks = [Task(path, lambda path=path: self._steps(seed, path, call), self._cap(path),
+                      memory) for path in paths]
+        budget = None if limits.max_queries is None \
+            else limits.max_queries - call.stats.queries
+        scheduler = Scheduler(self._counting, seed, max_queries=budget,
+                              deadline=limits.deadline,
+                              on_done=lambda task: self._keep(seed, task.key, *task.result,
+                                                              call))
+        try:
+            done = scheduler.run(tasks)
+        finally:
+            call.stats.queries += scheduler.spent
+            call.stats.oracle_calls += scheduler.calls
+        if done:
+            return
+        if scheduler.stopped == "max_queries":
+            raise _Stopped("max_queries", f"max_queries={limits.max_queries} (the next "
+                                          f"decision may need up to {scheduler.needed})")
+        raise _Stopped("time_limit", f"time_limit={limits.time_limit:g} s")
+
+    def _decided(self, seed: int, path: Path, call: _Call) -> Decision:
+        """The decision at ``path`` (ancestors already in ``call`` if the estimator reads them)."""
+        decision = self._lookup(seed, path, call)
+        if decision is None:
+            self._build_level(seed, [path], call)
+            decision = call.decisions[path]
+        return decision
+
+    def _finish(self, call: _Call) -> None:
+        self.stats += call.stats
+        self.last_stats = call.stats
 
     # -- answering -----------------------------------------------------------
 
@@ -484,8 +394,11 @@ class Reconstructor:
         """The decision at node ``path`` of ``T_seed``: from the cache or built now.
 
         A :class:`NodeDecision` for an internal node, a :class:`LeafDecision`
-        for a leaf (in adaptive mode also for an early leaf); the work done is
-        in :attr:`last_stats`.
+        for a leaf (in adaptive and efficient mode also for an early leaf);
+        the work done is in :attr:`last_stats`. In the efficient mode a node
+        reuses its ancestors' points, so the ancestors (every prefix of
+        ``path``) are decided first; a prefix that is a leaf raises
+        ``ValueError``.
 
         Checked (``TypeError``/``ValueError``): ``path`` is a tuple or list of
         ``(variable, value)`` int pairs, values ``±1``, variables in
@@ -499,12 +412,20 @@ class Reconstructor:
         seed = check_seed(seed)
         path = check_path(path, self.params.n, "Reconstructor.decide",
                           max_length=self.params.path_length)
-        stats = AnswerStats()
-        self.last_built = []
-        decision = self._decide(seed, path, stats)
-        self.stats += stats
-        self.last_stats = stats
-        return decision
+        with self._lock:
+            call = _Call()
+            self.last_built = []
+            try:
+                if self._estimator.reads_lineage:
+                    for k in range(len(path)):
+                        if isinstance(self._decided(seed, path[:k], call), LeafDecision):
+                            raise ValueError(
+                                f"Reconstructor.decide: path {path} passes below the leaf "
+                                f"of T_{seed} at {path[:k]}; in this mode a node's "
+                                "decision needs its ancestors' points")
+                return self._decided(seed, path, call)
+            finally:
+                self._finish(call)
 
     def explain(self, z: Any, seed: int, *, progress: bool = False) -> Explanation:
         """``T_seed(z)`` with its path, node decisions and the work it took.
@@ -516,29 +437,29 @@ class Reconstructor:
         seed = check_seed(seed)
         z = _check_query(z, self.params.n)
         _check_flag("Reconstructor.explain", "progress", progress)
-        stats = AnswerStats()
-        self.last_built = []
-        path: Path = ()
-        nodes = []
-        conditions = []
-        bar = progress_bar(progress, self.params.path_length + 1, "lca explain", "levels")
-        try:
-            while True:
-                decision = self._decide(seed, path, stats)
-                bar.update(1)
-                if isinstance(decision, LeafDecision):
-                    break
-                nodes.append(decision)
-                bit = int(z[decision.variable])
-                conditions.append(self.oracle.describe(decision.variable, bit, path))
-                path = path + ((decision.variable, bit),)
-            _end_early(bar)
-        finally:
-            bar.close()
-        self.stats += stats
-        self.last_stats = stats
+        with self._lock:
+            call = _Call()
+            self.last_built = []
+            path: Path = ()
+            nodes = []
+            conditions = []
+            bar = progress_bar(progress, self.params.path_length + 1, "lca explain", "levels")
+            try:
+                while True:
+                    decision = self._decided(seed, path, call)
+                    bar.update(1)
+                    if isinstance(decision, LeafDecision):
+                        break
+                    nodes.append(decision)
+                    bit = int(z[decision.variable])
+                    conditions.append(self.oracle.describe(decision.variable, bit, path))
+                    path = path + ((decision.variable, bit),)
+                _end_early(bar)
+            finally:
+                bar.close()
+                self._finish(call)
         _warn_if_guesswork(nodes)
-        return Explanation(seed, path, decision.label, tuple(nodes), decision, stats,
+        return Explanation(seed, path, decision.label, tuple(nodes), decision, call.stats,
                            tuple(conditions))
 
     def answer(self, z: Any, seed: int) -> int:
@@ -550,19 +471,23 @@ class Reconstructor:
                     time_limit: float | None = None) -> np.ndarray:
         """``T_seed`` on every row of an ``(m, n)`` array, as ``int8``.
 
-        Rows that share a node are routed together, so each node is decided
-        once per call; the answers equal those of :meth:`answer` row by row.
+        Rows that share a node are routed together, and all the nodes of one
+        level are decided together, sharing oracle calls; each node is
+        decided once per call. The answers equal those of :meth:`answer`
+        row by row.
 
         Args:
             points: ``(m, n)`` integer array of ``±1``.
             seed: selects the tree ``T_seed``.
             progress: draw a tqdm bar on stderr counting answered rows.
-            max_queries: stop before building any decision that could take
-                the queries of this call past this budget (the bound per
-                decision is :attr:`Params.max_node_queries` /
+            max_queries: never start a decision unless the queries of this
+                call plus the most that decision and every decision already
+                running can spend fit in this budget (the bound per decision
+                is :attr:`Params.max_node_queries` /
                 :attr:`Params.max_leaf_queries`; cache hits are free).
-            time_limit: stop before building any decision once this many
-                seconds have passed since the call began.
+            time_limit: start no decision, and make no oracle call, once this
+                many seconds have passed since the call began (decisions
+                still running then are abandoned; their queries count).
 
         Raises:
             BudgetExceeded: a limit was hit; it carries the rows finished so
@@ -579,58 +504,57 @@ class Reconstructor:
             max_queries = check_int(owner, "max_queries", max_queries, 0)
         if time_limit is not None:
             time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"))
-        limited = max_queries is not None or time_limit is not None
+        with self._lock:
+            return self._answer_many(owner, points, seed, progress, max_queries, time_limit)
+
+    def _answer_many(self, owner: str, points: np.ndarray, seed: int, progress: bool,
+                     max_queries: int | None, time_limit: float | None) -> np.ndarray:
         start = time.monotonic()
+        limits = _Limits(max_queries, None if time_limit is None else start + time_limit,
+                         time_limit)
         out = np.zeros(points.shape[0], dtype=np.int8)
         finished = np.zeros(points.shape[0], dtype=bool)
-        stats = AnswerStats()
-        self.last_stats = stats
+        call = _Call()
+        self.last_stats = call.stats
         self.last_built = []
         if not out.size:
             return out
-        batch: dict[Path, Decision] = {}
         groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
         bar = progress_bar(progress, points.shape[0], "lca answers", "answers")
         try:
             while groups:
+                missing = [path for path in groups if self._lookup(seed, path, call) is None]
+                stopped = None
+                if missing:
+                    try:
+                        self._build_level(seed, missing, call, limits)
+                    except _Stopped as stop:
+                        stopped = stop
                 next_groups: dict[Path, np.ndarray] = {}
                 for path, rows in groups.items():
-                    if limited and not self._is_known(seed, path, batch):
-                        hit = self._budget_hit(seed, path, stats, max_queries,
-                                               time_limit, start)
-                        if hit is not None:
-                            limit, detail = hit
-                            self.stats += stats
-                            raise BudgetExceeded(
-                                f"{owner} stopped at its {detail}: "
-                                f"{int(finished.sum())} of {out.size} answers finished, "
-                                f"{stats.queries} queries spent in "
-                                f"{time.monotonic() - start:.3g} s",
-                                answers=out, finished=finished, stats=stats, limit=limit)
-                    decision = self._decide(seed, path, stats, batch)
+                    decision = call.decisions.get(path)
                     if isinstance(decision, LeafDecision):
                         out[rows] = decision.label
                         finished[rows] = True
                         bar.update(rows.size)
-                        continue
-                    next_groups |= split_rows(points, rows, path, decision.variable)
+                    elif decision is not None:
+                        next_groups |= split_rows(points, rows, path, decision.variable)
+                if stopped is not None:
+                    self._finish(call)
+                    raise BudgetExceeded(
+                        f"{owner} stopped at its {stopped.detail}: "
+                        f"{int(finished.sum())} of {out.size} answers finished, "
+                        f"{call.stats.queries} queries spent in "
+                        f"{time.monotonic() - start:.3g} s",
+                        answers=out, finished=finished, stats=call.stats,
+                        limit=stopped.limit)
                 groups = next_groups
         finally:
             bar.close()
-        self.stats += stats
-        _warn_if_guesswork([d for d in batch.values() if isinstance(d, NodeDecision)])
+        self._finish(call)
+        _warn_if_guesswork([d for d in call.decisions.values()
+                            if isinstance(d, NodeDecision)])
         return out
-
-    def _budget_hit(self, seed: int, path: Path, stats: AnswerStats, max_queries: int | None,
-                    time_limit: float | None, start: float) -> tuple[str, str] | None:
-        """The limit building the decision at ``path`` now would break, and why; or None."""
-        cap = self._decision_cap(seed, path)
-        if max_queries is not None and stats.queries + cap > max_queries:
-            return "max_queries", (f"max_queries={max_queries} (the next decision may "
-                                   f"need up to {cap})")
-        if time_limit is not None and time.monotonic() - start >= time_limit:
-            return "time_limit", f"time_limit={time_limit:g} s"
-        return None
 
     # -- export -----------------------------------------------------------------
 
@@ -645,19 +569,21 @@ class Reconstructor:
         from lca.export import tree_from_decisions
 
         seed = check_seed(seed)
-        known = {path: decision for (s, path), decision in self.decisions.items()
-                 if s == seed}
-        known.update((path, decision) for (s, path), decision in self._cache.items()
-                     if s == seed)
+        with self._lock:
+            known = {path: decision for (s, path), decision in self.decisions.items()
+                     if s == seed}
+            known.update((path, decision) for (s, path), decision in self._cache.items()
+                         if s == seed)
         return tree_from_decisions(self.oracle, self.params, seed, known)
 
     def materialize(self, seed: int, depth: int | None = None, *, progress: bool = False,
                     max_decisions: int = 1 << 16) -> ReconstructedTree:
         """Decide every node of ``T_seed`` at depth ``<= depth`` (root: depth 0).
 
-        Nodes are decided breadth-first through the same path as
-        :meth:`answer` (cache, statistics and ``record`` work as usual; the
-        work is in :attr:`last_stats`). ``depth=None`` or any ``depth >=
+        Nodes are decided breadth-first, a level at a time sharing oracle
+        calls, through the same engine as :meth:`answer_many` (cache,
+        statistics and ``record`` work as usual; the work is in
+        :attr:`last_stats`). ``depth=None`` or any ``depth >=
         params.path_length`` gives the whole tree; then ``tree.query`` equals
         :meth:`answer_many` everywhere.
 
@@ -682,29 +608,29 @@ class Reconstructor:
         if bound > max_decisions:
             raise ValueError(
                 f"{owner}: depth {levels} may need up to 2^{levels + 1} - 1 = {bound} "
-                f"decisions (up to about {bound * self._decision_cap(seed, ()):.3g} queries), "
+                f"decisions (up to about {bound * self._cap(()):.3g} queries), "
                 f"more than max_decisions={max_decisions}. Pass a smaller 'depth', or a "
                 "larger 'max_decisions' if you mean it.")
-        stats = AnswerStats()
-        self.last_built = []
-        found: dict[Path, Decision] = {}
-        level: list[Path] = [()]
-        bar = progress_bar(progress, bound, "lca materialize", "decisions")
-        try:
-            for _ in range(levels + 1):
-                next_level: list[Path] = []
-                for path in level:
-                    decision = self._decide(seed, path, stats)
-                    found[path] = decision
-                    bar.update(1)
-                    if isinstance(decision, NodeDecision):
-                        next_level += [path + ((decision.variable, bit),) for bit in (-1, 1)]
-                level = next_level
-            _end_early(bar)
-        finally:
-            bar.close()
-        self.stats += stats
-        self.last_stats = stats
+        with self._lock:
+            call = _Call()
+            self.last_built = []
+            level: list[Path] = [()]
+            bar = progress_bar(progress, bound, "lca materialize", "decisions")
+            try:
+                for _ in range(levels + 1):
+                    missing = [path for path in level
+                               if self._lookup(seed, path, call) is None]
+                    if missing:
+                        self._build_level(seed, missing, call)
+                    bar.update(len(level))
+                    level = [path + ((decision.variable, bit),) for path in level
+                             if isinstance(decision := call.decisions[path], NodeDecision)
+                             for bit in (-1, 1)]
+                _end_early(bar)
+            finally:
+                bar.close()
+                self._finish(call)
+        found = {path: call.decisions[path] for path in call.decisions}
         return tree_from_decisions(self.oracle, self.params, seed, found)
 
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from lca import derive, estimate, exact, targets
+from lca import derive, engine, estimate, exact, targets
 from lca.estimate import ScoreCounts
 
 # Hoeffding for a mean of q runs in [-1, 1]: P(|mean - mu| >= t) <= 2 exp(-q t^2 / 2).
@@ -58,8 +58,10 @@ def test_counts_do_not_depend_on_chunking(monkeypatch):
     oracle = targets.random_tree(n=300, leaves=12, seed=4)
     threshold = derive.noise_threshold(0.2)
     whole = estimate.score_counts(oracle, 8, ((1, 1),), 700, threshold)
-    monkeypatch.setattr(estimate, "_BATCH_ENTRIES", 300 * 7)
-    assert estimate.chunk_rows(300) == 7
+    # Blocks of 5 derived samples, oracle calls of 7 rows: neither lines up.
+    monkeypatch.setattr(estimate, "_BLOCK_ENTRIES", 300 * 5)
+    monkeypatch.setattr(engine, "_BATCH_ENTRIES", 300 * 7)
+    assert engine.chunk_rows(300) == 7
     chunked = estimate.score_counts(oracle, 8, ((1, 1),), 700, threshold)
     assert whole.disagreements == chunked.disagreements
     assert np.array_equal(whole.agreements, chunked.agreements)

@@ -330,50 +330,53 @@ class TestBudgets:
     def test_per_decision_caps_hold(self, case):
         f, params = case
         tree = lca.Reconstructor(f, params).materialize(7)
-        fresh = lca.Reconstructor(f, params, cache_size=0)
-        for path, decision in tree.decisions.items():
-            fresh.decide(7, path)
+
+        def cap(path, decision):
             if len(path) == params.path_length:
-                cap = params.max_leaf_queries
-                if params.estimator == "search":  # no pools: ancestors' pairs re-queried
-                    cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
-            elif isinstance(decision, lca.NodeDecision):
-                cap = params.max_node_queries
-            else:  # an early leaf sampled as a node first
-                cap = params.max_node_queries + params.max_leaf_queries
-            if params.estimator == "search" and len(path) < params.path_length:
-                cap += sum(2 * tree.decisions[path[:k]].samples for k in range(len(path)))
-            assert fresh.last_stats.queries <= cap
+                return params.max_leaf_queries
+            if isinstance(decision, lca.NodeDecision):
+                return params.max_node_queries
+            return params.max_node_queries + params.max_leaf_queries  # an early leaf
+
+        for path, decision in tree.decisions.items():
+            fresh = lca.Reconstructor(f, params, cache_size=0)
+            assert fresh.decide(7, path) == decision
+            # The efficient mode decides the ancestors first (a node reuses
+            # their points); each decision spends at most its own cap.
+            built = fresh.last_built
+            assert built == ([path[:k] for k in range(len(path) + 1)]
+                             if params.estimator == "search" else [path])
+            assert fresh.last_stats.queries <= sum(cap(p, tree.decisions[p]) for p in built)
         # Search: 2 points, ceil(log2 10) = 4 hybrids, a flip for each of 3 candidates.
         per_pair = 2 if params.estimator == "score" else 2 + 4 + 3
         assert params.max_node_queries == per_pair * params.score_samples
         assert params.max_leaf_queries == params.leaf_samples
 
-    @pytest.mark.parametrize("pool_bytes", [None, 0])
-    def test_every_decision_stays_within_its_checked_bound(self, case, pool_bytes,
+    @pytest.mark.parametrize("memo_bytes", [None, 0])
+    def test_every_decision_stays_within_its_checked_bound(self, case, memo_bytes,
                                                            monkeypatch):
         # The budget check relies on this: what building a decision spends is
-        # at most the bound computed just before. pool_bytes=0 keeps one search
-        # point pool at a time, so decisions re-query their ancestors' pairs.
-        if pool_bytes is not None:
-            monkeypatch.setattr(lca.reconstruct, "_POOL_BYTES", pool_bytes)
+        # at most the cap reserved for it. memo_bytes=0 keeps no packed points,
+        # so the efficient mode re-derives its ancestors' points every time.
+        if memo_bytes is not None:
+            monkeypatch.setattr(lca.reconstruct, "_MEMO_BYTES", memo_bytes)
         f, params = case
         checked = []
+        advance = lca.engine.Scheduler._advance
 
-        class Checked(lca.Reconstructor):
-            def _decide(self, seed, path, stats, batch=None):
-                if self._is_known(seed, path, batch):
-                    return super()._decide(seed, path, stats, batch)
-                cap, before = self._decision_cap(seed, path), stats.queries
-                decision = super()._decide(seed, path, stats, batch)
-                checked.append((stats.queries - before, cap))
-                return decision
+        def recording(scheduler, task, values):
+            done = advance(scheduler, task, values)
+            if done:
+                checked.append((task.spent, task.cap))
+            return done
 
-        rec = Checked(f, params, cache_size=2)
+        monkeypatch.setattr(lca.engine.Scheduler, "_advance", recording)
+        rec = lca.Reconstructor(f, params, cache_size=2)
         for seed in (7, 8):
             rec.answer_many(POINTS, seed)
-        assert len(checked) > 10
+        assert len(checked) == rec.stats.nodes_built + rec.stats.leaves_built > 10
         assert all(spent <= cap for spent, cap in checked)
+        assert sum(spent for spent, _ in checked) == rec.stats.queries
 
     def test_cache_hits_are_free(self):
         f = CASES["fixed"][0]
@@ -382,16 +385,34 @@ class TestBudgets:
         assert np.array_equal(rec.answer_many(POINTS, 7, max_queries=0), full)
 
     def test_time_limit(self, monkeypatch):
-        # A fake clock that advances one second per reading makes this exact.
+        # A fake clock that advances one second per reading makes this exact:
+        # the call reads it once at its start, then before starting each
+        # decision and before each oracle call, and stops at the first
+        # reading at or past the limit.
         ticks = iter(range(10 ** 6))
+        monkeypatch.setattr(lca.engine.time, "monotonic", lambda: next(ticks))
         monkeypatch.setattr(lca.reconstruct.time, "monotonic", lambda: next(ticks))
         f = CASES["fixed"][0]
         rec = lca.Reconstructor(f, fixed_params())
         with pytest.raises(lca.BudgetExceeded, match=r"time_limit=4\.5 s") as info:
             rec.answer_many(POINTS, 7, time_limit=4.5)
         assert info.value.limit == "time_limit"
-        assert rec.last_stats.nodes_built + rec.last_stats.leaves_built == 4
+        # Readings 1 (admit the root), 2 (its oracle call), 3 and 4 (admit
+        # each child), 5 (before their call: past 4.5). The root was built,
+        # the children were abandoned before any query.
+        assert rec.last_stats.nodes_built + rec.last_stats.leaves_built == 1
+        assert rec.last_stats.queries == 2 * fixed_params().score_samples
         assert not info.value.finished.any()
+
+    def test_time_limit_past_before_the_first_decision_spends_nothing(self, monkeypatch):
+        ticks = iter(range(10 ** 6))
+        monkeypatch.setattr(lca.engine.time, "monotonic", lambda: next(ticks))
+        monkeypatch.setattr(lca.reconstruct.time, "monotonic", lambda: next(ticks))
+        rec = lca.Reconstructor(CASES["search"][0], CASES["search"][1]())
+        with pytest.raises(lca.BudgetExceeded) as info:
+            rec.answer_many(POINTS, 7, time_limit=0.5)
+        assert info.value.queries == 0 and rec.stats.queries == 0
+        assert rec.last_built == []
 
     def test_progress_changes_nothing(self, capsys):
         f = CASES["fixed"][0]

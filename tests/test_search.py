@@ -52,15 +52,15 @@ def test_answers_are_identical_on_every_route(noisy_tree, params, points):
     assert [one_by_one.answer(z, 7) for z in points] == reference.tolist()
 
 
-def test_evicting_reused_points_changes_work_not_answers(noisy_tree, params, points,
-                                                         monkeypatch):
+def test_evicting_reused_points_changes_nothing(noisy_tree, params, points, monkeypatch):
     full = lca.Reconstructor(noisy_tree, params, record=True)
     reference = full.answer_many(points, 7)
-    monkeypatch.setattr(reconstruct, "_POOL_BYTES", 1)
+    monkeypatch.setattr(reconstruct, "_MEMO_BYTES", 0)
     starved = lca.Reconstructor(noisy_tree, params, record=True)
     assert np.array_equal(starved.answer_many(points, 7), reference)
     assert starved.decisions == full.decisions
-    assert starved.stats.queries > full.stats.queries  # re-queried the evicted points
+    # Evicted points are re-derived from their stream, never re-queried.
+    assert len(starved._memo) == 0 and starved.stats.queries == full.stats.queries
 
 
 def test_a_node_decided_alone_equals_the_node_on_a_walk(noisy_tree, params, points):
@@ -85,7 +85,7 @@ def test_every_found_coordinate_is_sensitive_on_its_hybrid_edge():
     pairs = search.pair_points(f, 3, (), 0, 64)
     searching = np.flatnonzero(pairs.values[0::2] != pairs.values[1::2])
     assert searching.size > 10
-    found = search._search_edges(f, 3, (), 0, pairs, searching)
+    found = search.search_edges(f, 3, (), 0, pairs, searching)
     relevant = {int(v) for v in f.relevant_variables()} \
         if hasattr(f, "relevant_variables") else None
     points = derive.unpack_points(pairs.words, N)
@@ -130,11 +130,16 @@ def test_a_constant_region_is_certified_once_enough_points_agree():
 
 def test_leaves_reuse_ancestors_points_before_drawing_fresh(noisy_tree, points):
     params = lca.Params.efficient(N, depth=3, leaf_samples=10_000)
-    rec = lca.Reconstructor(noisy_tree, params)
+    rec = lca.Reconstructor(noisy_tree, params, record=True)
     explanation = rec.explain(points[0], 7)
-    pool = rec._pool(7, explanation.path[:-1]).restrict(*explanation.path[-1])
-    assert len(pool) > 0
-    assert explanation.leaf.samples == max(10_000, len(pool))
+    # The leaf's reused points: every ancestor's own pair points in its subcube.
+    reused = 0
+    for k, node in enumerate(explanation.nodes):
+        prefix = explanation.path[:k]
+        own = search.pair_points(noisy_tree, 7, prefix, 0, node.samples)
+        reused += len(own.where(explanation.path[k:]))
+    assert reused > 0
+    assert explanation.leaf.samples == max(10_000, reused)
 
 
 def test_low_margin_decisions_are_recorded_and_warned_about():
@@ -216,23 +221,26 @@ def test_search_rules_are_named_on_every_node(noisy_tree, params, points):
     assert "influence" in rules and rules <= {"influence", "correlation"}
 
 
-def test_pool_memory_accounting_survives_rebuilt_nodes(noisy_tree, params, points):
+def test_memo_byte_count_is_exact(noisy_tree, params, points, monkeypatch):
     # With no decision cache every walk rebuilds its nodes and keeps their
-    # pools again; the byte count must stay the sum of what is kept.
+    # points again; the byte count must stay the sum of what is kept, within
+    # the limit, also when the limit forces evictions.
+    monkeypatch.setattr(reconstruct, "_MEMO_BYTES", 3000)
     rec = lca.Reconstructor(noisy_tree, params, cache_size=0)
     for z in points[:20]:
         rec.answer(z, 7)
-    assert rec._pool_bytes == sum(pool.nbytes for pool in rec._pools.values())
+    kept = list(rec._memo._items.values())
+    assert 0 < len(kept) and rec._memo.nbytes == sum(words.nbytes for words in kept) <= 3000
 
 
 def test_candidates_are_the_vote_leaders_with_votes_then_the_correlation_leader():
     free = np.array([True, True, True, True, False])
     votes = np.array([0, 5, 5, 3, 9])
     # Variable 4 is on the path: never a candidate, whatever its counts.
-    assert search._candidates(votes, np.array([0, 0, 0, 7, 99]), free) == [1, 2, 3]
-    assert search._candidates(votes, np.array([0, -8, 0, 7, 0]), free) == [1, 2]
+    assert search.candidates(votes, np.array([0, 0, 0, 7, 99]), free) == [1, 2, 3]
+    assert search.candidates(votes, np.array([0, -8, 0, 7, 0]), free) == [1, 2]
     # No votes at all: only the correlation leader (ties to the lowest index).
-    assert search._candidates(np.zeros(5, dtype=np.int64), np.zeros(5, dtype=np.int64),
+    assert search.candidates(np.zeros(5, dtype=np.int64), np.zeros(5, dtype=np.int64),
                               free) == [0]
 
 
@@ -241,8 +249,8 @@ def test_the_influence_leader_has_most_flip_edges_and_a_paired_lead():
              7: np.array([0, 0, 0, 0, 1], dtype=bool)}
     # 3 and 1 tie on 3 edges: the lower index leads; a, b count the points
     # with an edge on exactly one of them.
-    assert search._influence_lead([3, 1, 7], edges) == (1, 3, 1, 1)
-    assert search._influence_lead([7], edges) == (7, None, 1, 0)
+    assert search.influence_lead([3, 1, 7], edges) == (1, 3, 1, 1)
+    assert search.influence_lead([7], edges) == (7, None, 1, 0)
 
 
 def test_a_node_never_spends_more_than_its_stated_maximum(noisy_tree, params, points):

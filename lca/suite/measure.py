@@ -22,7 +22,8 @@ import numpy as np
 from lca import derive, exact, targets
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.reconstruct import LeafDecision, Reconstructor, split_rows
+from lca.decisions import LeafDecision, split_rows
+from lca.reconstruct import Reconstructor
 from lca.suite.cases import SPECS, Case, ModelSpec, SuiteConfig
 from lca.suite.modes import ParamsFactory
 from lca.suite.stats import _error, crossover

@@ -1,0 +1,108 @@
+"""What reconstruction decides: node and leaf decisions, work statistics, routing.
+
+The low module both :mod:`lca.reconstruct` (which makes decisions) and
+:mod:`lca.export` (which reads them back) build on, so neither imports the
+other's internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lca.derive import Path
+
+__all__ = ["AnswerStats", "Decision", "LeafDecision", "NodeDecision"]
+
+
+@dataclass(frozen=True)
+class NodeDecision:
+    """An internal node: the chosen variable and the counts that chose it.
+
+    ``certified`` is ``None`` in fixed mode; in adaptive mode it says whether
+    the anytime bounds certified the choice before the sample cap; with the
+    search estimator, whether the lead was certified.
+
+    Score estimator: ``samples`` pairs ``(x, y)``, ``disagreements`` ``D``,
+    ``agreements`` ``C`` of the chosen variable; ``margin`` is
+    ``C_runner_up - C_chosen``. Search estimator: ``samples`` pairs,
+    ``disagreements`` of them searched, ``agreements`` 0, ``votes`` the
+    chosen variable's, ``rule`` the test that chose it (``"influence"``, or
+    ``"correlation"`` when nothing was flipped, :mod:`lca.search`) and
+    ``margin`` its paired flip-edge lead over the runner-up.
+    ``low_margin``: the lead fails a sign test (:func:`lca.estimate.lead_is_certified`;
+    docs/theory.md §7), so the choice over the runner-up is close to a guess.
+    """
+
+    variable: int
+    samples: int
+    disagreements: int
+    agreements: int
+    certified: bool | None = None
+    runner_up: int | None = None
+    margin: int | None = None
+    low_margin: bool = False
+    votes: int | None = None
+    rule: str | None = None
+
+
+@dataclass(frozen=True)
+class LeafDecision:
+    """A leaf: its label and the sample sum that set it (``certified`` as for nodes)."""
+
+    label: int
+    samples: int
+    total: int
+    certified: bool | None = None
+
+
+Decision = NodeDecision | LeafDecision
+
+
+@dataclass
+class AnswerStats:
+    """Work done: queries to ``f``, nodes and leaves built, cache hits.
+
+    Adaptive mode also counts decisions that reached their sample cap without
+    a certificate (``uncertified``) and nodes that became leaves early;
+    ``low_margin`` counts nodes built whose choice failed the sign test.
+    ``oracle_calls`` counts the batched calls to ``f`` that carried those
+    queries.
+    """
+
+    queries: int = 0
+    nodes_built: int = 0
+    leaves_built: int = 0
+    cache_hits: int = 0
+    uncertified: int = 0
+    early_leaves: int = 0
+    low_margin: int = 0
+    oracle_calls: int = 0
+
+    def __iadd__(self, other: AnswerStats) -> AnswerStats:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
+
+    def count(self, decision: Decision, path_length: int, depth: int) -> None:
+        """Count one decision built at a node of ``depth`` on paths of ``path_length``."""
+        if isinstance(decision, LeafDecision):
+            self.leaves_built += 1
+            self.early_leaves += depth < path_length
+        else:
+            self.nodes_built += 1
+            self.low_margin += decision.low_margin
+        self.uncertified += decision.certified is False
+
+
+def split_rows(points: np.ndarray, rows: np.ndarray, path: Path,
+               variable: int) -> dict[Path, np.ndarray]:
+    """Route the ``rows`` of ``points`` at node ``path`` to its children by ``variable``."""
+    values = points[rows, variable]
+    children = {}
+    for bit in (-1, 1):
+        chosen = rows[values == bit]
+        if chosen.size:
+            children[path + ((variable, bit),)] = chosen
+    return children

@@ -1,0 +1,158 @@
+"""One interface for every estimator: its node step, its leaf step, its own bounds.
+
+An estimator decides one node of ``T_seed`` at a time. It is registered under
+the name :attr:`lca.Params.estimator` holds (``"score"``: the paper's
+UnbiasedEstimator, :mod:`lca.estimate`; ``"search"``: the efficient mode,
+:mod:`lca.search`), and supplies, next to the code that spends the queries:
+
+* :meth:`Estimator.node` and :meth:`Estimator.leaf`: the decision at a node
+  as steps (:mod:`lca.engine`) returning a :class:`~lca.decisions.Decision`;
+* :meth:`Estimator.max_node_queries` and :meth:`Estimator.max_leaf_queries`:
+  proved worst cases of what those steps spend, which budgets rely on;
+* :meth:`Estimator.validate` and :meth:`Estimator.describe` for
+  :class:`lca.Params`.
+
+The reconstructor knows no estimator by name; :class:`lca.Params` finds its
+estimator with :func:`get`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lca.derive import Path
+from lca.engine import Steps
+
+__all__ = ["Estimator", "Memo", "NodeContext", "get", "names", "register"]
+
+Params = Any
+"""An :class:`lca.Params` (not imported: :mod:`lca.params` finds estimators here)."""
+
+
+class Memo:
+    """Arrays an estimator can re-derive at will, kept least recently used first.
+
+    The sum of the ``nbytes`` of the arrays held never exceeds ``limit``
+    (an array larger than ``limit`` is not kept). Evicting an entry only
+    costs the work of deriving it again: nothing that decides anything may
+    live only here.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.nbytes = 0
+        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: Hashable) -> np.ndarray | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: Hashable, value: np.ndarray) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.nbytes -= old.nbytes
+        if value.nbytes > self.limit:
+            return
+        self._items[key] = value
+        self.nbytes += value.nbytes
+        while self.nbytes > self.limit:
+            _, dropped = self._items.popitem(last=False)
+            self.nbytes -= dropped.nbytes
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    """What a decision at node ``path`` of ``T_seed`` may use.
+
+    ``lineage(k)`` returns what the reconstructor kept of the already decided
+    ancestor ``path[:k]`` (``0 <= k < len(path)``) for this estimator: the
+    value its :meth:`Estimator.node` returned as ``kept`` (see there).
+    Ancestors are always decided before their descendants. ``memo`` holds
+    re-derivable arrays shared by every decision of the reconstructor.
+    """
+
+    n: int
+    seed: int
+    path: Path
+    params: Params
+    lineage: Callable[[int], Any]
+    memo: Memo
+
+
+class Estimator(abc.ABC):
+    """An estimator of node decisions (module docstring)."""
+
+    name: str
+    reads_lineage = False
+    """Whether :meth:`node` and :meth:`leaf` read their ancestors through
+    :attr:`NodeContext.lineage` (then ancestors must be decided first)."""
+
+    @abc.abstractmethod
+    def validate(self, params: Params) -> None:
+        """Raise ``ValueError`` if ``params`` cannot drive this estimator."""
+
+    @abc.abstractmethod
+    def node(self, context: NodeContext) -> Steps:
+        """Steps deciding an internal node; they return ``(decision, kept)``.
+
+        ``decision`` is a :class:`~lca.decisions.NodeDecision`, or a
+        :class:`~lca.decisions.LeafDecision` where the node stops early;
+        ``kept`` is what descendants will read through
+        :attr:`NodeContext.lineage` (``None`` if nothing).
+        """
+
+    @abc.abstractmethod
+    def leaf(self, context: NodeContext) -> Steps:
+        """Steps labelling a leaf at ``len(path) == params.path_length``; they
+        return a :class:`~lca.decisions.LeafDecision`."""
+
+    @abc.abstractmethod
+    def max_node_queries(self, params: Params) -> int:
+        """Most queries :meth:`node` can spend, early leaf included (a proved bound)."""
+
+    @abc.abstractmethod
+    def max_leaf_queries(self, params: Params) -> int:
+        """Most queries :meth:`leaf` can spend (a proved bound)."""
+
+    @abc.abstractmethod
+    def early_leaves(self, params: Params) -> bool:
+        """Whether :meth:`node` may end as a leaf (then it may also spend
+        :meth:`max_leaf_queries` more)."""
+
+    def node_memory(self, params: Params) -> int:
+        """Bytes of working memory one :meth:`node` may hold while it runs."""
+        return 0
+
+    @abc.abstractmethod
+    def describe(self, params: Params) -> str:
+        """A human-readable summary of ``params`` for this estimator."""
+
+
+_REGISTRY: dict[str, Estimator] = {}
+
+
+def register(estimator: Estimator) -> Estimator:
+    """Make ``estimator`` available to :class:`lca.Params` under its name."""
+    _REGISTRY[estimator.name] = estimator
+    return estimator
+
+
+def names() -> tuple[str, ...]:
+    """Names of the registered estimators."""
+    return tuple(_REGISTRY)
+
+
+def get(name: str) -> Estimator:
+    """The estimator registered as ``name`` (KeyError if none)."""
+    return _REGISTRY[name]
