@@ -8,17 +8,19 @@ only decides *when* rows are sent to the oracle and in which batches, which
 never changes a value of ``f`` (the oracle is a fixed function), so it never
 changes a decision (docs/randomness.md §6).
 
-:func:`drive` runs one decision by itself. :class:`Scheduler` runs many
-together, level-synchronously: every round it gathers the requests of all
-active decisions into as few oracle calls as the byte limit allows
-(:func:`chunk_rows` rows each), hands each decision its slice, and repeats.
-It admits decisions one by one, in order, while
+:func:`drive` runs steps by themselves. :class:`Scheduler` runs many
+:class:`Task` s together: every round it gathers the requests of all running
+tasks into as few oracle calls as the byte limit allows (:func:`chunk_rows`
+rows each), hands each task its slice, and repeats. A task is a *group* of
+decisions made together (an estimator may share work among them, e.g. all
+the nodes of one level of the tree; :func:`together` runs independent steps
+in lockstep). The scheduler admits tasks one by one, in order, while
 
-* their working memory (each decision's :attr:`Task.memory`) fits in
-  :data:`WORKING_BYTES`, so memory stays bounded whatever the batch, and
-* the queries already spent plus the worst case of every admitted decision
-  fits in ``max_queries``, so a budget is never exceeded: a decision is
-  started only if it can finish.
+* their working memory (:attr:`Task.memory`) fits in :data:`WORKING_BYTES`,
+  so memory stays bounded whatever the batch, and
+* the queries already spent plus the most every running task may still
+  spend, plus the new task's cap, fit in ``max_queries``: a task is started
+  only if it can finish within the budget, so the budget is never exceeded.
 
 Rows are materialised from a request only when its chunk is sent, as the
 ``int8`` array the oracle call needs, and dropped after the call.
@@ -36,7 +38,8 @@ import numpy as np
 
 from lca.oracle import Oracle
 
-__all__ = ["Request", "Steps", "Task", "Scheduler", "chunk_rows", "drive", "WORKING_BYTES"]
+__all__ = ["Request", "Scheduler", "Steps", "Task", "WORKING_BYTES", "chunk_rows", "drive",
+           "together"]
 
 # Upper bound on the int8 entries of one oracle batch: bounds memory at large n
 # (a 16 MiB batch plus packed words) while keeping batches large enough that
@@ -44,10 +47,10 @@ __all__ = ["Request", "Steps", "Task", "Scheduler", "chunk_rows", "drive", "WORK
 _BATCH_ENTRIES = 1 << 24
 
 WORKING_BYTES = 1 << 26
-"""Working memory of the decisions a :class:`Scheduler` runs at once (64 MiB).
+"""Working memory of the tasks a :class:`Scheduler` runs at once (64 MiB).
 
-Every decision is admitted alone if it needs more, so this bounds the peak
-at ``max(WORKING_BYTES, largest decision)`` plus one oracle batch."""
+A task is admitted alone if it needs more, so the peak is at most
+``max(WORKING_BYTES, largest task)`` plus one oracle batch."""
 
 
 def chunk_rows(n: int) -> int:
@@ -57,96 +60,136 @@ def chunk_rows(n: int) -> int:
 
 @dataclass(frozen=True, eq=False)
 class Request:
-    """``count`` rows a decision needs ``f`` on, made on demand.
+    """``count`` rows some decisions need ``f`` on, made on demand.
 
     ``rows(lo, hi)`` returns rows ``lo .. hi-1`` as a fresh ``(hi - lo, n)``
-    ``int8`` array of ``±1`` (the oracle may write into it). ``purpose`` names
-    the samples in error notes.
+    ``int8`` array of ``±1`` (the oracle may write into it). ``purpose`` and
+    ``paths`` (the node paths the rows are for) name the samples in error
+    notes.
     """
 
     purpose: str
     count: int
     rows: Callable[[int, int], np.ndarray]
+    paths: Sequence[Any] = ()
 
 
 Steps = Generator[Request, np.ndarray, Any]
-"""A decision as steps: yields requests, is sent their values, returns its result."""
+"""Decisions as steps: yield requests, are sent their values, return a result."""
 
 
-def _call(oracle: Oracle, points: np.ndarray, notes: Callable[[], str]) -> np.ndarray:
+def _note(oracle: Oracle, pieces: Sequence[Request], seed: int) -> str:
+    paths = [path for request in pieces for path in request.paths]
+    where = f" at node path {paths[0]}" if paths else ""
+    others = len(set(paths)) - 1
+    if others > 0:
+        where += f" (and {others} other node{'s' if others > 1 else ''} in the same batch)"
+    return (f"lca: raised while querying {oracle.name!r} for {pieces[0].purpose} samples"
+            f"{where} (seed {seed})")
+
+
+def _call(oracle: Oracle, points: np.ndarray, pieces: Sequence[Request],
+          seed: int) -> np.ndarray:
     try:
         return oracle(points)
     except Exception as error:
         # Keep the oracle's own exception type and message; add where it happened.
-        error.add_note(notes())
+        error.add_note(_note(oracle, pieces, seed))
         raise
 
 
-def _values(oracle: Oracle, request: Request, note: Callable[[], str]) -> np.ndarray:
-    """``f`` on every row of ``request``, in oracle calls of at most :func:`chunk_rows` rows."""
-    step = chunk_rows(oracle.n)
-    if request.count <= step:
-        return _call(oracle, request.rows(0, request.count), note)
-    return np.concatenate([_call(oracle, request.rows(lo, min(lo + step, request.count)), note)
-                           for lo in range(0, request.count, step)])
+def drive(steps: Steps, oracle: Oracle, seed: int) -> Any:
+    """Run ``steps`` to the end against ``oracle``, alone; return their result.
 
-
-def drive(steps: Steps, oracle: Oracle, seed: int, path: Any) -> Any:
-    """Run one decision's steps to the end against ``oracle``; return its result.
-
-    An oracle error gets a note naming the purpose, the node path and the seed.
+    Each request is sent in oracle calls of at most :func:`chunk_rows` rows;
+    an oracle error gets a note naming the purpose, the node path and the seed.
     """
+    step = chunk_rows(oracle.n)
     try:
         request = next(steps)
         while True:
-            request = steps.send(_values(oracle, request, lambda: _note(
-                oracle, [(request.purpose, path)], seed)))
+            values = [_call(oracle, request.rows(lo, min(lo + step, request.count)),
+                            [request], seed) for lo in range(0, request.count, step)]
+            request = steps.send(values[0] if len(values) == 1 else np.concatenate(
+                values or [np.zeros(0, dtype=np.int8)]))
     except StopIteration as stop:
         return stop.value
 
 
-def _note(oracle: Oracle, where: Sequence[tuple[str, Any]], seed: int) -> str:
-    purpose, path = where[0]
-    others = len({p for _, p in where} - {path})
-    more = f" (and {others} other node{'s' if others > 1 else ''} in the same batch)" \
-        if others else ""
-    return (f"lca: raised while querying {oracle.name!r} for {purpose} samples at node "
-            f"path {path}{more} (seed {seed})")
+def _joined(requests: list[Request]) -> Request:
+    """One request for the rows of ``requests``, in order."""
+    bounds = np.cumsum([0] + [request.count for request in requests])
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        parts = [request.rows(max(lo, first) - first, min(hi, last) - first)
+                 for request, first, last in zip(requests, bounds[:-1], bounds[1:])
+                 if max(lo, first) < min(hi, last)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    return Request(requests[0].purpose, int(bounds[-1]), rows,
+                   [path for request in requests for path in request.paths])
+
+
+def together(members: Sequence[Steps]) -> Steps:
+    """Run independent steps in lockstep; return the list of their results.
+
+    Each round joins the requests of the members still running into one.
+    """
+    results: list[Any] = [None] * len(members)
+    waiting: dict[int, Request] = {}
+    for index, steps in enumerate(members):
+        try:
+            waiting[index] = next(steps)
+        except StopIteration as stop:
+            results[index] = stop.value
+    while waiting:
+        order = list(waiting)
+        values = yield _joined([waiting[index] for index in order])
+        at = 0
+        for index in order:
+            count = waiting[index].count
+            try:
+                waiting[index] = members[index].send(values[at:at + count])
+            except StopIteration as stop:
+                results[index] = stop.value
+                del waiting[index]
+            at += count
+    return results
 
 
 @dataclass(eq=False)
 class Task:
-    """One decision the scheduler runs.
+    """A group of decisions the scheduler runs as one.
 
     Attributes:
-        key: the node path (names it in error notes and results).
-        start: makes the decision's steps; called when the task is admitted.
-        cap: the most queries the decision can spend (its reservation).
-        memory: bytes of working memory it may hold while running.
+        keys: what the decisions are (node paths), for the caller.
+        start: makes the group's steps, which return one result per key;
+            called when the task is admitted.
+        cap: the most queries the steps can spend (the task's reservation).
+        memory: bytes of working memory the steps may hold while running.
     """
 
-    key: Any
+    keys: Sequence[Any]
     start: Callable[[], Steps]
     cap: int
     memory: int
     spent: int = 0
-    result: Any = None
+    results: Any = None
     done: bool = False
     _steps: Steps | None = field(default=None, repr=False)
     _request: Request | None = field(default=None, repr=False)
 
 
 class Scheduler:
-    """Runs decisions together, sharing oracle calls (module docstring).
+    """Runs tasks together, sharing oracle calls (module docstring).
 
     Args:
         oracle: the (counting) oracle every call goes to.
         seed: named in error notes.
-        max_queries: optional budget: a task is admitted only if the queries
-            spent plus every admitted task's cap fit in it.
+        max_queries: optional budget (module docstring).
         deadline: optional ``time.monotonic()`` value: no task is admitted,
-            and no oracle call is made, after it; tasks still running are
-            abandoned.
+            and no oracle call is made, at or after it; tasks still running
+            are abandoned.
         on_done: called with each task as it finishes, in finishing order.
     """
 
@@ -217,20 +260,20 @@ class Scheduler:
         return self.stopped is None
 
     def _advance(self, task: Task, values: np.ndarray | None) -> bool:
-        """Send ``values`` (or start); True once the task has returned its result."""
+        """Send ``values`` (or start); True once the task has returned its results."""
         try:
             task._request = next(task._steps) if values is None else task._steps.send(values)
         except StopIteration as stop:
-            task.result, task.done, task._request = stop.value, True, None
+            task.results, task.done, task._request = stop.value, True, None
             task._steps = None
-            assert task.spent <= task.cap, (task.key, task.spent, task.cap)
+            assert task.spent <= task.cap, (task.keys, task.spent, task.cap)
             if self.on_done is not None:
                 self.on_done(task)
             return True
         return False
 
     def _gathered_step(self, active: list[Task]) -> int:
-        """One round: every active task's request answered in shared oracle calls.
+        """One round: every running task's request answered in shared oracle calls.
 
         Returns the queries spent.
         """
@@ -264,9 +307,7 @@ class Scheduler:
               values: dict[int, list[np.ndarray]]) -> None:
         parts = [task._request.rows(lo, hi) for task, lo, hi in batch]
         points = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        result = _call(self.oracle, points, lambda: _note(
-            self.oracle, [(task._request.purpose, task.key) for task, _, _ in batch],
-            self.seed))
+        result = _call(self.oracle, points, [task._request for task, _, _ in batch], self.seed)
         self.calls += 1
         self.spent += points.shape[0]
         at = 0

@@ -97,7 +97,8 @@ def _score_steps(n: int, seed: int, path: Path, start: int, stop: int,
         flips = derive.flip_masks(key, n, lo, hi, threshold, path)
         both = np.concatenate([x, x ^ flips])
         values = yield Request("score", both.shape[0],
-                               lambda a, b, both=both: derive.unpack_points(both[a:b], n))
+                               lambda a, b, both=both: derive.unpack_points(both[a:b], n),
+                               (path,))
         differ = values[:hi - lo] != values[hi - lo:]
         disagreeing = flips[differ]
         disagreements += int(differ.sum())
@@ -114,8 +115,7 @@ def score_counts(oracle: Oracle, seed: int, path: Path, samples: int,
     samples in blocks, which changes no count.
     """
     disagreements, flipped_sum, _ = drive(
-        _score_steps(oracle.n, seed, path, start, start + samples, threshold), oracle, seed,
-        path)
+        _score_steps(oracle.n, seed, path, start, start + samples, threshold), oracle, seed)
     # Among disagreeing pairs, x_i = y_i exactly when coordinate i did not flip.
     return ScoreCounts(samples, disagreements, disagreements - flipped_sum)
 
@@ -209,14 +209,14 @@ def _leaf_steps(n: int, seed: int, path: Path, start: int, stop: int) -> Steps:
     for lo in range(start, stop, step):
         x = derive.uniform_points(key, n, lo, min(lo + step, stop), path)
         values = yield Request("leaf", x.shape[0],
-                               lambda a, b, x=x: derive.unpack_points(x[a:b], n))
+                               lambda a, b, x=x: derive.unpack_points(x[a:b], n), (path,))
         total += int(values.sum(dtype=np.int64))
     return total
 
 
 def leaf_sum(oracle: Oracle, seed: int, path: Path, samples: int) -> int:
     """``sum_k f(x_k)`` over ``samples`` uniform points consistent with ``path``."""
-    return drive(_leaf_steps(oracle.n, seed, path, 0, samples), oracle, seed, path)
+    return drive(_leaf_steps(oracle.n, seed, path, 0, samples), oracle, seed)
 
 
 def leaf_label(total: int) -> int:
@@ -381,7 +381,7 @@ def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Any) -> Adaptiv
     ``docs/randomness.md`` §6; a deterministic function of
     ``(oracle, seed, path, params)``.
     """
-    return drive(_adaptive_node_steps(oracle.n, seed, path, params), oracle, seed, path)
+    return drive(_adaptive_node_steps(oracle.n, seed, path, params), oracle, seed)
 
 
 def _adaptive_leaf_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
@@ -414,7 +414,7 @@ def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Any) -> Adaptiv
     ``Pr[f = +1]`` is bounded from both sides by Bernstein bounds on the
     ``+1`` and ``-1`` counts; exact rules in ``docs/randomness.md`` §6.
     """
-    return drive(_adaptive_leaf_steps(oracle.n, seed, path, params), oracle, seed, path)
+    return drive(_adaptive_leaf_steps(oracle.n, seed, path, params), oracle, seed)
 
 
 # -- the estimator: docs/randomness.md §6 ------------------------------------------------

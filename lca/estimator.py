@@ -5,8 +5,11 @@ the name :attr:`lca.Params.estimator` holds (``"score"``: the paper's
 UnbiasedEstimator, :mod:`lca.estimate`; ``"search"``: the efficient mode,
 :mod:`lca.search`), and supplies, next to the code that spends the queries:
 
-* :meth:`Estimator.node` and :meth:`Estimator.leaf`: the decision at a node
-  as steps (:mod:`lca.engine`) returning a :class:`~lca.decisions.Decision`;
+* :meth:`Estimator.nodes` and :meth:`Estimator.leaves`: the decisions at a
+  group of nodes as steps (:mod:`lca.engine`) returning one
+  :class:`~lca.decisions.Decision` per node (an estimator may share work
+  between them; by default each node runs its own :meth:`Estimator.node`
+  or :meth:`Estimator.leaf` steps, in lockstep);
 * :meth:`Estimator.max_node_queries` and :meth:`Estimator.max_leaf_queries`:
   proved worst cases of what those steps spend, which budgets rely on;
 * :meth:`Estimator.validate` and :meth:`Estimator.describe` for
@@ -24,10 +27,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 
 from lca.derive import Path
-from lca.engine import Steps
+from lca.engine import Steps, together
 
 __all__ = ["Estimator", "Memo", "NodeContext", "get", "names", "register"]
 
@@ -36,29 +38,29 @@ Params = Any
 
 
 class Memo:
-    """Arrays an estimator can re-derive at will, kept least recently used first.
+    """Values an estimator can re-derive at will, kept least recently used first.
 
-    The sum of the ``nbytes`` of the arrays held never exceeds ``limit``
-    (an array larger than ``limit`` is not kept). Evicting an entry only
-    costs the work of deriving it again: nothing that decides anything may
-    live only here.
+    Each value has an ``nbytes`` attribute (an array, or an object that
+    reports its size); their sum never exceeds ``limit`` (a value larger
+    than ``limit`` is not kept). Evicting an entry only costs the work of
+    deriving it again: nothing that decides anything may live only here.
     """
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.nbytes = 0
-        self._items: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, key: Hashable) -> np.ndarray | None:
+    def get(self, key: Hashable) -> Any:
         value = self._items.get(key)
         if value is not None:
             self._items.move_to_end(key)
         return value
 
-    def put(self, key: Hashable, value: np.ndarray) -> None:
+    def put(self, key: Hashable, value: Any) -> None:
         old = self._items.pop(key, None)
         if old is not None:
             self.nbytes -= old.nbytes
@@ -102,20 +104,28 @@ class Estimator(abc.ABC):
     def validate(self, params: Params) -> None:
         """Raise ``ValueError`` if ``params`` cannot drive this estimator."""
 
-    @abc.abstractmethod
     def node(self, context: NodeContext) -> Steps:
-        """Steps deciding an internal node; they return ``(decision, kept)``.
+        """Steps deciding one internal node; they return ``(decision, kept)``.
 
         ``decision`` is a :class:`~lca.decisions.NodeDecision`, or a
         :class:`~lca.decisions.LeafDecision` where the node stops early;
         ``kept`` is what descendants will read through
         :attr:`NodeContext.lineage` (``None`` if nothing).
         """
+        raise NotImplementedError
 
-    @abc.abstractmethod
     def leaf(self, context: NodeContext) -> Steps:
-        """Steps labelling a leaf at ``len(path) == params.path_length``; they
+        """Steps labelling one leaf at ``len(path) == params.path_length``; they
         return a :class:`~lca.decisions.LeafDecision`."""
+        raise NotImplementedError
+
+    def nodes(self, contexts: list[NodeContext]) -> Steps:
+        """Steps deciding internal nodes together: a list of :meth:`node` results."""
+        return (yield from together([self.node(context) for context in contexts]))
+
+    def leaves(self, contexts: list[NodeContext]) -> Steps:
+        """Steps labelling leaves together: a list of :meth:`leaf` results."""
+        return (yield from together([self.leaf(context) for context in contexts]))
 
     @abc.abstractmethod
     def max_node_queries(self, params: Params) -> int:

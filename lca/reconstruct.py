@@ -29,7 +29,7 @@ import numpy as np
 
 from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path, check_path
-from lca.engine import Scheduler, Steps, Task
+from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
 from lca.oracle import CountingOracle, Oracle, check_points
 from lca.params import Params, check_int, check_real
@@ -330,18 +330,20 @@ class Reconstructor:
                 old, _ = self._cache.popitem(last=False)
                 self._kept.pop(old, None)
 
-    def _steps(self, seed: int, path: Path, call: _Call) -> Steps:
-        """The estimator's steps for ``path``; they return ``(decision, kept)``."""
-        context = NodeContext(self.params.n, seed, path, self.params,
-                              lambda k: call.kept[path[:k]], self._memo)
-        if len(path) == self.params.path_length:
-            return (yield from self._estimator.leaf(context)), None
-        return (yield from self._estimator.node(context))
+    def _steps(self, seed: int, paths: list[Path], call: _Call) -> Steps:
+        """The estimator's steps for ``paths`` (all leaves or all internal nodes);
+        they return ``(decision, kept)`` for each."""
+        contexts = [NodeContext(self.params.n, seed, path, self.params,
+                                lambda k, path=path: call.kept[path[:k]], self._memo)
+                    for path in paths]
+        if len(paths[0]) == self.params.path_length:
+            return [(leaf, None) for leaf in (yield from self._estimator.leaves(contexts))]
+        return (yield from self._estimator.nodes(contexts))
 
-    def _cap(self, path: Path) -> int:
-        """Most queries building the decision at ``path`` can spend."""
+    def _cap(self, depth: int) -> int:
+        """Most queries building the decision at a node of ``depth`` can spend."""
         params, estimator = self.params, self._estimator
-        if len(path) == params.path_length:
+        if depth == params.path_length:
             return estimator.max_leaf_queries(params)
         cap = estimator.max_node_queries(params)
         if estimator.early_leaves(params):
@@ -352,18 +354,28 @@ class Reconstructor:
                      limits: _Limits = _Limits()) -> None:
         """Decide ``paths`` (none known; their ancestors are) together, sharing oracle calls.
 
-        Raises :class:`_Stopped` if a limit stopped it; every decision
-        finished before that is filed.
+        The paths are decided in groups (the estimator shares work within a
+        group): as many as :data:`lca.engine.WORKING_BYTES` allows, or one
+        path per group under a query budget, so that the budget is checked
+        decision by decision. Raises :class:`_Stopped` if a limit stopped
+        it; every group finished before that is filed.
         """
-        memory = self._estimator.node_memory(self.params)
-        tasks = [Task(path, lambda path=path: self._steps(seed, path, call), self._cap(path),
-                      memory) for path in paths]
+        params = self.params
+        memory = self._estimator.node_memory(params)
+        per_group = 1 if limits.max_queries is not None \
+            else max(1, WORKING_BYTES // max(1, memory))
+        tasks = []
+        for depth in sorted({len(path) for path in paths}):
+            level = [path for path in paths if len(path) == depth]
+            for lo in range(0, len(level), per_group):
+                group = level[lo:lo + per_group]
+                tasks.append(Task(group, lambda group=group: self._steps(seed, group, call),
+                                  self._cap(depth) * len(group), memory * len(group)))
         budget = None if limits.max_queries is None \
             else limits.max_queries - call.stats.queries
         scheduler = Scheduler(self._counting, seed, max_queries=budget,
-                              deadline=limits.deadline,
-                              on_done=lambda task: self._keep(seed, task.key, *task.result,
-                                                              call))
+                              deadline=limits.deadline, on_done=lambda task: self._file(
+                                  seed, task, call))
         try:
             done = scheduler.run(tasks)
         finally:
@@ -375,6 +387,10 @@ class Reconstructor:
             raise _Stopped("max_queries", f"max_queries={limits.max_queries} (the next "
                                           f"decision may need up to {scheduler.needed})")
         raise _Stopped("time_limit", f"time_limit={limits.time_limit:g} s")
+
+    def _file(self, seed: int, task: Task, call: _Call) -> None:
+        for path, (decision, kept) in zip(task.keys, task.results):
+            self._keep(seed, path, decision, kept, call)
 
     def _decided(self, seed: int, path: Path, call: _Call) -> Decision:
         """The decision at ``path`` (ancestors already in ``call`` if the estimator reads them)."""
@@ -608,7 +624,7 @@ class Reconstructor:
         if bound > max_decisions:
             raise ValueError(
                 f"{owner}: depth {levels} may need up to 2^{levels + 1} - 1 = {bound} "
-                f"decisions (up to about {bound * self._cap(()):.3g} queries), "
+                f"decisions (up to about {bound * self._cap(0):.3g} queries), "
                 f"more than max_decisions={max_decisions}. Pass a smaller 'depth', or a "
                 "larger 'max_decisions' if you mean it.")
         with self._lock:

@@ -358,54 +358,72 @@ def correlations(labelled: Labelled, n: int) -> np.ndarray:
     return out
 
 
-# -- steps: the rows a node asks for ----------------------------------------------------
+def _group_correlations(words: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """:func:`correlations` of each node's block: ``words (B, k, W)``, ``values (B, k)``."""
+    nodes, count, width = words.shape
+    out = np.empty((nodes, n), dtype=np.int64)
+    step = max(1, _SEARCH_BYTES // (3 * n * max(1, count)))
+    for lo in range(0, nodes, step):
+        block = words[lo:lo + step]
+        bits = _bits(block.reshape(-1, width), n).reshape(block.shape[0], count, n)
+        signed = bits.astype(np.int16) * values[lo:lo + step, :, None]
+        out[lo:lo + step] = values[lo:lo + step].sum(axis=1, dtype=np.int64)[:, None] \
+            - 2 * signed.sum(axis=1, dtype=np.int64)
+    return out
 
-def _points_request(purpose: str, words: np.ndarray, n: int) -> Request:
+
+# -- steps: the rows a group of nodes asks for ------------------------------------------
+
+def _points_request(purpose: str, words: np.ndarray, n: int, paths: Any) -> Request:
     return Request(purpose, words.shape[0],
-                   lambda lo, hi: derive.unpack_points(words[lo:hi], n))
+                   lambda lo, hi: derive.unpack_points(words[lo:hi], n), paths)
 
 
-def _labelled_steps(purpose: str, words: np.ndarray, n: int) -> Steps:
-    values = yield _points_request(purpose, words, n)
-    return Labelled(words, values.astype(np.int8, copy=False))
-
-
-def _pairs_steps(n: int, seed: int, path: Path, start: int, stop: int) -> Steps:
-    words = derive.uniform_points(derive.node_key(seed, PAIRS, path), n, 2 * start,
-                                  2 * stop, path)
-    return (yield from _labelled_steps(PAIRS, words, n))
+def _fresh_words(n: int, seed: int, path: Path, count: int) -> np.ndarray:
+    """Packed fresh leaf samples ``0..count-1`` (purpose :data:`LEAF`)."""
+    return derive.uniform_points(derive.node_key(seed, LEAF, path), n, 0, max(0, count), path)
 
 
 def pair_points(oracle: Oracle, seed: int, path: Path, start: int, stop: int) -> Labelled:
     """Pairs ``start..stop-1`` of the node, as rows ``x_start, y_start, x_start+1, ...``."""
-    return drive(_pairs_steps(oracle.n, seed, path, start, stop), oracle, seed, path)
-
-
-def _fresh_leaf_steps(n: int, seed: int, path: Path, count: int) -> Steps:
-    if count <= 0:
-        return Labelled.empty(n)
-    words = derive.uniform_points(derive.node_key(seed, LEAF, path), n, 0, count, path)
-    return (yield from _labelled_steps(LEAF, words, n))
+    words = derive.uniform_points(derive.node_key(seed, PAIRS, path), oracle.n, 2 * start,
+                                  2 * stop, path)
+    return Labelled(words, _ask(oracle, seed, PAIRS, words, path))
 
 
 def leaf_points(oracle: Oracle, seed: int, path: Path, count: int) -> Labelled:
     """Fresh leaf samples ``0..count-1`` (purpose :data:`LEAF`), when reuse left too few."""
-    return drive(_fresh_leaf_steps(oracle.n, seed, path, count), oracle, seed, path)
+    words = _fresh_words(oracle.n, seed, path, count)
+    return Labelled(words, _ask(oracle, seed, LEAF, words, path))
 
 
-def _priorities(key: int, n: int, pairs: np.ndarray) -> np.ndarray:
-    """Switching priorities ``(len(pairs), n)``: words ``k n .. k n + n - 1`` of stream 0."""
+def _ask(oracle: Oracle, seed: int, purpose: str, words: np.ndarray, path: Path) -> np.ndarray:
+    def steps() -> Steps:
+        return (yield _points_request(purpose, words, oracle.n, (path,)))
+    return drive(steps(), oracle, seed).astype(np.int8, copy=False)
+
+
+# Priorities of a node's whole round are derived in one call while they fit in
+# this many bytes; beyond, one call per run of consecutive searching pairs.
+_ROUND_PRIORITY_BYTES = 1 << 20
+
+
+def _priorities(key: int, n: int, pairs: np.ndarray, first: int, last: int) -> np.ndarray:
+    """Switching priorities ``(len(pairs), n)`` of sorted pair indices in ``[first, last)``:
+    words ``k n .. k n + n - 1`` of stream 0 for pair ``k``."""
+    if (last - first) * n * 8 <= _ROUND_PRIORITY_BYTES:
+        block = derive.raw_words(key, 0, first * n, (last - first) * n)
+        return block.reshape(last - first, n)[pairs - first]
     out = np.empty((pairs.size, n), dtype=np.uint64)
-    # One derivation per run of consecutive pairs.
     breaks = np.flatnonzero(np.diff(pairs) != 1) + 1
     for run in np.split(np.arange(pairs.size), breaks):
-        first = int(pairs[run[0]])
-        out[run] = derive.raw_words(key, 0, first * n, run.size * n).reshape(run.size, n)
+        start = int(pairs[run[0]])
+        out[run] = derive.raw_words(key, 0, start * n, run.size * n).reshape(run.size, n)
     return out
 
 
-def _switching_orders(key: int, n: int, pairs: np.ndarray,
-                      differing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _switching_orders(priority: np.ndarray, differing: np.ndarray,
+                      n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's differing coordinates in switching order, and how many there are.
 
     The order is ascending ``(priority, index)`` over the differing
@@ -417,17 +435,17 @@ def _switching_orders(key: int, n: int, pairs: np.ndarray,
     diff = _bits(differing, n).view(bool)
     lengths = diff.sum(axis=1)
     rows, cols = np.nonzero(diff)
-    width = max(1, int(lengths.max()))
+    width = max(1, int(lengths.max(initial=0)))
     low_bits = (n + 1).bit_length()
     low = np.uint64((1 << low_bits) - 1)
     high = np.uint64(_ALL_ONES ^ int(low))
-    priority = _priorities(key, n, pairs)
-    keys = np.full((pairs.size, width), _ALL_ONES, dtype=np.uint64)
+    keys = np.full((diff.shape[0], width), _ALL_ONES, dtype=np.uint64)
     starts = np.cumsum(lengths) - lengths
     position = np.arange(rows.size) - np.repeat(starts, lengths)
     keys[rows, position] = (priority[rows, cols] & high) | (cols.astype(np.uint64) + 1)
     keys.sort(axis=1)
-    order = ((keys & low).astype(np.int64) - 1).astype(np.int32)
+    index = np.int32 if n < 1 << 31 else np.int64
+    order = ((keys & low).astype(np.int64) - 1).astype(index)
     shared = (keys[:, 1:] & high) == (keys[:, :-1] & high)
     shared &= np.arange(width - 1) < (lengths - 1)[:, None]
     for row in np.flatnonzero(shared.any(axis=1)):
@@ -439,22 +457,26 @@ def _switching_orders(key: int, n: int, pairs: np.ndarray,
 
 def _segments(order: np.ndarray, rows: np.ndarray, starts: np.ndarray,
               stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(row index into rows, coordinate)`` for ``order[rows[i], starts[i]:stops[i]]``."""
+    """``(index into rows, coordinate)`` of ``order[rows[i], starts[i]:stops[i]]`` for every i."""
     lengths = stops - starts
     which = np.repeat(np.arange(rows.size), lengths)
     offsets = np.arange(which.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     return which, order[rows[which], starts[which] + offsets]
 
 
-def _search_group_steps(key: int, n: int, pairs: np.ndarray, x: np.ndarray, y: np.ndarray,
-                        fx: np.ndarray) -> Steps:
-    """Binary searches of one group of disagreeing pairs; returns the found coordinates."""
-    order, lengths = _switching_orders(key, n, pairs, x ^ y)
-    # hybrid h_lo of every pair, as the oracle reads it: x with the first lo
+def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
+                         fx: np.ndarray, n: int, paths: Any) -> Steps:
+    """Binary searches of a group of disagreeing pairs, all in lockstep.
+
+    Returns the found coordinate of each pair and how many hybrids it asked for.
+    """
+    # Hybrid h_lo of every pair, as the oracle reads it: x with the first lo
     # coordinates of its order switched (negated: they differ from x there).
     hybrid = derive.unpack_points(x, n)
-    lo = np.zeros(pairs.size, dtype=np.int64)
+    count = lengths.size
+    lo = np.zeros(count, dtype=np.int64)
     hi = lengths.astype(np.int64)
+    asked = np.zeros(count, dtype=np.int64)
     while True:
         active = np.flatnonzero(hi - lo > 1)
         if not active.size:
@@ -469,137 +491,213 @@ def _search_group_steps(key: int, n: int, pairs: np.ndarray, x: np.ndarray, y: n
             out[which, cols] = -out[which, cols]
             return out
 
-        values = yield Request(ORDER, active.size, rows)
+        values = yield Request(ORDER, active.size, rows, paths)
+        asked[active] += 1
         same = values == fx[active]
         moved = active[same]
         which, cols = _segments(order, moved, start[same], mid[same])
         hybrid[moved[which], cols] = -hybrid[moved[which], cols]
         lo[moved] = mid[same]
         hi[active[~same]] = mid[~same]
-    return order[np.arange(pairs.size), hi - 1].astype(np.int64)
+    return order[np.arange(count), hi - 1].astype(np.int64), asked
 
 
-def _search_steps(n: int, seed: int, path: Path, first_pair: int, batch: Labelled,
-                  searching: np.ndarray) -> Steps:
-    """The sensitive coordinate found for each searching pair (indices into the round).
+def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
+                  x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
+                  paths: Any) -> Steps:
+    """The sensitive coordinate found for each searching pair, and its hybrid count.
 
-    The hybrid ``h_t`` of pair ``k`` is ``x_k`` with the first ``t`` differing
-    coordinates, in order of ascending priority (ties to the lower index),
-    switched to ``y_k``. The search keeps ``f(h_lo) = f(x_k) != f(h_hi)``
-    from ``lo = 0, hi = L`` and queries ``h_mid``, ``mid = (lo + hi) // 2``,
-    until ``hi = lo + 1``; the answer is the ``hi``-th coordinate in order.
-    Pairs are searched in groups bounded by :data:`_SEARCH_BYTES`.
+    Pair ``i`` is pair ``pair[i]`` of node ``node[i]`` (sorted by node, then
+    pair), with packed points ``x[i]``, ``y[i]`` and ``fx[i] = f(x[i])``;
+    ``keys[b]`` is node ``b``'s :data:`ORDER` key. The hybrid ``h_t`` of a
+    pair is ``x`` with the first ``t`` differing coordinates, in order of
+    ascending priority (ties to the lower index), switched to ``y``. The
+    search keeps ``f(h_lo) = f(x) != f(h_hi)`` from ``lo = 0, hi = L`` and
+    queries ``h_mid``, ``mid = (lo + hi) // 2``, until ``hi = lo + 1``; the
+    answer is the ``hi``-th coordinate in order. Pairs are searched in
+    groups whose orders and hybrids (3 bytes per variable per pair) fit in
+    :data:`_SEARCH_BYTES`, their orders sorted a part at a time.
     """
-    key = derive.node_key(seed, ORDER, path)
-    found = np.empty(searching.size, dtype=np.int64)
-    group = max(1, _SEARCH_BYTES // (25 * n))
-    for lo in range(0, searching.size, group):
-        members = searching[lo:lo + group]
-        found[lo:lo + members.size] = yield from _search_group_steps(
-            key, n, first_pair + members, batch.words[2 * members],
-            batch.words[2 * members + 1], batch.values[2 * members])
-    return found
+    found = np.empty(node.size, dtype=np.int64)
+    asked = np.empty(node.size, dtype=np.int64)
+    group = max(1, _SEARCH_BYTES // (3 * n))
+    part = max(1, _SEARCH_BYTES // (25 * n))
+    for lo in range(0, node.size, group):
+        members = np.arange(lo, min(lo + group, node.size))
+        orders, lengths = [], []
+        for first in range(0, members.size, part):
+            chunk = members[first:first + part]
+            priority = np.concatenate([
+                _priorities(keys[b], n, pair[chunk][node[chunk] == b], *round_pairs)
+                for b in np.unique(node[chunk])])
+            order, length = _switching_orders(priority, x[chunk] ^ y[chunk], n)
+            orders.append(order)
+            lengths.append(length)
+        width = max(order.shape[1] for order in orders)
+        order = np.concatenate([np.pad(o, ((0, 0), (0, width - o.shape[1]))) for o in orders])
+        found[members], asked[members] = yield from _binary_search_steps(
+            order, np.concatenate(lengths), x[members], fx[members], n, paths)
+    return found, asked
+
+
+def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
+                column: np.ndarray, paths: Any) -> Steps:
+    """``f(x)`` with one coordinate negated, for each flip ``i``: pair ``pair[i]`` of
+    node ``node[i]`` (first points ``firsts (B, q, W)``), coordinate ``column[i]``."""
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        points = derive.unpack_points(firsts[node[lo:hi], pair[lo:hi]], n)
+        at = np.arange(hi - lo)
+        points[at, column[lo:hi]] = -points[at, column[lo:hi]]
+        return points
+
+    return (yield Request(FLIP, node.size, rows, paths))
+
+
+@dataclass
+class _Group:
+    """Counts of a group of nodes decided together, one row per node."""
+
+    free: np.ndarray           # (B, n) bool
+    votes: np.ndarray          # (B, n) int64
+    correlations: np.ndarray   # (B, n) int64, inherited and own points
+    labelled: np.ndarray       # (B,) inherited and own points
+    own_total: np.ndarray      # (B,) sum of the own points' values
+    disagreements: np.ndarray  # (B,)
+    words: np.ndarray          # (B, 2 q, W) own points
+    values: np.ndarray         # (B, 2 q) their values
+    spent: np.ndarray          # (B,) queries asked for each node
+
+    def state(self, b: int, pairs: int) -> _Round:
+        return _Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
+                      int(self.labelled[b]), int(self.own_total[b]))
+
+
+def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
+                 inherited: list[Inherited]) -> Steps:
+    """Decide the nodes ``paths`` of ``T_seed`` together (module docstring).
+
+    Every node follows the rules of :func:`round_rule` and :func:`cap_rule`
+    on its own counts; the group shares derivation, searches and oracle
+    calls. ``inherited[b]`` sums node ``b``'s ancestors' labelled points in
+    its subcube: they count in the correlation test, not in the certified
+    constant test. Returns one :class:`SearchNode` per path and the queries
+    each node asked for.
+    """
+    size_b = len(paths)
+    width = derive.words_per_point(n)
+    free = np.ones((size_b, n), dtype=bool)
+    for b, path in enumerate(paths):
+        free[b, [var for var, _ in path]] = False
+    rounds = anytime_rounds(params.first_round, params.score_samples)
+    terms = [_Terms.of(len(rounds), int(count), params.delta) for count in free.sum(axis=1)]
+    pair_keys = [derive.node_key(seed, PAIRS, path) for path in paths]
+    order_keys = [derive.node_key(seed, ORDER, path) for path in paths]
+    group = _Group(free, np.zeros((size_b, n), dtype=np.int64),
+                   np.stack([h.correlations for h in inherited]),
+                   np.array([h.count for h in inherited], dtype=np.int64),
+                   np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
+                   np.zeros((size_b, 0, width), dtype=np.uint64),
+                   np.zeros((size_b, 0), dtype=np.int8), np.zeros(size_b, dtype=np.int64))
+    edges: list[dict[int, np.ndarray]] = [{} for _ in paths]
+    leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
+    results: list[SearchNode | None] = [None] * size_b
+    active = np.arange(size_b)
+    done = 0
+
+    def finish(b: int, variable: int | None, runner: int | None, rule: str, margin: int,
+               certified: bool) -> None:
+        results[b] = SearchNode(variable, runner, rule, margin, done,
+                                int(group.disagreements[b]), group.votes[b], certified,
+                                Labelled(group.words[b], group.values[b]))
+
+    for size in rounds:
+        count = size - done
+        names = [paths[b] for b in active]
+        words = np.zeros((size_b, 2 * count, width), dtype=np.uint64)
+        for b in active:
+            words[b] = derive.uniform_points(pair_keys[b], n, 2 * done, 2 * size, paths[b])
+        asked = words[active].reshape(-1, width)
+        values = np.zeros((size_b, 2 * count), dtype=np.int8)
+        values[active] = (yield _points_request(PAIRS, asked, n, names)).reshape(
+            active.size, 2 * count)
+        group.spent[active] += 2 * count
+        firsts, seconds = values[active, 0::2], values[active, 1::2]
+        disagree = firsts != seconds
+        node, pair = np.nonzero(disagree)
+        if node.size:
+            found, hybrids = yield from _search_steps(
+                n, [order_keys[b] for b in active], node, done + pair,
+                words[active[node], 2 * pair], words[active[node], 2 * pair + 1],
+                firsts[node, pair], (done, size), names)
+            np.add.at(group.votes, (active[node], found), 1)
+            np.add.at(group.spent, active[node], hybrids)
+        group.disagreements[active] += disagree.sum(axis=1)
+        group.correlations[active] += _group_correlations(words[active], values[active], n)
+        group.labelled[active] += 2 * count
+        group.own_total[active] += values[active].sum(axis=1, dtype=np.int64)
+        group.words = np.concatenate([group.words, words], axis=1)
+        group.values = np.concatenate([group.values, values], axis=1)
+        done = size
+        flipping = []
+        for b in active:
+            rule = round_rule(group.state(b, done), params.eps, terms[b])
+            if rule == "constant":
+                finish(b, None, None, rule, 0, True)
+            elif rule is None:
+                flipping.append(b)
+            # "unanimous": no flip can be compared against a disagreement yet.
+        if flipping:
+            members = {b: candidates(group.votes[b], group.correlations[b], free[b])
+                       for b in flipping}
+            starts = {(b, c): edges[b][c].size if c in edges[b] else 0
+                      for b in flipping for c in members[b]}
+            node = np.concatenate([np.full(done - starts[b, c], b) for b in flipping
+                                   for c in members[b]])
+            column = np.concatenate([np.full(done - starts[b, c], c) for b in flipping
+                                     for c in members[b]])
+            pair = np.concatenate([np.arange(starts[b, c], done) for b in flipping
+                                   for c in members[b]])
+            flipped = yield from _flip_steps(n, group.words[:, 0::2], node, pair, column,
+                                             [paths[b] for b in flipping])
+            np.add.at(group.spent, node, 1)
+            at = 0
+            for b in flipping:
+                for c in members[b]:
+                    new = flipped[at:at + done - starts[b, c]] \
+                        != group.values[b, 2 * starts[b, c]::2]
+                    at += new.size
+                    edges[b][c] = np.concatenate([edges[b][c], new]) if c in edges[b] else new
+                leader, runner, a, lead_b = leads[b] = influence_lead(members[b], edges[b])
+                if lead_is_certified(a - lead_b, a + lead_b, terms[b].lead):
+                    finish(b, leader, runner, "influence", a - lead_b, True)
+        active = np.array([b for b in active if results[b] is None], dtype=np.int64)
+        if not active.size:
+            break
+    for b in active:
+        rule = cap_rule(group.state(b, done), free[b], params.eps, terms[b])
+        if rule == "no structure":
+            finish(b, None, None, rule, 0, False)
+        elif rule == "correlation":
+            # Unanimous to the cap, yet the inherited points correlate: nothing was flipped.
+            finish(b, int(_ranked(np.abs(group.correlations[b]), free[b])[0]), None, rule, 0,
+                   False)
+        else:
+            leader, runner, a, lead_b = leads[b]
+            finish(b, leader, runner, rule, a - lead_b, False)
+    return results, group.spent
 
 
 def search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int, pairs: Labelled,
                  searching: np.ndarray) -> np.ndarray:
-    """:func:`_search_steps` run alone: the found coordinate of each searching pair."""
-    return drive(_search_steps(oracle.n, seed, path, first_pair, pairs, searching), oracle,
-                 seed, path)
-
-
-def _flip_steps(n: int, own: Labelled, edges: dict[int, np.ndarray],
-                members: list[int]) -> Steps:
-    """Extend ``edges[c]`` to every ``x_k`` of ``own``: ``f(x_k) != f(x_k with x_k,c negated)``.
-
-    Only each pair's first point is flipped (half the queries of flipping
-    both). A candidate new to this round starts from pair 0, so all
-    current candidates are compared on the same points. One request for all
-    candidates together, in candidate order.
-    """
-    firsts = own.words[0::2]
-    values = own.values[0::2]
-    starts = [edges[c].size if c in edges else 0 for c in members]
-    counts = [firsts.shape[0] - start for start in starts]
-    bounds = np.cumsum([0, *counts])
-
-    def rows(lo: int, hi: int) -> np.ndarray:
-        parts = []
-        for c, start, first, last in zip(members, starts, bounds[:-1], bounds[1:]):
-            a, b = max(lo, first), min(hi, last)
-            if a < b:
-                points = derive.unpack_points(firsts[start + a - first:start + b - first], n)
-                points[:, c] = -points[:, c]
-                parts.append(points)
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    flipped = yield Request(FLIP, int(bounds[-1]), rows)
-    for c, start, first, last in zip(members, starts, bounds[:-1], bounds[1:]):
-        new = flipped[first:last] != values[start:]
-        edges[c] = np.concatenate([edges[c], new]) if c in edges else new
-
-
-def _node_steps(n: int, seed: int, path: Path, params: Any, inherited: Inherited) -> Steps:
-    """Decide the node ``path`` of ``T_seed`` (module docstring); returns a :class:`SearchNode`.
-
-    ``inherited`` sums the ancestors' labelled points in this subcube: they
-    count in the correlation test, not in the certified constant test.
-    """
-    free = np.ones(n, dtype=bool)
-    free[[var for var, _ in path]] = False
-    rounds = anytime_rounds(params.first_round, params.score_samples)
-    terms = _Terms.of(len(rounds), int(free.sum()), params.delta)
-    state = _Round(0, 0, np.zeros(n, dtype=np.int64), inherited.correlations.copy(),
-                   inherited.count, 0)
-    batches: list[Labelled] = []
-    edges: dict[int, np.ndarray] = {}
-    leader = runner = None
-    a = b = 0
-    for size in rounds:
-        batch = yield from _pairs_steps(n, seed, path, state.pairs, size)
-        searching = np.flatnonzero(batch.values[0::2] != batch.values[1::2])
-        if searching.size:
-            found = yield from _search_steps(n, seed, path, state.pairs, batch, searching)
-            np.add.at(state.votes, found, 1)
-        state.disagreements += int(searching.size)
-        state.correlations += correlations(batch, n)
-        state.labelled += len(batch)
-        state.own_total += batch.total
-        state.pairs = size
-        batches.append(batch)
-        rule = round_rule(state, params.eps, terms)
-        if rule == "constant":
-            return _node(state, batches, None, None, rule, 0, True)
-        if rule == "unanimous":
-            # No flip can be compared against a disagreement yet: measure nothing.
-            continue
-        own = _joined(batches)
-        members = candidates(state.votes, state.correlations, free)
-        yield from _flip_steps(n, own, edges, members)
-        leader, runner, a, b = influence_lead(members, edges)
-        if lead_is_certified(a - b, a + b, terms.lead):
-            return _node(state, batches, leader, runner, "influence", a - b, True)
-    rule = cap_rule(state, free, params.eps, terms)
-    if rule == "no structure":
-        return _node(state, batches, None, None, rule, 0, False)
-    if rule == "correlation":
-        # Unanimous to the cap, yet the inherited points correlate: nothing was flipped.
-        chosen = int(_ranked(np.abs(state.correlations), free)[0])
-        return _node(state, batches, chosen, None, rule, 0, False)
-    return _node(state, batches, leader, runner, rule, a - b, False)
-
-
-def _joined(batches: list[Labelled]) -> Labelled:
-    if len(batches) == 1:
-        return batches[0]
-    return Labelled(np.concatenate([b.words for b in batches]),
-                    np.concatenate([b.values for b in batches]))
-
-
-def _node(state: _Round, batches: list[Labelled], variable: int | None, runner: int | None,
-          rule: str, margin: int, certified: bool) -> SearchNode:
-    return SearchNode(variable, runner, rule, margin, state.pairs, state.disagreements,
-                      state.votes, certified, _joined(batches))
+    """The found coordinate of each searching pair of one node (its search run alone)."""
+    n = oracle.n
+    steps = _search_steps(n, [derive.node_key(seed, ORDER, path)],
+                          np.zeros(searching.size, dtype=np.int64), first_pair + searching,
+                          pairs.words[2 * searching], pairs.words[2 * searching + 1],
+                          pairs.values[2 * searching],
+                          (first_pair, first_pair + pairs.values.size // 2), (path,))
+    return drive(steps, oracle, seed)[0]
 
 
 def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
@@ -609,8 +707,8 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
     ``inherited`` are the ancestors' labelled points in this subcube: they
     count in the correlation test, not in the certified constant test.
     """
-    return drive(_node_steps(oracle.n, seed, path, params, Inherited.of(inherited, oracle.n)),
-                 oracle, seed, path)
+    steps = _nodes_steps(oracle.n, seed, [path], params, [Inherited.of(inherited, oracle.n)])
+    return drive(steps, oracle, seed)[0][0]
 
 
 # -- the estimator ----------------------------------------------------------------------
@@ -618,9 +716,11 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
 class SearchEstimator(Estimator):
     """``Params.estimator = "search"``: the efficient mode (module docstring).
 
-    A node keeps its own points' values for its descendants; their packed
-    points are re-derived from their stream when the reconstructor's memo
-    does not hold them (it only saves work: docs/randomness.md §6).
+    A node keeps its own points' values for its descendants. A node's *pool*
+    (its inherited points and its own) is re-derivable from its ancestors'
+    streams and kept values, so it lives in the reconstructor's memo: a
+    child's inherited points are its parent's pool restricted to the child's
+    branch, and an evicted pool is rebuilt from the lineage.
     """
 
     name = "search"
@@ -635,54 +735,71 @@ class SearchEstimator(Estimator):
 
     # -- what the reconstructor runs --
 
-    def _lineage(self, context: NodeContext) -> Iterator[Labelled]:
-        """Each ancestor's own points that lie in the node's subcube."""
-        n, seed, path = context.n, context.seed, context.path
-        for k in range(len(path)):
+    def _pool(self, context: NodeContext, k: int) -> Labelled:
+        """Inherited and own points of the decided ancestor ``path[:k]``."""
+        n, seed, prefix = context.n, context.seed, context.path[:k]
+        pool = context.memo.get((PAIRS, seed, prefix))
+        if pool is None:
             values = context.lineage(k)
-            prefix = path[:k]
-            words = context.memo.get((seed, prefix))
-            if words is None:
-                words = derive.uniform_points(derive.node_key(seed, PAIRS, prefix), n, 0,
-                                              values.size, prefix)
-                context.memo.put((seed, prefix), words)
-            yield Labelled(words, values).where(path[k:])
+            own = Labelled(derive.uniform_points(derive.node_key(seed, PAIRS, prefix), n, 0,
+                                                 values.size, prefix), values)
+            pool = own if k == 0 else self._pool(context, k - 1).where(
+                prefix[-1:]).plus(own)
+            context.memo.put((PAIRS, seed, prefix), pool)
+        return pool
 
-    def _inherited(self, context: NodeContext, with_correlations: bool) -> Inherited:
-        n = context.n
-        inherited = Inherited(0, 0, np.zeros(n if with_correlations else 0, dtype=np.int64))
-        for points in self._lineage(context):
-            inherited.count += len(points)
-            inherited.total += points.total
-            if with_correlations:
-                inherited.correlations += correlations(points, n)
-        return inherited
+    def _inherited(self, context: NodeContext) -> Labelled:
+        path = context.path
+        if not path:
+            return Labelled.empty(context.n)
+        return self._pool(context, len(path) - 1).where(path[-1:])
 
-    def node(self, context: NodeContext) -> Steps:
-        n, seed, path, params = context.n, context.seed, context.path, context.params
-        inherited = self._inherited(context, with_correlations=True)
-        node = yield from _node_steps(n, seed, path, params, inherited)
-        if node.variable is not None:
-            context.memo.put((seed, path), node.own.words)
-            return NodeDecision(node.variable, node.pairs, node.disagreements, 0,
-                                node.certified, node.runner_up, node.margin,
-                                not node.certified, int(node.votes[node.variable]),
-                                node.rule), node.own.values
-        leaf = yield from self._label(context, inherited.count + len(node.own),
-                                      inherited.total + node.own.total, node.certified)
-        return leaf, None
+    def nodes(self, contexts: list[NodeContext]) -> Steps:
+        first = contexts[0]
+        n, seed, params = first.n, first.seed, first.params
+        inherited = [self._inherited(context) for context in contexts]
+        nodes, _ = yield from _nodes_steps(n, seed, [c.path for c in contexts], params,
+                                           [Inherited.of(points, n) for points in inherited])
+        results: list[Any] = [None] * len(contexts)
+        early = []
+        for b, (context, node) in enumerate(zip(contexts, nodes)):
+            if node.variable is None:
+                early.append(b)
+                continue
+            context.memo.put((PAIRS, seed, context.path), inherited[b].plus(node.own))
+            results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
+                                       node.certified, node.runner_up, node.margin,
+                                       not node.certified, int(node.votes[node.variable]),
+                                       node.rule), node.own.values.copy())
+        labels = yield from self._labels(
+            [contexts[b] for b in early], [inherited[b].plus(nodes[b].own) for b in early],
+            [nodes[b].certified for b in early])
+        for b, leaf in zip(early, labels):
+            results[b] = (leaf, None)
+        return results
 
-    def leaf(self, context: NodeContext) -> Steps:
-        inherited = self._inherited(context, with_correlations=False)
-        return (yield from self._label(context, inherited.count, inherited.total, None))
+    def leaves(self, contexts: list[NodeContext]) -> Steps:
+        return (yield from self._labels(contexts, [self._inherited(c) for c in contexts],
+                                        [None] * len(contexts)))
 
-    def _label(self, context: NodeContext, count: int, total: int,
-               certified: bool | None) -> Steps:
-        """Leaf label from ``count`` reused points summing to ``total``, topped up fresh."""
-        fresh = yield from _fresh_leaf_steps(context.n, context.seed, context.path,
-                                             context.params.leaf_samples - count)
-        total += fresh.total
-        return LeafDecision(leaf_label(total), count + len(fresh), total, certified)
+    def _labels(self, contexts: list[NodeContext], reused: list[Labelled],
+                certified: list[bool | None]) -> Steps:
+        """Leaf labels from reused points, each topped up with fresh ones to ``leaf_samples``."""
+        if not contexts:
+            return []
+        n, seed, params = contexts[0].n, contexts[0].seed, contexts[0].params
+        fresh = [_fresh_words(n, seed, c.path, params.leaf_samples - len(points))
+                 for c, points in zip(contexts, reused)]
+        words = np.concatenate(fresh)
+        values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
+            if words.shape[0] else np.zeros(0, dtype=np.int8)
+        bounds = np.cumsum([0] + [words.shape[0] for words in fresh])
+        labels = []
+        for points, first, last, sure in zip(reused, bounds[:-1], bounds[1:], certified):
+            total = points.total + int(values[first:last].sum(dtype=np.int64))
+            labels.append(LeafDecision(leaf_label(total), len(points) + int(last - first),
+                                       total, sure))
+        return labels
 
     # -- bounds and memory --
 

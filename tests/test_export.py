@@ -373,8 +373,14 @@ class TestBudgets:
         monkeypatch.setattr(lca.engine.Scheduler, "_advance", recording)
         rec = lca.Reconstructor(f, params, cache_size=2)
         for seed in (7, 8):
-            rec.answer_many(POINTS, seed)
-        assert len(checked) == rec.stats.nodes_built + rec.stats.leaves_built > 10
+            rec.answer_many(POINTS, seed)  # a level at a time, in groups
+        groups = len(checked)
+        built = rec.stats.nodes_built + rec.stats.leaves_built
+        assert 0 < groups < built
+        # Under a budget, every decision is its own task: each one checked.
+        for seed in (7, 8):
+            rec.answer_many(POINTS, seed + 2, max_queries=10 ** 12)
+        assert len(checked) - groups == rec.stats.nodes_built + rec.stats.leaves_built - built
         assert all(spent <= cap for spent, cap in checked)
         assert sum(spent for spent, _ in checked) == rec.stats.queries
 
@@ -397,11 +403,11 @@ class TestBudgets:
         with pytest.raises(lca.BudgetExceeded, match=r"time_limit=4\.5 s") as info:
             rec.answer_many(POINTS, 7, time_limit=4.5)
         assert info.value.limit == "time_limit"
-        # Readings 1 (admit the root), 2 (its oracle call), 3 and 4 (admit
-        # each child), 5 (before their call: past 4.5). The root was built,
-        # the children were abandoned before any query.
-        assert rec.last_stats.nodes_built + rec.last_stats.leaves_built == 1
-        assert rec.last_stats.queries == 2 * fixed_params().score_samples
+        # Readings 1 (admit the root), 2 (its oracle call), 3 (admit the
+        # children, decided as one group), 4 (their call), 5 (admit the next
+        # level: past 4.5). Three nodes were built, no leaf.
+        assert rec.last_stats.nodes_built == 3 and rec.last_stats.leaves_built == 0
+        assert rec.last_stats.queries == 3 * 2 * fixed_params().score_samples
         assert not info.value.finished.any()
 
     def test_time_limit_past_before_the_first_decision_spends_nothing(self, monkeypatch):
