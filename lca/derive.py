@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import struct
 import threading
+from collections.abc import Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "raw_words",
     "words_per_point",
     "uniform_points",
+    "node_points",
     "sample_points",
     "flip_masks",
     "noise_threshold",
@@ -263,6 +265,31 @@ def uniform_points(key: int, n: int, start: int, stop: int, path: Path = ()) -> 
         words &= ~fixed
         words |= ones
     return words
+
+
+def node_points(seed: int, purpose: str, paths: Sequence[Path], n: int, start: int,
+                stop: int) -> np.ndarray:
+    """Samples ``start..stop-1`` of the uniform points of every node of ``paths``.
+
+    ``out[b]`` equals ``uniform_points(node_key(seed, purpose, paths[b]), n,
+    start, stop, paths[b])``; one call for a group of nodes, validated once.
+    Returns a ``(len(paths), stop - start, W)`` ``uint64`` array.
+    """
+    owner = "node_points"
+    n, start, stop = _check_range(owner, n, start, stop)
+    width = words_per_point(n)
+    out = np.empty((len(paths), stop - start, width), dtype=_U64)
+    tail = _U64(_tail_mask(n))
+    for b, path in enumerate(paths):
+        path = check_path(path, n, owner)
+        words = out[b]
+        words[...] = _stream_block(node_key(seed, purpose, path), 0, n, start, stop)
+        words[:, -1] &= tail
+        if path:
+            fixed, ones = _fixed_masks(path, n)
+            words &= ~fixed
+            words |= ones
+    return out
 
 
 def sample_points(seed: int, purpose: str, n: int, count: int) -> np.ndarray:

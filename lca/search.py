@@ -76,12 +76,10 @@ __all__ = [
     "PAIRS",
     "SEARCH",
     "SEARCH_CANDIDATES",
-    "Inherited",
     "Labelled",
     "SearchNode",
     "candidates",
     "cap_rule",
-    "constant_certified",
     "correlated",
     "has_structure",
     "influence_lead",
@@ -154,19 +152,6 @@ class Labelled:
                         np.concatenate([self.values, other.values]))
 
 
-@dataclass
-class Inherited:
-    """Sums over a node's inherited points: how many, ``sum f(u)``, ``sum f(u) u_i``."""
-
-    count: int
-    total: int
-    correlations: np.ndarray  # (n,) int64
-
-    @classmethod
-    def of(cls, labelled: Labelled, n: int) -> Inherited:
-        return cls(len(labelled), labelled.total, correlations(labelled, n))
-
-
 @dataclass(frozen=True)
 class SearchNode:
     """A node's search: the split variable, or ``None`` for an early leaf.
@@ -201,11 +186,6 @@ def _ranked(scores: np.ndarray, free: np.ndarray) -> np.ndarray:
     return indices[np.argsort(-scores[indices], kind="stable")]
 
 
-def constant_certified(minority: int, points: int, eps: float, log_term: float) -> bool:
-    """Rule 1: the Bernstein bound ``U(minority)`` on ``points`` own points is ``<= eps``."""
-    return bool(bernoulli_upper(minority, points, log_term) <= eps)
-
-
 def has_structure(leader_votes: int, edges: int, free: int, log_term: float) -> bool:
     """Is the leader found significantly more often than exchangeable edges would be?
 
@@ -238,17 +218,27 @@ def correlated(correlation: int, points: int, log_term: float) -> bool:
     return correlation * correlation >= 2 * points * log_term
 
 
-def candidates(votes: np.ndarray, correlations: np.ndarray, free: np.ndarray) -> list[int]:
+def candidates(votes: np.ndarray, correlations: np.ndarray,
+               free: np.ndarray) -> list[int] | list[list[int]]:
     """Up to :data:`SEARCH_CANDIDATES` vote leaders with a vote, then the correlation leader.
 
     Vote leaders in order of most votes, ties to the lowest index; the
     correlation leader (largest ``|sum f x_i|``, ties to the lowest index)
-    is added last unless it is already one of them.
+    is added last unless it is already one of them. Only free variables
+    count. Given 2-D arrays (one row per node), one list per row.
     """
-    chosen = [int(i) for i in _ranked(votes, free)[:SEARCH_CANDIDATES] if votes[i] > 0]
-    leader = int(_ranked(np.abs(correlations), free)[0])
-    if leader not in chosen:
-        chosen.append(leader)
+    if votes.ndim == 1:
+        return candidates(votes[None], correlations[None], free[None])[0]
+    # Variables on the path rank below every free one and never have a vote.
+    masked = np.where(free, votes, -1)
+    leaders = np.argsort(-masked, axis=1, kind="stable")[:, :SEARCH_CANDIDATES]
+    counts = np.take_along_axis(masked, leaders, axis=1)
+    correlation_leaders = np.where(free, np.abs(correlations), -1).argmax(axis=1)
+    chosen = []
+    for row, leader, count in zip(correlation_leaders.tolist(), leaders.tolist(),
+                                  counts.tolist()):
+        members = [v for v, c in zip(leader, count) if c > 0]
+        chosen.append(members if row in members else members + [row])
     return chosen
 
 
@@ -309,13 +299,18 @@ class _Round:
         return min(plus, self.points - plus)
 
 
-def round_rule(state: _Round, eps: float, terms: _Terms) -> str | None:
-    """Rules 1 and 2 before any flip: ``"constant"``, ``"unanimous"`` or None (go on)."""
-    if constant_certified(state.minority, state.points, eps, terms.constant):
-        return "constant"
-    if state.minority == 0:
-        return "unanimous"
-    return None
+def round_rule(minority: np.ndarray, points: int, eps: float,
+               log_term: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rules 1 and 2 after a round, for nodes with ``points`` own points each.
+
+    Returns two masks over ``minority`` (each node's minority count):
+    *constant* (rule 1: ``U(minority) <= eps`` at level ``log_term``, an
+    early leaf) and *unanimous* (rule 2: ``minority == 0`` and not constant;
+    nothing to flip this round). The other nodes measure their candidates.
+    """
+    minority = np.asarray(minority)
+    constant = bernoulli_upper(minority, points, log_term) <= eps
+    return constant, ~constant & (minority == 0)
 
 
 def cap_rule(state: _Round, free: np.ndarray, eps: float, terms: _Terms) -> str:
@@ -358,18 +353,28 @@ def correlations(labelled: Labelled, n: int) -> np.ndarray:
     return out
 
 
-def _group_correlations(words: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """:func:`correlations` of each node's block: ``words (B, k, W)``, ``values (B, k)``."""
-    nodes, count, width = words.shape
-    out = np.empty((nodes, n), dtype=np.int64)
-    step = max(1, _SEARCH_BYTES // (3 * n * max(1, count)))
-    for lo in range(0, nodes, step):
-        block = words[lo:lo + step]
-        bits = _bits(block.reshape(-1, width), n).reshape(block.shape[0], count, n)
-        signed = bits.astype(np.int16) * values[lo:lo + step, :, None]
-        out[lo:lo + step] = values[lo:lo + step].sum(axis=1, dtype=np.int64)[:, None] \
-            - 2 * signed.sum(axis=1, dtype=np.int64)
-    return out
+def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
+                          n: int) -> np.ndarray:
+    """:func:`correlations` of consecutive blocks of ``counts[b]`` rows, one row per block.
+
+    ``words (sum(counts), W)`` and ``values`` hold the blocks one after the
+    other; the result is ``(len(counts), n)`` ``int64`` (exact).
+    """
+    out = np.zeros((counts.size, n), dtype=np.int64)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    step = max(1, _SEARCH_BYTES // (3 * n))  # rows unpacked at a time
+    node = np.repeat(np.arange(counts.size), counts)
+    for lo in range(0, words.shape[0], step):
+        hi = min(lo + step, words.shape[0])
+        signed = _bits(words[lo:hi], n).astype(np.int16) * values[lo:hi, None]
+        # Blocks that meet this slice, and where each starts in it.
+        present = np.unique(node[lo:hi])
+        firsts = np.maximum(starts[present], lo) - lo
+        out[present] -= 2 * np.add.reduceat(signed, firsts, axis=0, dtype=np.int64)
+    totals = np.zeros(counts.size, dtype=np.int64)
+    np.add.at(totals, node, values)
+    return out + totals[:, None]
 
 
 # -- steps: the rows a group of nodes asks for ------------------------------------------
@@ -468,7 +473,7 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
                          fx: np.ndarray, n: int, paths: Any) -> Steps:
     """Binary searches of a group of disagreeing pairs, all in lockstep.
 
-    Returns the found coordinate of each pair and how many hybrids it asked for.
+    Returns the found coordinate of each pair.
     """
     # Hybrid h_lo of every pair, as the oracle reads it: x with the first lo
     # coordinates of its order switched (negated: they differ from x there).
@@ -476,7 +481,6 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
     count = lengths.size
     lo = np.zeros(count, dtype=np.int64)
     hi = lengths.astype(np.int64)
-    asked = np.zeros(count, dtype=np.int64)
     while True:
         active = np.flatnonzero(hi - lo > 1)
         if not active.size:
@@ -492,20 +496,19 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
             return out
 
         values = yield Request(ORDER, active.size, rows, paths)
-        asked[active] += 1
         same = values == fx[active]
         moved = active[same]
         which, cols = _segments(order, moved, start[same], mid[same])
         hybrid[moved[which], cols] = -hybrid[moved[which], cols]
         lo[moved] = mid[same]
         hi[active[~same]] = mid[~same]
-    return order[np.arange(count), hi - 1].astype(np.int64), asked
+    return order[np.arange(count), hi - 1].astype(np.int64)
 
 
 def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                   x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
                   paths: Any) -> Steps:
-    """The sensitive coordinate found for each searching pair, and its hybrid count.
+    """The sensitive coordinate found for each searching pair.
 
     Pair ``i`` is pair ``pair[i]`` of node ``node[i]`` (sorted by node, then
     pair), with packed points ``x[i]``, ``y[i]`` and ``fx[i] = f(x[i])``;
@@ -519,7 +522,6 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     :data:`_SEARCH_BYTES`, their orders sorted a part at a time.
     """
     found = np.empty(node.size, dtype=np.int64)
-    asked = np.empty(node.size, dtype=np.int64)
     group = max(1, _SEARCH_BYTES // (3 * n))
     part = max(1, _SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
@@ -535,9 +537,9 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
             lengths.append(length)
         width = max(order.shape[1] for order in orders)
         order = np.concatenate([np.pad(o, ((0, 0), (0, width - o.shape[1]))) for o in orders])
-        found[members], asked[members] = yield from _binary_search_steps(
+        found[members] = yield from _binary_search_steps(
             order, np.concatenate(lengths), x[members], fx[members], n, paths)
-    return found, asked
+    return found
 
 
 def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
@@ -566,23 +568,38 @@ class _Group:
     disagreements: np.ndarray  # (B,)
     words: np.ndarray          # (B, 2 q, W) own points
     values: np.ndarray         # (B, 2 q) their values
-    spent: np.ndarray          # (B,) queries asked for each node
 
     def state(self, b: int, pairs: int) -> _Round:
         return _Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
                       int(self.labelled[b]), int(self.own_total[b]))
 
 
+def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
+               pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """The flips a round asks for: each node's candidates on the pairs not yet measured.
+
+    Returns ``(node, pair, column)`` per flip, and ``(node, candidate, first
+    pair)`` per block of them, in that order.
+    """
+    blocks = [(b, c, edges[b][c].size if c in edges[b] else 0)
+              for b, chosen in members.items() for c in chosen]
+    lengths = np.array([pairs - start for _, _, start in blocks])
+    node = np.repeat([b for b, _, _ in blocks], lengths)
+    column = np.repeat([c for _, c, _ in blocks], lengths)
+    firsts = np.repeat([start for _, _, start in blocks], lengths)
+    pair = firsts + np.arange(node.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return node, pair, column, blocks
+
+
 def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
-                 inherited: list[Inherited]) -> Steps:
+                 inherited: list[Labelled]) -> Steps:
     """Decide the nodes ``paths`` of ``T_seed`` together (module docstring).
 
     Every node follows the rules of :func:`round_rule` and :func:`cap_rule`
     on its own counts; the group shares derivation, searches and oracle
-    calls. ``inherited[b]`` sums node ``b``'s ancestors' labelled points in
+    calls. ``inherited[b]`` are node ``b``'s ancestors' labelled points in
     its subcube: they count in the correlation test, not in the certified
-    constant test. Returns one :class:`SearchNode` per path and the queries
-    each node asked for.
+    constant test. Returns one :class:`SearchNode` per path.
     """
     size_b = len(paths)
     width = derive.words_per_point(n)
@@ -590,15 +607,17 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     for b, path in enumerate(paths):
         free[b, [var for var, _ in path]] = False
     rounds = anytime_rounds(params.first_round, params.score_samples)
-    terms = [_Terms.of(len(rounds), int(count), params.delta) for count in free.sum(axis=1)]
-    pair_keys = [derive.node_key(seed, PAIRS, path) for path in paths]
-    order_keys = [derive.node_key(seed, ORDER, path) for path in paths]
+    free_counts = free.sum(axis=1).tolist()
+    terms = {count: _Terms.of(len(rounds), count, params.delta) for count in set(free_counts)}
+    constant_term = terms[free_counts[0]].constant  # R alone sets it: the same for all
+    counts = np.array([len(points) for points in inherited], dtype=np.int64)
     group = _Group(free, np.zeros((size_b, n), dtype=np.int64),
-                   np.stack([h.correlations for h in inherited]),
-                   np.array([h.count for h in inherited], dtype=np.int64),
-                   np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
+                   _grouped_correlations(
+                       np.concatenate([p.words for p in inherited]),
+                       np.concatenate([p.values for p in inherited]), counts, n),
+                   counts, np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
                    np.zeros((size_b, 0, width), dtype=np.uint64),
-                   np.zeros((size_b, 0), dtype=np.int8), np.zeros(size_b, dtype=np.int64))
+                   np.zeros((size_b, 0), dtype=np.int8))
     edges: list[dict[int, np.ndarray]] = [{} for _ in paths]
     leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
     results: list[SearchNode | None] = [None] * size_b
@@ -615,67 +634,56 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
         count = size - done
         names = [paths[b] for b in active]
         words = np.zeros((size_b, 2 * count, width), dtype=np.uint64)
-        for b in active:
-            words[b] = derive.uniform_points(pair_keys[b], n, 2 * done, 2 * size, paths[b])
-        asked = words[active].reshape(-1, width)
+        words[active] = derive.node_points(seed, PAIRS, names, n, 2 * done, 2 * size)
         values = np.zeros((size_b, 2 * count), dtype=np.int8)
-        values[active] = (yield _points_request(PAIRS, asked, n, names)).reshape(
-            active.size, 2 * count)
-        group.spent[active] += 2 * count
+        values[active] = (yield _points_request(
+            PAIRS, words[active].reshape(-1, width), n, names)).reshape(active.size, 2 * count)
         firsts, seconds = values[active, 0::2], values[active, 1::2]
         disagree = firsts != seconds
         node, pair = np.nonzero(disagree)
         if node.size:
-            found, hybrids = yield from _search_steps(
-                n, [order_keys[b] for b in active], node, done + pair,
+            found = yield from _search_steps(
+                n, [derive.node_key(seed, ORDER, path) for path in names], node, done + pair,
                 words[active[node], 2 * pair], words[active[node], 2 * pair + 1],
                 firsts[node, pair], (done, size), names)
             np.add.at(group.votes, (active[node], found), 1)
-            np.add.at(group.spent, active[node], hybrids)
         group.disagreements[active] += disagree.sum(axis=1)
-        group.correlations[active] += _group_correlations(words[active], values[active], n)
+        group.correlations[active] += _grouped_correlations(
+            words[active].reshape(-1, width), values[active].reshape(-1),
+            np.full(active.size, 2 * count), n)
         group.labelled[active] += 2 * count
         group.own_total[active] += values[active].sum(axis=1, dtype=np.int64)
         group.words = np.concatenate([group.words, words], axis=1)
         group.values = np.concatenate([group.values, values], axis=1)
         done = size
-        flipping = []
-        for b in active:
-            rule = round_rule(group.state(b, done), params.eps, terms[b])
-            if rule == "constant":
-                finish(b, None, None, rule, 0, True)
-            elif rule is None:
-                flipping.append(b)
-            # "unanimous": no flip can be compared against a disagreement yet.
-        if flipping:
-            members = {b: candidates(group.votes[b], group.correlations[b], free[b])
-                       for b in flipping}
-            starts = {(b, c): edges[b][c].size if c in edges[b] else 0
-                      for b in flipping for c in members[b]}
-            node = np.concatenate([np.full(done - starts[b, c], b) for b in flipping
-                                   for c in members[b]])
-            column = np.concatenate([np.full(done - starts[b, c], c) for b in flipping
-                                     for c in members[b]])
-            pair = np.concatenate([np.arange(starts[b, c], done) for b in flipping
-                                   for c in members[b]])
+        plus = (2 * done + group.own_total[active]) // 2
+        constant, unanimous = round_rule(np.minimum(plus, 2 * done - plus), 2 * done,
+                                         params.eps, constant_term)
+        for b in active[constant]:
+            finish(b, None, None, "constant", 0, True)
+        # Unanimous nodes have no disagreement to compare a flip with: they wait.
+        flipping = active[~constant & ~unanimous]
+        if flipping.size:
+            chosen = candidates(group.votes[flipping], group.correlations[flipping],
+                                free[flipping])
+            members = dict(zip(flipping.tolist(), chosen))
+            node, pair, column, blocks = _flip_plan(members, edges, done)
             flipped = yield from _flip_steps(n, group.words[:, 0::2], node, pair, column,
                                              [paths[b] for b in flipping])
-            np.add.at(group.spent, node, 1)
             at = 0
-            for b in flipping:
-                for c in members[b]:
-                    new = flipped[at:at + done - starts[b, c]] \
-                        != group.values[b, 2 * starts[b, c]::2]
-                    at += new.size
-                    edges[b][c] = np.concatenate([edges[b][c], new]) if c in edges[b] else new
+            for b, c, start in blocks:
+                new = flipped[at:at + done - start] != group.values[b, 2 * start::2]
+                at += new.size
+                edges[b][c] = np.concatenate([edges[b][c], new]) if c in edges[b] else new
+            for b in flipping.tolist():
                 leader, runner, a, lead_b = leads[b] = influence_lead(members[b], edges[b])
-                if lead_is_certified(a - lead_b, a + lead_b, terms[b].lead):
+                if lead_is_certified(a - lead_b, a + lead_b, terms[free_counts[b]].lead):
                     finish(b, leader, runner, "influence", a - lead_b, True)
-        active = np.array([b for b in active if results[b] is None], dtype=np.int64)
+        active = np.array([b for b in active.tolist() if results[b] is None], dtype=np.int64)
         if not active.size:
             break
-    for b in active:
-        rule = cap_rule(group.state(b, done), free[b], params.eps, terms[b])
+    for b in active.tolist():
+        rule = cap_rule(group.state(b, done), free[b], params.eps, terms[free_counts[b]])
         if rule == "no structure":
             finish(b, None, None, rule, 0, False)
         elif rule == "correlation":
@@ -685,7 +693,7 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
         else:
             leader, runner, a, lead_b = leads[b]
             finish(b, leader, runner, rule, a - lead_b, False)
-    return results, group.spent
+    return results
 
 
 def search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int, pairs: Labelled,
@@ -697,7 +705,7 @@ def search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int, pairs: 
                           pairs.words[2 * searching], pairs.words[2 * searching + 1],
                           pairs.values[2 * searching],
                           (first_pair, first_pair + pairs.values.size // 2), (path,))
-    return drive(steps, oracle, seed)[0]
+    return drive(steps, oracle, seed)
 
 
 def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
@@ -707,8 +715,7 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
     ``inherited`` are the ancestors' labelled points in this subcube: they
     count in the correlation test, not in the certified constant test.
     """
-    steps = _nodes_steps(oracle.n, seed, [path], params, [Inherited.of(inherited, oracle.n)])
-    return drive(steps, oracle, seed)[0][0]
+    return drive(_nodes_steps(oracle.n, seed, [path], params, [inherited]), oracle, seed)[0]
 
 
 # -- the estimator ----------------------------------------------------------------------
@@ -758,8 +765,7 @@ class SearchEstimator(Estimator):
         first = contexts[0]
         n, seed, params = first.n, first.seed, first.params
         inherited = [self._inherited(context) for context in contexts]
-        nodes, _ = yield from _nodes_steps(n, seed, [c.path for c in contexts], params,
-                                           [Inherited.of(points, n) for points in inherited])
+        nodes = yield from _nodes_steps(n, seed, [c.path for c in contexts], params, inherited)
         results: list[Any] = [None] * len(contexts)
         early = []
         for b, (context, node) in enumerate(zip(contexts, nodes)):
