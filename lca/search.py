@@ -107,7 +107,7 @@ FLIP = "search-flip"
 # Working memory of one node's binary searches: pairs are searched in groups
 # small enough that their switching orders and hybrids fit (about 25 bytes
 # per variable per pair while the orders are sorted, 3 after).
-_SEARCH_BYTES = 1 << 25
+_SEARCH_BYTES = 1 << 24
 _ALL_ONES = (1 << 64) - 1
 
 
@@ -163,7 +163,8 @@ class SearchNode:
     ``votes[i]`` counts the pairs whose search found variable ``i``;
     ``pairs`` were drawn, ``disagreements`` of them had ``f(x) != f(y)``.
     ``certified`` is true for a certified lead or a certified constant;
-    ``own`` holds the node's ``2 * pairs`` labelled points for reuse.
+    ``own`` holds the node's ``2 * pairs`` labelled points for reuse and
+    ``correlations`` the sums ``sum f(u) u_i`` over its inherited and own points.
     """
 
     variable: int | None
@@ -175,6 +176,7 @@ class SearchNode:
     votes: np.ndarray
     certified: bool
     own: Labelled
+    correlations: np.ndarray
 
 
 # -- rules: pure functions of a node's counts (docs/randomness.md §6) -----------------
@@ -358,16 +360,17 @@ def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndar
     """:func:`correlations` of consecutive blocks of ``counts[b]`` rows, one row per block.
 
     ``words (sum(counts), W)`` and ``values`` hold the blocks one after the
-    other; the result is ``(len(counts), n)`` ``int64`` (exact).
+    other; the result is ``(len(counts), n)`` ``int64`` (exact). Rows are
+    unpacked a bounded number at a time (3 bytes per variable per row).
     """
     out = np.zeros((counts.size, n), dtype=np.int64)
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    step = max(1, _SEARCH_BYTES // (3 * n))  # rows unpacked at a time
     node = np.repeat(np.arange(counts.size), counts)
+    starts = np.cumsum(counts) - counts
+    step = max(1, _SEARCH_BYTES // (3 * n))
     for lo in range(0, words.shape[0], step):
         hi = min(lo + step, words.shape[0])
-        signed = _bits(words[lo:hi], n).astype(np.int16) * values[lo:hi, None]
+        signed = _bits(words[lo:hi], n).astype(np.int16)
+        signed *= values[lo:hi, None]
         # Blocks that meet this slice, and where each starts in it.
         present = np.unique(node[lo:hi])
         firsts = np.maximum(starts[present], lo) - lo
@@ -449,8 +452,9 @@ def _switching_orders(priority: np.ndarray, differing: np.ndarray,
     position = np.arange(rows.size) - np.repeat(starts, lengths)
     keys[rows, position] = (priority[rows, cols] & high) | (cols.astype(np.uint64) + 1)
     keys.sort(axis=1)
-    index = np.int32 if n < 1 << 31 else np.int64
-    order = ((keys & low).astype(np.int64) - 1).astype(index)
+    keys &= low
+    keys -= np.uint64(1)  # padding becomes low - 1, past every coordinate
+    order = keys.astype(np.int32 if n < 1 << 31 else np.int64)
     shared = (keys[:, 1:] & high) == (keys[:, :-1] & high)
     shared &= np.arange(width - 1) < (lengths - 1)[:, None]
     for row in np.flatnonzero(shared.any(axis=1)):
@@ -460,13 +464,31 @@ def _switching_orders(priority: np.ndarray, differing: np.ndarray,
     return order, lengths
 
 
-def _segments(order: np.ndarray, rows: np.ndarray, starts: np.ndarray,
-              stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(index into rows, coordinate)`` of ``order[rows[i], starts[i]:stops[i]]`` for every i."""
+# Coordinates negated at a time when hybrids are formed: bounds the index arrays.
+_SEGMENT_ELEMENTS = 1 << 18
+
+
+def _negate_segments(points: np.ndarray, at: np.ndarray, order: np.ndarray,
+                     rows: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> None:
+    """Negate ``points[at[i], order[rows[i], starts[i]:stops[i]]]`` for every ``i``, in place."""
     lengths = stops - starts
-    which = np.repeat(np.arange(rows.size), lengths)
-    offsets = np.arange(which.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return which, order[rows[which], starts[which] + offsets]
+    ends = np.cumsum(lengths)
+    first = 0
+    while first < rows.size:
+        # As many rows as fit in the element bound (at least one).
+        last = max(first + 1, int(np.searchsorted(ends, ends[first] - lengths[first]
+                                                  + _SEGMENT_ELEMENTS, side="right")))
+        if last == first + 1:  # one long segment: a slice, no index arrays
+            cols = order[rows[first], starts[first]:stops[first]]
+            points[at[first], cols] = -points[at[first], cols]
+            first = last
+            continue
+        size = lengths[first:last]
+        which = np.repeat(np.arange(first, last), size)
+        offsets = np.arange(which.size) - np.repeat(np.cumsum(size) - size, size)
+        cols = order[rows[which], starts[which] + offsets]
+        points[at[which], cols] = -points[at[which], cols]
+        first = last
 
 
 def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
@@ -490,16 +512,14 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
         def rows(first: int, last: int, active: np.ndarray = active, start: np.ndarray = start,
                  mid: np.ndarray = mid) -> np.ndarray:
             out = hybrid[active[first:last]]
-            which, cols = _segments(order, active[first:last], start[first:last],
-                                    mid[first:last])
-            out[which, cols] = -out[which, cols]
+            _negate_segments(out, np.arange(last - first), order, active[first:last],
+                             start[first:last], mid[first:last])
             return out
 
         values = yield Request(ORDER, active.size, rows, paths)
         same = values == fx[active]
         moved = active[same]
-        which, cols = _segments(order, moved, start[same], mid[same])
-        hybrid[moved[which], cols] = -hybrid[moved[which], cols]
+        _negate_segments(hybrid, moved, order, moved, start[same], mid[same])
         lo[moved] = mid[same]
         hi[active[~same]] = mid[~same]
     return order[np.arange(count), hi - 1].astype(np.int64)
@@ -526,19 +546,18 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     part = max(1, _SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
-        orders, lengths = [], []
+        lengths = np.bitwise_count(x[members] ^ y[members]).sum(axis=1, dtype=np.int64)
+        order = np.empty((members.size, int(lengths.max())),
+                         dtype=np.int32 if n < 1 << 31 else np.int64)
         for first in range(0, members.size, part):
             chunk = members[first:first + part]
             priority = np.concatenate([
                 _priorities(keys[b], n, pair[chunk][node[chunk] == b], *round_pairs)
                 for b in np.unique(node[chunk])])
-            order, length = _switching_orders(priority, x[chunk] ^ y[chunk], n)
-            orders.append(order)
-            lengths.append(length)
-        width = max(order.shape[1] for order in orders)
-        order = np.concatenate([np.pad(o, ((0, 0), (0, width - o.shape[1]))) for o in orders])
-        found[members] = yield from _binary_search_steps(
-            order, np.concatenate(lengths), x[members], fx[members], n, paths)
+            sorted_part, _ = _switching_orders(priority, x[chunk] ^ y[chunk], n)
+            order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
+        found[members] = yield from _binary_search_steps(order, lengths, x[members],
+                                                         fx[members], n, paths)
     return found
 
 
@@ -554,6 +573,22 @@ def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
         return points
 
     return (yield Request(FLIP, node.size, rows, paths))
+
+
+def _inherited_correlations(inherited: list[Labelled], handed_down: list[np.ndarray | None],
+                            n: int) -> np.ndarray:
+    """``(B, n)`` correlations of each node's inherited points: handed down, or summed."""
+    out = np.empty((len(inherited), n), dtype=np.int64)
+    missing = [b for b, sums in enumerate(handed_down) if sums is None]
+    for b, sums in enumerate(handed_down):
+        if sums is not None:
+            out[b] = sums
+    if missing:
+        out[missing] = _grouped_correlations(
+            np.concatenate([inherited[b].words for b in missing]),
+            np.concatenate([inherited[b].values for b in missing]),
+            np.array([len(inherited[b]) for b in missing], dtype=np.int64), n)
+    return out
 
 
 @dataclass
@@ -592,14 +627,17 @@ def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]]
 
 
 def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
-                 inherited: list[Labelled]) -> Steps:
+                 inherited: list[Labelled],
+                 handed_down: list[np.ndarray | None] | None = None) -> Steps:
     """Decide the nodes ``paths`` of ``T_seed`` together (module docstring).
 
     Every node follows the rules of :func:`round_rule` and :func:`cap_rule`
     on its own counts; the group shares derivation, searches and oracle
     calls. ``inherited[b]`` are node ``b``'s ancestors' labelled points in
     its subcube: they count in the correlation test, not in the certified
-    constant test. Returns one :class:`SearchNode` per path.
+    constant test; ``handed_down[b]``, if given, is their
+    :func:`correlations` (else they are summed here). Returns one
+    :class:`SearchNode` per path.
     """
     size_b = len(paths)
     width = derive.words_per_point(n)
@@ -612,12 +650,12 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     constant_term = terms[free_counts[0]].constant  # R alone sets it: the same for all
     counts = np.array([len(points) for points in inherited], dtype=np.int64)
     group = _Group(free, np.zeros((size_b, n), dtype=np.int64),
-                   _grouped_correlations(
-                       np.concatenate([p.words for p in inherited]),
-                       np.concatenate([p.values for p in inherited]), counts, n),
+                   _inherited_correlations(inherited, handed_down or [None] * size_b, n),
                    counts, np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
-                   np.zeros((size_b, 0, width), dtype=np.uint64),
-                   np.zeros((size_b, 0), dtype=np.int8))
+                   # Room for every round's points; a node reads only what it drew.
+                   np.empty((size_b, 2 * rounds[-1], width), dtype=np.uint64),
+                   np.empty((size_b, 2 * rounds[-1]), dtype=np.int8))
+    order_keys = [derive.node_key(seed, ORDER, path) for path in paths]
     edges: list[dict[int, np.ndarray]] = [{} for _ in paths]
     leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
     results: list[SearchNode | None] = [None] * size_b
@@ -628,33 +666,30 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
                certified: bool) -> None:
         results[b] = SearchNode(variable, runner, rule, margin, done,
                                 int(group.disagreements[b]), group.votes[b], certified,
-                                Labelled(group.words[b], group.values[b]))
+                                Labelled(group.words[b, :2 * done], group.values[b, :2 * done]),
+                                group.correlations[b])
 
     for size in rounds:
         count = size - done
         names = [paths[b] for b in active]
-        words = np.zeros((size_b, 2 * count, width), dtype=np.uint64)
-        words[active] = derive.node_points(seed, PAIRS, names, n, 2 * done, 2 * size)
-        values = np.zeros((size_b, 2 * count), dtype=np.int8)
-        values[active] = (yield _points_request(
-            PAIRS, words[active].reshape(-1, width), n, names)).reshape(active.size, 2 * count)
-        firsts, seconds = values[active, 0::2], values[active, 1::2]
+        words = derive.node_points(seed, PAIRS, names, n, 2 * done, 2 * size)
+        values = (yield _points_request(PAIRS, words.reshape(-1, width), n, names)).reshape(
+            active.size, 2 * count)
+        group.words[active, 2 * done:2 * size] = words
+        group.values[active, 2 * done:2 * size] = values
+        firsts, seconds = values[:, 0::2], values[:, 1::2]
         disagree = firsts != seconds
         node, pair = np.nonzero(disagree)
         if node.size:
             found = yield from _search_steps(
-                n, [derive.node_key(seed, ORDER, path) for path in names], node, done + pair,
-                words[active[node], 2 * pair], words[active[node], 2 * pair + 1],
-                firsts[node, pair], (done, size), names)
+                n, [order_keys[b] for b in active], node, done + pair, words[node, 2 * pair],
+                words[node, 2 * pair + 1], firsts[node, pair], (done, size), names)
             np.add.at(group.votes, (active[node], found), 1)
         group.disagreements[active] += disagree.sum(axis=1)
         group.correlations[active] += _grouped_correlations(
-            words[active].reshape(-1, width), values[active].reshape(-1),
-            np.full(active.size, 2 * count), n)
+            words.reshape(-1, width), values.reshape(-1), np.full(active.size, 2 * count), n)
         group.labelled[active] += 2 * count
-        group.own_total[active] += values[active].sum(axis=1, dtype=np.int64)
-        group.words = np.concatenate([group.words, words], axis=1)
-        group.values = np.concatenate([group.values, values], axis=1)
+        group.own_total[active] += values.sum(axis=1, dtype=np.int64)
         done = size
         plus = (2 * done + group.own_total[active]) // 2
         constant, unanimous = round_rule(np.minimum(plus, 2 * done - plus), 2 * done,
@@ -668,11 +703,11 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
                                 free[flipping])
             members = dict(zip(flipping.tolist(), chosen))
             node, pair, column, blocks = _flip_plan(members, edges, done)
-            flipped = yield from _flip_steps(n, group.words[:, 0::2], node, pair, column,
+            flipped = yield from _flip_steps(n, group.words[:, 0:2 * done:2], node, pair, column,
                                              [paths[b] for b in flipping])
             at = 0
             for b, c, start in blocks:
-                new = flipped[at:at + done - start] != group.values[b, 2 * start::2]
+                new = flipped[at:at + done - start] != group.values[b, 2 * start:2 * done:2]
                 at += new.size
                 edges[b][c] = np.concatenate([edges[b][c], new]) if c in edges[b] else new
             for b in flipping.tolist():
@@ -745,14 +780,14 @@ class SearchEstimator(Estimator):
     def _pool(self, context: NodeContext, k: int) -> Labelled:
         """Inherited and own points of the decided ancestor ``path[:k]``."""
         n, seed, prefix = context.n, context.seed, context.path[:k]
-        pool = context.memo.get((PAIRS, seed, prefix))
+        pool = context.memo.get(("pool", seed, prefix))
         if pool is None:
             values = context.lineage(k)
             own = Labelled(derive.uniform_points(derive.node_key(seed, PAIRS, prefix), n, 0,
                                                  values.size, prefix), values)
             pool = own if k == 0 else self._pool(context, k - 1).where(
                 prefix[-1:]).plus(own)
-            context.memo.put((PAIRS, seed, prefix), pool)
+            context.memo.put(("pool", seed, prefix), pool)
         return pool
 
     def _inherited(self, context: NodeContext) -> Labelled:
@@ -763,26 +798,53 @@ class SearchEstimator(Estimator):
 
     def nodes(self, contexts: list[NodeContext]) -> Steps:
         first = contexts[0]
-        n, seed, params = first.n, first.seed, first.params
+        n, seed, params, memo = first.n, first.seed, first.params, first.memo
         inherited = [self._inherited(context) for context in contexts]
-        nodes = yield from _nodes_steps(n, seed, [c.path for c in contexts], params, inherited)
+        nodes = yield from _nodes_steps(n, seed, [c.path for c in contexts], params, inherited,
+                                        [memo.get(("correlations", seed, c.path)) for c in contexts])
         results: list[Any] = [None] * len(contexts)
-        early = []
+        pools = [points.plus(node.own) for points, node in zip(inherited, nodes)]
+        early, split = [], []
         for b, (context, node) in enumerate(zip(contexts, nodes)):
             if node.variable is None:
                 early.append(b)
                 continue
-            context.memo.put((PAIRS, seed, context.path), inherited[b].plus(node.own))
+            split.append(b)
+            memo.put(("pool", seed, context.path), pools[b])
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
                                        node.rule), node.own.values.copy())
-        labels = yield from self._labels(
-            [contexts[b] for b in early], [inherited[b].plus(nodes[b].own) for b in early],
-            [nodes[b].certified for b in early])
+        self._hand_down(contexts, pools, nodes, split)
+        del inherited
+        labels = yield from self._labels([contexts[b] for b in early],
+                                         [pools[b] for b in early],
+                                         [nodes[b].certified for b in early])
         for b, leaf in zip(early, labels):
             results[b] = (leaf, None)
         return results
+
+    @staticmethod
+    def _hand_down(contexts: list[NodeContext], pools: list[Labelled],
+                   nodes: list[SearchNode], split: list[int]) -> None:
+        """Give the children of every split node their inherited points' correlations.
+
+        A child's inherited points are its parent's pool on its branch: the
+        ``+1`` branch's sums are computed, the ``-1`` branch's are the pool's
+        (already known) minus them.
+        """
+        if not split:
+            return
+        n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
+        plus = [pools[b].restrict(nodes[b].variable, 1) for b in split]
+        sums = _grouped_correlations(np.concatenate([p.words for p in plus]),
+                                     np.concatenate([p.values for p in plus]),
+                                     np.array([len(p) for p in plus], dtype=np.int64), n)
+        for b, plus_sums in zip(split, sums):
+            path, variable = contexts[b].path, nodes[b].variable
+            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums.copy())
+            memo.put(("correlations", seed, path + ((variable, -1),)),
+                     nodes[b].correlations - plus_sums)
 
     def leaves(self, contexts: list[NodeContext]) -> Steps:
         return (yield from self._labels(contexts, [self._inherited(c) for c in contexts],
