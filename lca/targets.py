@@ -487,6 +487,7 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Decision
 
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
+_SHIFT30, _SHIFT27, _SHIFT31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
@@ -563,10 +564,19 @@ class LabelNoise(Oracle):
         return self._flips(check_points(points, self.n))
 
     def _flips(self, points: np.ndarray) -> np.ndarray:
-        words = _pack_rows(points)
+        # Words as (W, m): each step of the chain reads one contiguous row.
+        words = np.ascontiguousarray(_pack_rows(points).T)
         state = np.full(points.shape[0], self._key, dtype=np.uint64)
-        for w in range(words.shape[1]):
-            state = _mix64(state ^ words[:, w])
+        shifted = np.empty_like(state)
+        xor, right, times = np.bitwise_xor, np.right_shift, np.multiply
+        for row in words:
+            # state = mix(state ^ w) in place: no temporaries, however many rows.
+            xor(state, row, out=state)
+            xor(state, right(state, _SHIFT30, out=shifted), out=state)
+            times(state, _MIX1, out=state)
+            xor(state, right(state, _SHIFT27, out=shifted), out=state)
+            times(state, _MIX2, out=state)
+            xor(state, right(state, _SHIFT31, out=shifted), out=state)
         return state < np.uint64(self.threshold)
 
     def query(self, points: np.ndarray) -> np.ndarray:
