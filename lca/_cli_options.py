@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 
 from lca import targets
+from lca._validate import MAX_N
 from lca.params import Params
 from lca.targets import DecisionTree, LabelNoise
 
@@ -14,8 +15,8 @@ from lca.targets import DecisionTree, LabelNoise
 SEED_HIGH = (1 << 64) - 1
 """Largest seed (``u64``); a seed that is also used plus one stops one below."""
 
-N_HIGH = (1 << 31) - 1
-"""Largest ``--n``: the bound of :mod:`lca.targets` (one query row is 2 GiB there)."""
+N_HIGH = MAX_N
+"""Largest ``--n``: the bound of :mod:`lca.targets` and :class:`lca.Params`."""
 
 NOISE_RATE_LOW = 2.0 ** -16
 """``--noise-rate`` must exceed this, or it rounds to 0 on the ``2**-15`` grid."""

@@ -23,7 +23,8 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.oracle import Oracle
-from lca.params import Params, check_int, check_real, finite
+from lca._validate import check_int, check_real
+from lca.params import Params, finite
 
 __all__ = [
     "ScoreCounts",

@@ -31,7 +31,8 @@ import numpy as np
 
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params, check_int
+from lca._validate import check_int
+from lca.params import Params
 from lca.reconstruct import Decision, LeafDecision, NodeDecision, split_rows
 from lca.targets import DecisionTree
 

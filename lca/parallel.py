@@ -50,7 +50,6 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import connection
-from numbers import Integral
 from typing import Any
 
 import multiprocessing_logging
@@ -59,13 +58,13 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.oracle import Oracle, _oracle_n, check_points
-from lca.params import Params, check_real
+from lca._validate import check_flag, check_int, check_real, check_seed
+from lca.params import Params
 from lca.reconstruct import (
     AnswerStats,
     Decision,
     LeafDecision,
     Reconstructor,
-    check_seed,
     progress_bar,
 )
 
@@ -413,17 +412,6 @@ class _Worker:
         return self.process.name
 
 
-def _check_count(owner: str, name: str, value: Any, low: int, optional: bool) -> int | None:
-    if optional and value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        expected = f"an int >= {low}" + (" or None" if optional else "")
-        raise (TypeError if isinstance(value, bool) or not isinstance(value, Integral)
-               else ValueError)(
-            f"The {name!r} parameter of {owner} must be {expected}. Got {value!r} instead.")
-    return int(value)
-
-
 def _stop(processes: Iterable[multiprocessing.process.BaseProcess], grace: float) -> None:
     """Terminate, then kill, then reap: no process outlives this call."""
     processes = list(processes)
@@ -473,24 +461,21 @@ class ReplicaPool:
                  max_retries: int = 2, task_timeout: float | None = None) -> None:
         owner = "ReplicaPool"
         self._description = _describe(oracle, params, owner)
-        self.workers = _check_count(owner, "workers", workers, 1, False)
+        self.workers = check_int(owner, "workers", workers, 1)
         methods = multiprocessing.get_all_start_methods()
         if start_method not in methods:
             raise ValueError(f"The 'start_method' parameter of {owner} must be one of "
                              f"{methods} on this platform. Got {start_method!r} instead.")
-        self.cache_size = _check_count(owner, "cache_size", cache_size, 0, False)
-        self.batch_size = _check_count(owner, "batch_size", batch_size, 1, True)
-        self.max_retries = _check_count(owner, "max_retries", max_retries, 0, False)
-        if task_timeout is not None:
-            task_timeout = check_real(owner, "task_timeout", task_timeout, 0.0, math.inf)
-        self.task_timeout = task_timeout
-        if not isinstance(record, bool):
-            raise TypeError(f"The 'record' parameter of {owner} must be a bool. "
-                            f"Got {record!r} instead.")
+        self.cache_size = check_int(owner, "cache_size", cache_size, 0)
+        self.batch_size = check_int(owner, "batch_size", batch_size, 1, optional=True)
+        self.max_retries = check_int(owner, "max_retries", max_retries, 0)
+        self.task_timeout = check_real(owner, "task_timeout", task_timeout, 0.0, math.inf,
+                                       optional=True)
+        check_flag(owner, "record", record)
         self.oracle = oracle
         self.params = params
         self.start_method = start_method
-        self.record = bool(record)
+        self.record = record
         self._context = multiprocessing.get_context(start_method)
         self._router = _Router(oracle, params)
         self._workers: dict[int, _Worker] = {}
@@ -613,12 +598,13 @@ class ReplicaPool:
             of ``(oracle, params, seed, points)``, equal to one process's.
         """
         owner = "ReplicaPool.answer"
-        seed = check_seed(seed)
+        seed = check_seed(owner, seed)
         points = check_points(points, self.params.n, what="points")
         if routing not in ROUTINGS:
             raise ValueError(f"The 'routing' parameter of {owner} must be one of "
                              f"{ROUTINGS}. Got {routing!r} instead.")
-        chunk_size = _check_count(owner, "chunk_size", chunk_size, 1, True)
+        chunk_size = check_int(owner, "chunk_size", chunk_size, 1, optional=True)
+        check_flag(owner, "progress", progress)
         self.start()
         try:
             return self._answer(points, seed, routing, chunk_size, progress)

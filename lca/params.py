@@ -12,13 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 
 from lca import derive
+from lca._validate import MAX_ARRAY_BYTES, MAX_N, check_flag, check_int, check_real, show
 
-__all__ = ["Params", "TheoryConstants", "adaptive_delta", "check_int", "check_noise_rate",
-           "check_real", "check_theory_overrides", "finite", "grid_rate",
-           "hoeffding_counts", "SEARCH_CANDIDATES"]
+__all__ = ["Params", "TheoryConstants", "SEARCH_CANDIDATES"]
 
 
 ADAPTIVE_EPS_LIMIT = 1 / 3
@@ -28,38 +26,35 @@ SEARCH_CANDIDATES = 2
 """Efficient mode: how many vote leaders a node measures the influence of, besides its
 correlation leader (:mod:`lca.search`; chosen by ``scripts/diagnose_split_rules.py``)."""
 
+_SEARCH_BYTES_PER_COORDINATE = 16
+"""The search estimator holds a node's points (two per pair) in one array, each
+coordinate as up to 8 bytes (the correlation test sums them as ``int64``)."""
 
-def check_int(owner: str, name: str, value: object, low: int,
-              high: float = math.inf) -> int:
-    """Validate an int parameter (``bool`` is not an int) in ``[low, high]``."""
-    upper = "inf)" if high == math.inf else f"{int(high)}]"
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {owner} must be an int in the range "
-            f"[{low}, {upper}. Got {value!r} instead."
-        )
-    if not low <= value <= high:
+
+def max_search_samples(n: int) -> int:
+    """Most pairs (and leaf points) per node of the search estimator for ``n`` variables.
+
+    The search estimator holds a node's points, so they must fit one numpy
+    array on this machine (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1``
+    bytes on 64 bits). The score estimator streams its samples in chunks of
+    bounded size: its counts are bounded by time (``max_queries``,
+    ``time_limit``), not memory, and the theory preset's honest, astronomical
+    counts stay representable.
+    """
+    return MAX_ARRAY_BYTES // (_SEARCH_BYTES_PER_COORDINATE * n)
+
+
+def _check_samples(owner: str, name: str, value: object, n: int, search: bool) -> int:
+    """A sample count ``>= 1``; at most :func:`max_search_samples` for the search estimator."""
+    if not search:
+        return check_int(owner, name, value, 1)
+    try:
+        return check_int(owner, name, value, 1, max_search_samples(n))
+    except ValueError as error:
         raise ValueError(
-            f"The {name!r} parameter of {owner} must be an int in the range "
-            f"[{low}, {upper}. Got {value!r} instead."
-        )
-    return int(value)
-
-
-def check_real(owner: str, name: str, value: object, low: float, high: float,
-               *, open_low: bool = True, open_high: bool = True) -> float:
-    """Validate a real parameter in an interval with the given open ends."""
-    interval = f"{'(' if open_low else '['}{low}, {high}{')' if open_high else ']'}"
-    message = (f"The {name!r} parameter of {owner} must be a real number in the "
-               f"range {interval}. Got {value!r} instead.")
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(message)
-    value = float(value)
-    too_low = value <= low if open_low else value < low
-    too_high = value >= high if open_high else value > high
-    if math.isnan(value) or too_low or too_high:
-        raise ValueError(message)
-    return value
+            f"{error} For n={n} the search estimator holds a node's points (two per pair, "
+            "n coordinates of up to 8 bytes each) in one array, and this machine's "
+            f"largest array is {MAX_ARRAY_BYTES:,} bytes.") from None
 
 
 def check_theory_overrides(owner: str, **overrides: object) -> None:
@@ -120,10 +115,6 @@ def grid_rate(owner: str, formula: str, rate: float, **inputs: object) -> float:
 
 
 def _inputs(inputs: dict[str, object]) -> str:
-    def show(value: object) -> str:
-        if isinstance(value, int) and abs(value) >= 1 << 53:
-            return f"~2^{abs(value).bit_length() - 1}"
-        return repr(value)
     given = ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
     return f"{given}; change {', '.join(repr(name) for name in inputs)}"
 
@@ -245,20 +236,26 @@ class Params:
 
     def __post_init__(self) -> None:
         owner = "Params"
-        for name, low in (("n", 1), ("depth", 0), ("score_samples", 1),
-                          ("leaf_samples", 1)):
-            object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
+        object.__setattr__(self, "n", check_int(owner, "n", self.n, 1, MAX_N,
+                                                high_text="2**31 - 1"))
+        object.__setattr__(self, "depth", check_int(owner, "depth", self.depth, 0))
+        if self.estimator not in ("score", "search"):
+            raise ValueError("The 'estimator' parameter of Params must be 'score' or "
+                             f"'search'. Got {self.estimator!r} instead.")
+        search = self.estimator == "search"
+        for name in ("score_samples", "leaf_samples"):
+            object.__setattr__(self, name, _check_samples(owner, name, getattr(self, name),
+                                                          self.n, search))
+        # first_round needs no bound: rounds never exceed score_samples.
+        object.__setattr__(self, "first_round",
+                           check_int(owner, "first_round", self.first_round, 1))
         rate = check_noise_rate(owner, self.noise_rate)
         if self.preset not in ("theory", "guaranteed", "practical", "efficient"):
             raise ValueError(
                 "The 'preset' parameter of Params must be 'theory', 'guaranteed', "
                 f"'practical' or 'efficient'. Got {self.preset!r} instead."
             )
-        if not isinstance(self.adaptive, bool):
-            raise TypeError("The 'adaptive' parameter of Params must be a bool. "
-                            f"Got {self.adaptive!r} instead.")
-        object.__setattr__(self, "first_round",
-                           check_int(owner, "first_round", self.first_round, 1))
+        check_flag(owner, "adaptive", self.adaptive)
         if self.size is not None:
             object.__setattr__(self, "size", check_int(owner, "size", self.size, 1))
         if self.constants is not None and not isinstance(self.constants, TheoryConstants):
@@ -272,10 +269,7 @@ class Params:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
                                                           0.0, high))
-        if self.estimator not in ("score", "search"):
-            raise ValueError("The 'estimator' parameter of Params must be 'score' or "
-                             f"'search'. Got {self.estimator!r} instead.")
-        if self.estimator == "search" and (self.adaptive or None in (self.eps, self.delta)):
+        if search and (self.adaptive or None in (self.eps, self.delta)):
             raise ValueError("Params with estimator='search' need 'eps' and 'delta' (the "
                              "constant-leaf threshold and per-node confidence) and "
                              f"adaptive=False. Got eps={self.eps!r}, delta={self.delta!r}, "
@@ -389,10 +383,14 @@ class Params:
         (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
         """
         owner = "Params.efficient"
-        return cls(n=check_int(owner, "n", n, 1), depth=check_int(owner, "depth", depth, 0),
-                   noise_rate=0.1, score_samples=check_int(owner, "pairs", pairs, 1),
-                   leaf_samples=leaf_samples, preset="efficient", first_round=first_round,
-                   eps=eps, delta=delta, estimator="search")
+        n = check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
+        return cls(n=n, depth=check_int(owner, "depth", depth, 0), noise_rate=0.1,
+                   score_samples=_check_samples(owner, "pairs", pairs, n, True),
+                   leaf_samples=_check_samples(owner, "leaf_samples", leaf_samples, n, True),
+                   preset="efficient",
+                   first_round=check_int(owner, "first_round", first_round, 1),
+                   eps=check_real(owner, "eps", eps, 0.0, 1.0),
+                   delta=check_real(owner, "delta", delta, 0.0, 1.0), estimator="search")
 
     @classmethod
     def guaranteed(cls, n: int, depth: int, noise_rate: float, tau: float, eps: float,

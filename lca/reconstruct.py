@@ -15,7 +15,6 @@ import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,7 +22,8 @@ import numpy as np
 from lca import estimate, search
 from lca.derive import Path, check_path
 from lca.oracle import CountingOracle, Oracle, check_points
-from lca.params import Params, check_int, check_real
+from lca._validate import check_flag, check_int, check_real, check_seed
+from lca.params import Params
 
 if TYPE_CHECKING:  # export builds on this module; imported on use only
     from lca.export import ReconstructedTree
@@ -38,9 +38,6 @@ __all__ = [
     "LowMarginWarning",
     "Reconstructor",
     "answer",
-    "check_seed",
-    "progress_bar",
-    "split_rows",
 ]
 
 
@@ -220,15 +217,6 @@ def split_rows(points: np.ndarray, rows: np.ndarray, path: Path,
     return children
 
 
-def check_seed(seed: Any) -> int:
-    """Validate a seed: an int (not bool) in ``[0, 2**64)``."""
-    if isinstance(seed, bool) or not isinstance(seed, Integral):
-        raise TypeError(f"seed must be an int in [0, 2**64); got {type(seed).__name__}")
-    if not 0 <= seed < 1 << 64:
-        raise ValueError(f"seed must be an int in [0, 2**64); got {seed}")
-    return int(seed)
-
-
 def _check_query(z: Any, n: int) -> np.ndarray:
     arr = np.asarray(z)
     if arr.ndim != 1:
@@ -306,20 +294,16 @@ class Reconstructor:
     def __init__(self, oracle: Oracle, params: Params, *, cache_size: int = 1 << 16,
                  record: bool = False) -> None:
         if not isinstance(params, Params):
-            raise TypeError(f"params must be an lca.Params; got {type(params).__name__}")
+            raise TypeError("The 'params' parameter of Reconstructor must be an lca.Params. "
+                            f"Got {type(params).__name__} instead.")
         counting = CountingOracle(oracle)
         if oracle.n != params.n:
             raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params "
                              f"have n={params.n}")
-        if isinstance(cache_size, bool) or not isinstance(cache_size, Integral):
-            raise TypeError(f"cache_size must be an int >= 0; got {cache_size!r}")
-        if cache_size < 0:
-            raise ValueError(f"cache_size must be an int >= 0; got {cache_size!r}")
-        if not isinstance(record, bool):
-            raise TypeError(f"record must be a bool; got {record!r}")
+        self.cache_size = check_int("Reconstructor", "cache_size", cache_size, 0)
+        check_flag("Reconstructor", "record", record)
         self.oracle = oracle
         self.params = params
-        self.cache_size = int(cache_size)
         self.record = record
         self._counting = counting
         self._cache: OrderedDict[tuple[int, Path], Decision] = OrderedDict()
@@ -496,7 +480,7 @@ class Reconstructor:
         decision the reconstructor would make at that subcube, which
         :meth:`answer` may never reach.
         """
-        seed = check_seed(seed)
+        seed = check_seed("Reconstructor.decide", seed)
         path = check_path(path, self.params.n, "Reconstructor.decide",
                           max_length=self.params.path_length)
         stats = AnswerStats()
@@ -513,9 +497,9 @@ class Reconstructor:
         path; it never changes the result. The explanation's conditions come
         from :meth:`lca.oracle.Oracle.describe`.
         """
-        seed = check_seed(seed)
+        seed = check_seed("Reconstructor.explain", seed)
         z = _check_query(z, self.params.n)
-        _check_flag("Reconstructor.explain", "progress", progress)
+        check_flag("Reconstructor.explain", "progress", progress)
         stats = AnswerStats()
         self.last_built = []
         path: Path = ()
@@ -572,13 +556,12 @@ class Reconstructor:
         bit-identical to an unlimited run's.
         """
         owner = "Reconstructor.answer_many"
-        seed = check_seed(seed)
+        seed = check_seed(owner, seed)
         points = check_points(points, self.params.n, what="points")
-        _check_flag(owner, "progress", progress)
-        if max_queries is not None:
-            max_queries = check_int(owner, "max_queries", max_queries, 0)
-        if time_limit is not None:
-            time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"))
+        check_flag(owner, "progress", progress)
+        max_queries = check_int(owner, "max_queries", max_queries, 0, optional=True)
+        time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"),
+                                optional=True)
         limited = max_queries is not None or time_limit is not None
         start = time.monotonic()
         out = np.zeros(points.shape[0], dtype=np.int8)
@@ -644,7 +627,7 @@ class Reconstructor:
         """
         from lca.export import tree_from_decisions
 
-        seed = check_seed(seed)
+        seed = check_seed("Reconstructor.export", seed)
         known = {path: decision for (s, path), decision in self.decisions.items()
                  if s == seed}
         known.update((path, decision) for (s, path), decision in self._cache.items()
@@ -672,12 +655,12 @@ class Reconstructor:
         from lca.export import tree_from_decisions
 
         owner = "Reconstructor.materialize"
-        seed = check_seed(seed)
+        seed = check_seed(owner, seed)
         levels = self.params.path_length
         if depth is not None:
             levels = min(check_int(owner, "depth", depth, 0), levels)
         max_decisions = check_int(owner, "max_decisions", max_decisions, 1)
-        _check_flag(owner, "progress", progress)
+        check_flag(owner, "progress", progress)
         bound = (1 << (levels + 1)) - 1
         if bound > max_decisions:
             raise ValueError(
@@ -706,12 +689,6 @@ class Reconstructor:
         self.stats += stats
         self.last_stats = stats
         return tree_from_decisions(self.oracle, self.params, seed, found)
-
-
-def _check_flag(owner: str, name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"The {name!r} parameter of {owner} must be a bool. "
-                        f"Got {value!r} instead.")
 
 
 def answer(z: Any, seed: int, *, oracle: Oracle, params: Params) -> int:

@@ -516,8 +516,8 @@ class TestAdapters:
     @BOUNDARY
     @given(bad_int(1))
     def test_adapters_name_n(self, n):
-        rejects(lambda: lca.from_callable(_constant(1), n), "n must be")
-        rejects(lambda: lca.from_boolean(_constant(1), n), "n must be")
+        rejects(lambda: lca.from_callable(_constant(1), n), "'n' parameter of from_callable")
+        rejects(lambda: lca.from_boolean(_constant(1), n), "'n' parameter of from_boolean")
 
 
 # -- tester, exact, consistency helpers ---------------------------------------------

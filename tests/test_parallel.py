@@ -288,7 +288,8 @@ def test_oracle_that_cannot_be_rebuilt_in_a_worker() -> None:
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({"workers": 0}, ValueError, "'workers' parameter of ReplicaPool must be an int >= 1"),
+    ({"workers": 0}, ValueError,
+     r"'workers' parameter of ReplicaPool must be an int in the range \[1, inf\)"),
     ({"workers": 1.5}, TypeError, "'workers' parameter"),
     ({"start_method": "thread"}, ValueError, "'start_method' parameter"),
     ({"cache_size": -1}, ValueError, "'cache_size' parameter"),
