@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from lca import derive
+from lca._validate import check_flag, check_int, check_seed, problem
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca._validate import check_flag, check_int, check_seed, problem
 from lca.params import Params
 from lca.parallel import ReplicaPool, _describe
 from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from lca.oracle import Oracle, check_points
 from lca._validate import check_int, check_seed
+from lca.oracle import Oracle, check_points
 from lca.params import Params
 from lca.parallel import _describe
 from lca.reconstruct import Reconstructor

@@ -21,9 +21,9 @@ from fractions import Fraction
 import numpy as np
 
 from lca import derive
+from lca._validate import check_int, check_real
 from lca.derive import Path
 from lca.oracle import Oracle
-from lca._validate import check_int, check_real
 from lca.params import Params, finite
 
 __all__ = [

@@ -56,9 +56,9 @@ import multiprocessing_logging
 import numpy as np
 
 from lca import derive
+from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path
 from lca.oracle import Oracle, _oracle_n, check_points
-from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.params import Params
 from lca.reconstruct import (
     AnswerStats,

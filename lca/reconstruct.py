@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lca import estimate, search
+from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path, check_path
 from lca.oracle import CountingOracle, Oracle, check_points
-from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.params import Params
 
 if TYPE_CHECKING:  # export builds on this module; imported on use only

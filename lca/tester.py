@@ -31,9 +31,9 @@ import numpy as np
 
 from lca import derive, exact
 from lca._cli_options import N_HIGH, SEED_HIGH, int_in, real_in
+from lca._validate import check_int, check_real, check_seed, show
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle, _oracle_n
-from lca._validate import check_int, check_real, check_seed, show
 from lca.params import Params, TheoryConstants, check_theory_overrides, finite
 from lca.reconstruct import Reconstructor
 from lca.targets import DecisionTree
