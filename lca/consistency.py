@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from lca import derive
+from lca._processes import RERUNS_MAIN, require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_seed, problem
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
@@ -325,9 +326,10 @@ def run_replica(spec: ReplicaSpec, oracle: Oracle, params: Params, seed: int,
         description = _describe(oracle, params, "run_replica")
         context = multiprocessing.get_context(spec.start_method)
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as executor:
-            got, found, clashes = executor.submit(
-                _pure_replica, description, seed, derive.pack_points(shuffled),
-                params.n).result()
+            with sigint_blocked():  # the process starts here; Ctrl-C is the parent's
+                future = executor.submit(_pure_replica, description, seed,
+                                         derive.pack_points(shuffled), params.n)
+            got, found, clashes = future.result()
         answers[order] = got
         decisions.update(found)
         conflicts += clashes
@@ -463,6 +465,12 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
         if not specs or not all(isinstance(s, ReplicaSpec) for s in specs):
             raise TypeError(f"The 'replicas' parameter of {owner} must be an int or a "
                             f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
+    # Before any replica runs: a script without a main guard must not get halfway.
+    # (Dask's local cluster starts its workers with spawn.)
+    methods = {"spawn" if spec.kind == "dask" else spec.start_method for spec in specs}
+    method = next((method for method in RERUNS_MAIN if method in methods), None)
+    if method is not None:
+        require_main_guard(owner, method)
     cluster = client = None
     if any(s.kind == "dask" for s in specs) and dask_scheduler is None:
         dask_scheduler = _active_client()

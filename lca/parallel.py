@@ -56,6 +56,7 @@ import multiprocessing_logging
 import numpy as np
 
 from lca import derive
+from lca._processes import require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path
 from lca.oracle import Oracle, _oracle_n, check_points
@@ -505,12 +506,20 @@ class ReplicaPool:
     # -- lifecycle ---------------------------------------------------------------
 
     def start(self) -> ReplicaPool:
-        """Start any missing worker; returns at once (workers report when ready)."""
+        """Start any missing worker; returns at once (workers report when ready).
+
+        Raises ``RuntimeError`` before starting anything if called from the
+        main script's top level outside ``if __name__ == "__main__":`` with a
+        start method that re-runs the script in every worker.
+        """
+        missing = [slot for slot in range(self.workers) if slot not in self._workers]
+        if missing:
+            require_main_guard("ReplicaPool", self.start_method)
         if self._logs is None:
-            self._logs = _LogReceiver(self._context)
-        for slot in range(self.workers):
-            if slot not in self._workers:
-                self._spawn(slot)
+            with sigint_blocked():  # its queue may start multiprocessing's resource tracker
+                self._logs = _LogReceiver(self._context)
+        for slot in missing:
+            self._spawn(slot)
         if not self._workers:
             raise WorkerError("ReplicaPool: could not start any worker process")
         return self
@@ -521,16 +530,21 @@ class ReplicaPool:
             target=_worker_main, name=f"lca-worker-{slot}", daemon=True,
             args=(self._description, child_end, self._logs.queue, _log_levels(),
                   self.cache_size, self.record, self.batch_size))
-        try:
-            process.start()
-        except OSError as error:  # out of processes or memory: run with fewer
-            parent_end.close()
+        # Ctrl-C is the parent's to handle: a worker still importing would
+        # otherwise print a KeyboardInterrupt traceback of its own. The worker
+        # is recorded before SIGINT is unblocked, so an interrupt that arrived
+        # meanwhile finds it and stops it.
+        with sigint_blocked():
+            try:
+                process.start()
+            except OSError as error:  # out of processes or memory: run with fewer
+                parent_end.close()
+                child_end.close()
+                _log.warning("could not start lca-worker-%d: %s", slot, error)
+                return
             child_end.close()
-            _log.warning("could not start lca-worker-%d: %s", slot, error)
-            return
-        child_end.close()
-        self._processes.append(process)
-        self._workers[slot] = _Worker(slot, process, parent_end)
+            self._processes.append(process)
+            self._workers[slot] = _Worker(slot, process, parent_end)
 
     def _retire(self, worker: _Worker, grace: float) -> int | None:
         """Stop and reap one worker; returns its exit code."""
@@ -785,8 +799,8 @@ class ReplicaPool:
             if self._startup_failures > self.max_retries + self.workers:
                 raise WorkerError(
                     f"ReplicaPool: workers keep dying during start-up (last: {worker.name}, "
-                    f"exit code {exitcode}); is the oracle's module importable in a fresh "
-                    "interpreter?")
+                    f"exit code {exitcode}) before reporting ready; their own error is on "
+                    "stderr. Is the oracle's module importable in a fresh interpreter?")
             _log.warning("%s died during start-up with exit code %s", worker.name,
                          exitcode)
         self._spawn(worker.slot)
