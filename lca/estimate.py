@@ -36,8 +36,6 @@ __all__ = [
     "samples_for_accuracy",
     "leaf_sum",
     "leaf_label",
-    "chunk_rows",
-    "query",
     "ln_upper",
     "bernoulli_upper",
     "bernoulli_lower",

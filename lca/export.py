@@ -43,7 +43,6 @@ __all__ = [
     "FORMAT_VERSION",
     "ReconstructedTree",
     "UnexploredNodeError",
-    "tree_from_decisions",
 ]
 
 FORMAT = "lca.ReconstructedTree"

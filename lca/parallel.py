@@ -869,8 +869,11 @@ def answer_parallel(oracle: Oracle, params: Params, points: Any, seed: int, *,
         result = answer_parallel(f, params, points, seed=7, workers=2)
         assert (result.answers == lca.Reconstructor(f, params).answer_many(points, 7)).all()
     """
-    with ReplicaPool(oracle, params, workers=workers, start_method=start_method,
-                     cache_size=cache_size, record=record,
-                     task_timeout=task_timeout) as pool:
+    pool = ReplicaPool(oracle, params, workers=workers, start_method=start_method,
+                       cache_size=cache_size, record=record, task_timeout=task_timeout)
+    try:
+        # answer() checks its arguments before it starts any worker.
         return pool.answer(points, seed, routing=routing, chunk_size=chunk_size,
                            progress=progress)
+    finally:
+        pool.close()

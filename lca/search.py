@@ -69,6 +69,7 @@ __all__ = [
     "PAIRS",
     "ORDER",
     "LEAF",
+    "FLIP",
     "Labelled",
     "SearchNode",
     "search_node",

@@ -67,7 +67,6 @@ __all__ = [
     "build_dt",
     "build_dt_report",
     "builddt_error_bound",
-    "add_test_command",
 ]
 
 THRESHOLD_FACTOR = 2.0

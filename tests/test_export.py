@@ -342,6 +342,27 @@ class TestFormats:
         (graph,) = pydot.graph_from_dot_data(tree.to_dot())
         assert len(graph.get_edges()) == 2
 
+    @pytest.mark.filterwarnings("ignore:'setParseAction' deprecated")
+    def test_dot_escapes_backslashes(self):
+        # Issue 18, item 10: a condition ending in a backslash would otherwise escape
+        # the closing quote of its label.
+        from lca.export import _dot_escape
+
+        assert _dot_escape('C:\\dir "x"\nend\\') == 'C:\\\\dir \\"x\\"\\nend\\\\'
+        weird = {-1: 'path = C:\\temp\\', 1: 'say "hi"\\n\nnext'}
+
+        class Backslashed(Named):
+            def describe(self, variable, bit, path=()):
+                return weird[bit]
+
+        tree = lca.Reconstructor(Backslashed(CASES["fixed"][0]), fixed_params()).materialize(
+            7, depth=0)
+        (graph,) = pydot.graph_from_dot_data(tree.to_dot())
+        labels = [edge.get_label()[1:-1] for edge in graph.get_edges()]
+        unescaped = {re.sub(r"\\(.)", lambda m: "\n" if m[1] == "n" else m[1], label)
+                     for label in labels}
+        assert unescaped == set(weird.values())
+
     def test_text_rules(self):
         tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
         lines = tree.to_text().splitlines()

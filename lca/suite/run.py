@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from lca._validate import check_flag
 from lca.reconstruct import progress_bar
 from lca.suite.cases import ModelSpec, SuiteConfig, full_config, quick_config
 from lca.suite.compare import DEFAULT_COMPARE, compare_modes
@@ -126,6 +127,7 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
     ``config`` (and skips scaling unless it lists ``"scaling"``). Failures are collected, not raised.
     ``compare`` is the (candidate, baseline) pair of the result's mode comparison.
     """
+    check_flag("run_suite", "progress", progress)
     _classifier()  # fail before any work if the bench extra is missing
     if tiers is not None:
         known = [name for name, _ in config.tiers] + ["scaling"]
