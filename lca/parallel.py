@@ -869,6 +869,7 @@ def answer_parallel(oracle: Oracle, params: Params, points: Any, seed: int, *,
         result = answer_parallel(f, params, points, seed=7, workers=2)
         assert (result.answers == lca.Reconstructor(f, params).answer_many(points, 7)).all()
     """
+    check_flag("answer_parallel", "progress", progress)
     pool = ReplicaPool(oracle, params, workers=workers, start_method=start_method,
                        cache_size=cache_size, record=record, task_timeout=task_timeout)
     try:
