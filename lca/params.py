@@ -216,6 +216,11 @@ class Params:
             from (reused ancestor points count), ``eps`` is the minority
             share under which a node is certified constant and ``delta`` the
             per-node confidence of its tests; ``noise_rate`` is not used.
+
+    ``n`` is at most ``2**31 - 1``. The search estimator holds a node's points,
+    so its ``score_samples`` and ``leaf_samples`` are at most
+    :func:`max_search_samples` ``(n)``; the score estimator streams its
+    samples, and its counts have no upper bound.
     """
 
     n: int
@@ -372,7 +377,8 @@ class Params:
         per node), or, at the cap, when no variable stands out and at most
         ``eps`` of its points disagree with their majority. Leaves are
         labelled from the ancestors' points in their subcube, topped up with
-        fresh ones to ``leaf_samples``.
+        fresh ones to ``leaf_samples``. ``pairs`` and ``leaf_samples`` are at
+        most :func:`max_search_samples` ``(n)`` (a node's points fit one array).
 
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
