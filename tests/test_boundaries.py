@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import math
-import os
 import re
 from fractions import Fraction
 
@@ -27,6 +26,8 @@ import lca
 from lca import consistency, derive, exact, tester
 from lca.cli import main
 from lca.oracle import OracleError
+
+from conftest import interrupt_group
 
 # Fixed examples: derandomized, no example database, no deadline (timings on a
 # shared CI machine are noise, not a property).
@@ -1283,25 +1284,9 @@ class TestInterrupts:
         """SIGINT to the whole process group (as a terminal sends it), at a drawn moment
         of start-up (about the first 1.3 s) or answering (the next 5 s): only the
         parent reacts, and no worker is left."""
-        import signal
-        import subprocess
-        import sys
-        import time
-
         script = tmp_path_factory.mktemp("interrupt") / "interrupt.py"
         script.write_text(INTERRUPT_SCRIPT)
-        process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True,
-                                   cwd=script.parent, start_new_session=True)
-        try:
-            assert process.stdout.readline() == "ready\n"
-            time.sleep(delay)
-            os.killpg(process.pid, signal.SIGINT)
-            out, err = process.communicate(timeout=60)
-        finally:
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        _, out, err = interrupt_group(script, "ready", delay)
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
         assert out.splitlines() == ["interrupted", "workers 0"], out
 

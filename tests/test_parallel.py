@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
-import select
 import signal
 import subprocess
 import sys
@@ -20,6 +19,8 @@ from lca import derive, targets
 from lca.oracle import Oracle
 from lca.params import Params
 from lca.parallel import ReplicaPool, TaskTimeoutError, WorkerError, answer_parallel
+
+from conftest import interrupt_group
 
 N = 64
 PARAMS = Params.practical(n=N, depth=5, noise_rate=0.1, score_samples=200,
@@ -445,25 +446,7 @@ def test_ctrl_c_while_workers_start_prints_no_worker_traceback(tmp_path) -> None
     """
     script = tmp_path / "interrupt_start.py"
     script.write_text(textwrap.dedent(WORKER_START_INTERRUPT_SCRIPT))
-    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                               start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        first = ""
-        while "worker starting" not in first and time.monotonic() < deadline:
-            ready, _, _ = select.select([process.stdout], [], [], 1.0)
-            if ready:
-                first = process.stdout.readline()
-                if not first:
-                    break
-        assert "worker starting" in first, process.stderr.read() if process.poll() else ""
-        os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert process.returncode == 0, err
+    code, out, err = interrupt_group(script, "worker starting")
+    assert code == 0, err
     assert "interrupted" in out and "children 0" in out, out
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
