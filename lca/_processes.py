@@ -67,8 +67,9 @@ def _guarded_lines(filename: str, mtime: float) -> tuple[tuple[int, int], ...] |
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if isinstance(node, ast.If) and _is_main_test(node.test):
-            body = node.body if _is_main_test(node.test) == "==" else node.orelse
+        test = _is_main_test(node.test) if isinstance(node, ast.If) else None
+        if test is not None:
+            body = node.body if test == "==" else node.orelse
             if body:
                 spans.append((body[0].lineno, body[-1].end_lineno or body[-1].lineno))
         for field in ("body", "orelse", "finalbody", "handlers"):

@@ -98,7 +98,7 @@ def check_real(owner: str, name: str, value: Any, low: float, high: float, *,
 
 
 def check_flag(owner: str, name: str, value: Any) -> bool:
-    """``value`` if it is a ``bool``; anything else (``1``, ``"yes"``, ``None``) is a TypeError."""
+    """``value`` if it is a ``bool``; anything else (``1``, ``"yes"``, ``None``) is refused."""
     if not isinstance(value, bool):
         raise TypeError(problem(owner, name, "a bool", value))
     return value
@@ -108,17 +108,3 @@ def check_seed(owner: str, value: Any, name: str = "seed") -> int:
     """A seed: an int in ``[0, 2**64)``."""
     return check_int(owner, name, value, 0, SEED_LIMIT, open_high=True, high_text="2**64")
 
-
-def check_array_size(owner: str, name: str, value: int, row_bytes: int,
-                     rows_per_unit: int = 1, what: str = "") -> int:
-    """``value`` (already an int) if ``value * rows_per_unit`` rows of ``row_bytes`` fit one array.
-
-    The bound is :data:`MAX_ARRAY_BYTES`, what this machine can index; the
-    message states the largest ``value`` allowed and why.
-    """
-    most = MAX_ARRAY_BYTES // (row_bytes * rows_per_unit)
-    if value > most:
-        raise ValueError(problem(owner, name, f"at most {most:,}", value)
-                         + f" {what} must fit one numpy array, at most "
-                         f"{MAX_ARRAY_BYTES:,} bytes on this machine.")
-    return value

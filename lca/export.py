@@ -23,16 +23,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import textwrap
-import types as types_module
-import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lca._validate import MAX_N, SEED_LIMIT, check_int, is_int, show
-from lca.derive import Path, check_path
+from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
+from lca._validate import check_int
+from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params
 from lca.reconstruct import Decision, LeafDecision, NodeDecision, split_rows
@@ -45,10 +44,6 @@ __all__ = [
     "UnexploredNodeError",
 ]
 
-FORMAT = "lca.ReconstructedTree"
-FORMAT_VERSION = 1
-
-_KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision}
 
 
 class UnexploredNodeError(LookupError):
@@ -306,7 +301,7 @@ class ReconstructedTree:
             ValueError: anything else is wrong; the message names the node
                 (its path and entry number) and the field.
         """
-        return cls(**_read_document(text))
+        return cls(**read_document(text))
 
     # -- drawing ---------------------------------------------------------------
 
@@ -372,182 +367,6 @@ class ReconstructedTree:
                      + (f" (top {max_levels} levels)" if any(
                          len(p) >= max_levels for p, _ in self.walk()) else ""), fontsize=10)
         return ax
-
-
-# -- reading JSON back: every check of ReconstructedTree.from_json ----------------
-
-_OWNER = "ReconstructedTree.from_json"
-_TOP_KEYS = ("format", "version", "seed", "n", "oracle", "params", "nodes")
-
-
-class _Object(dict):
-    """A JSON object as read, with the keys it gave more than once (json keeps the last)."""
-
-    repeated: tuple[str, ...] = ()
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    """``json.loads`` hook: remember repeated keys, so the check can name the node."""
-    value = _Object(pairs)
-    if len(value) != len(pairs):
-        keys = [key for key, _ in pairs]
-        value.repeated = tuple(sorted({key for key in keys if keys.count(key) > 1}))
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{_OWNER}: {name} is not JSON (no NaN or Infinity in a tree)")
-
-
-def _keys(where: str, value: Any, required: tuple[str, ...],
-          optional: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``value`` if it is an object with every required key, each once, and no other."""
-    if not isinstance(value, dict):
-        raise ValueError(f"{_OWNER}: {where} must be a JSON object. Got {show(value)} instead.")
-    repeated = getattr(value, "repeated", ())
-    missing = [key for key in required if key not in value]
-    unknown = [key for key in value if key not in required + optional]
-    if repeated or missing or unknown:
-        wrong = "; ".join(f"{what} {', '.join(map(repr, keys))}" for what, keys in (
-            ("repeats", repeated), ("misses", missing), ("has unknown", unknown)) if keys)
-        raise ValueError(f"{_OWNER}: {where} {wrong} (keys: {list(required)}"
-                         + (f", optional {list(optional)}" if optional else "") + ").")
-    return dict(value)
-
-
-def _field_types(kind: type) -> dict[str, tuple[type, ...]]:
-    """JSON types each field of a decision class may hold (``bool`` is not an ``int``)."""
-    types: dict[str, tuple[type, ...]] = {}
-    for name, hint in typing.get_type_hints(kind).items():
-        members = typing.get_args(hint) if typing.get_origin(hint) in (
-            types_module.UnionType, typing.Union) else (hint,)
-        types[name] = tuple(type(None) if m is type(None) else typing.get_origin(m) or m
-                            for m in members)
-    return types
-
-
-def _of_type(value: Any, allowed: tuple[type, ...]) -> bool:
-    if isinstance(value, bool):
-        return bool in allowed
-    if isinstance(value, list):
-        return tuple in allowed or list in allowed
-    return isinstance(value, allowed)
-
-
-def _decision(where: str, kind: type, fields: Any) -> Decision:
-    types = _field_types(kind)
-    required = tuple(f.name for f in dataclasses.fields(kind)
-                     if f.default is dataclasses.MISSING)
-    fields = _keys(f"{where}: 'decision'", fields, required,
-                   tuple(name for name in types if name not in required))
-    for name, value in fields.items():
-        if not _of_type(value, types[name]):
-            expected = " or ".join("null" if t is type(None) else t.__name__
-                                   for t in types[name])
-            raise ValueError(f"{_OWNER}: {where}: the decision's {name!r} must be {expected}."
-                             f" Got {show(value)} instead.")
-    return kind(**{name: _tuples(value) for name, value in fields.items()})
-
-
-def _read_document(text: Any) -> dict[str, Any]:
-    """The fields of a :class:`ReconstructedTree` from its JSON, every check applied."""
-    if not isinstance(text, (str, bytes, bytearray)):
-        raise TypeError(f"The 'text' parameter of {_OWNER} must be a JSON string. "
-                        f"Got {type(text).__name__} instead.")
-    try:
-        document = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError(f"{_OWNER}: the JSON is nested too deeply to be a tree "
-                         "(a tree's JSON nests 5 levels)") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN, huge numbers
-        raise ValueError(f"{_OWNER}: not valid JSON: {error}") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ValueError(f"{_OWNER}: not an exported lca tree (expected "
-                         f"\"format\": {FORMAT!r}).")
-    version = document.get("version")
-    if type(version) is not int or version != FORMAT_VERSION:
-        raise ValueError(f"{_OWNER}: format version {show(version)} is not supported (this "
-                         f"lca reads version {FORMAT_VERSION}).")
-    document = _keys("the document", document, _TOP_KEYS)
-    seed, n = document["seed"], document["n"]
-    for name, value, low, high, text in (("seed", seed, 0, SEED_LIMIT - 1, "2**64)"),
-                                         ("n", n, 1, MAX_N, "2**31 - 1]")):
-        if not is_int(value) or not low <= value <= high:
-            raise ValueError(f"{_OWNER}: {name!r} must be an int in the range [{low}, {text}."
-                             f" Got {show(value)} instead.")
-    if not isinstance(document["oracle"], str):
-        raise ValueError(f"{_OWNER}: 'oracle' must be a string (the oracle's name). "
-                         f"Got {show(document['oracle'])} instead.")
-    params = document["params"]
-    if not isinstance(params, dict) or getattr(params, "repeated", ()) \
-            or not is_int(params.get("n")) or params["n"] != n \
-            or not is_int(params.get("depth")) or params["depth"] < 0:
-        raise ValueError(f"{_OWNER}: 'params' must be an object of lca.Params fields, each "
-                         f"once, with 'n' equal to the tree's n={n} and an int 'depth' >= 0. "
-                         f"Got {show(params)} instead.")
-    params = dict(params)
-    longest = min(params["depth"], n)
-    entries = document["nodes"]
-    if not isinstance(entries, list):
-        raise ValueError(f"{_OWNER}: 'nodes' must be a list. Got {show(entries)} instead.")
-    decisions: dict[Path, Decision] = {}
-    conditions: dict[Path, tuple[str, str]] = {}
-    for index, entry in enumerate(entries):
-        where = f"entry {index} of 'nodes'"
-        entry = _keys(where, entry, ("path", "kind", "decision"), ("conditions",))
-        raw = entry["path"]
-        if isinstance(raw, list) and all(isinstance(step, list) for step in raw):
-            raw = tuple(tuple(step) for step in raw)
-        try:
-            path = check_path(raw, n, f"{_OWNER}: {where}", max_length=longest)
-        except (TypeError, ValueError) as error:
-            raise ValueError(str(error)) from None
-        where = f"node {path} ({where})"
-        if path in decisions:
-            raise ValueError(f"{_OWNER}: {where} is listed twice")
-        kind = _KINDS.get(entry["kind"]) if isinstance(entry["kind"], str) else None
-        if kind is None:
-            raise ValueError(f"{_OWNER}: {where}: unknown node kind {show(entry['kind'])}; "
-                             "expected 'node' or 'leaf'.")
-        decision = _decision(where, kind, entry["decision"])
-        if isinstance(decision, NodeDecision):
-            on_path = {variable for variable, _ in path}
-            if not 0 <= decision.variable < n or decision.variable in on_path:
-                raise ValueError(f"{_OWNER}: {where}: the variable must be in [0, {n}) and "
-                                 f"not on the node's path. Got {show(decision.variable)} "
-                                 "instead.")
-            if len(path) == longest:
-                raise ValueError(f"{_OWNER}: {where}: a node at depth {longest} = min(depth,"
-                                 " n) must be a leaf.")
-            pair = entry.get("conditions")
-            if not (isinstance(pair, list) and len(pair) == 2
-                    and all(isinstance(c, str) for c in pair)):
-                raise ValueError(f"{_OWNER}: {where}: 'conditions' must be a list of two "
-                                 f"strings. Got {show(pair)} instead.")
-            conditions[path] = (pair[0], pair[1])
-        else:
-            if decision.label not in (-1, 1):
-                raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
-                                 f"Got {show(decision.label)} instead.")
-            if "conditions" in entry:
-                raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
-        decisions[path] = decision
-    for path in decisions:
-        parent = decisions.get(path[:-1]) if path else None
-        if path and not (isinstance(parent, NodeDecision)
-                         and parent.variable == path[-1][0]):
-            raise ValueError(f"{_OWNER}: node {path} is not in the tree: its parent "
-                             f"{path[:-1]} is not listed as a node splitting on "
-                             f"x{path[-1][0]}.")
-    return dict(seed=seed, n=n, oracle=document["oracle"], params=params,
-                decisions=decisions, conditions=conditions)
-
-
-def _tuples(value: Any) -> Any:
-    """JSON lists back to the tuples a decision field held."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
 
 
 def _dot_escape(text: str) -> str:

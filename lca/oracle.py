@@ -22,7 +22,8 @@ import numpy as np
 from lca._validate import MAX_N, check_int, problem
 
 # A node path: (variable, bit) pairs from the root (same alias as lca.derive.Path,
-# spelled out here because oracle imports nothing from the rest of lca).
+# spelled out here because oracle imports nothing from the rest of lca but its
+# argument checks).
 Path = tuple[tuple[int, int], ...]
 
 __all__ = [

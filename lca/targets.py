@@ -71,10 +71,6 @@ def _check_n(n: Any, owner: str) -> int:
     return check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
 
 
-def _check_seed(seed: Any, owner: str) -> int:
-    return check_seed(owner, seed)
-
-
 def _check_variables(variables: Any, n: int, owner: str,
                      name: str = "variables") -> np.ndarray:
     """Return distinct variable indices in ``[0, n)`` as an ``int64`` array."""
@@ -399,7 +395,7 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Decision
     owner = "random_tree"
     n = _check_n(n, owner)
     leaves = check_int(owner, "leaves", leaves, 1, 1 << n, high_text="2**n")
-    seed = _check_seed(seed, owner)
+    seed = check_seed(owner, seed)
     if not isinstance(labels, str):
         raise TypeError(
             f"The 'labels' parameter of {owner} must be one of {_LABEL_SCHEMES}. "
@@ -521,7 +517,7 @@ class LabelNoise(Oracle):
                 f"The 'rate' parameter of {owner} must be a real number in [0, 0.5]. "
                 f"Got {rate!r} instead."
             )
-        self.seed = _check_seed(seed, owner)
+        self.seed = check_seed(owner, seed)
         self.target = target
         self.rate = rate
         self.n = target.n
@@ -606,7 +602,7 @@ def parity(n: int, k: int, seed: int) -> Parity:
     """Parity of ``k`` distinct variables drawn uniformly from ``n`` (purpose ``"parity"``)."""
     n = _check_n(n, "parity")
     k = check_int("parity", "k", k, 0, n, high_text="n")
-    return Parity(n, WordStream("parity", _check_seed(seed, "parity")).sample(n, k))
+    return Parity(n, WordStream("parity", check_seed("parity", seed)).sample(n, k))
 
 
 class Multiplexer(Oracle):
@@ -670,7 +666,7 @@ def multiplexer(n: int, k: int, seed: int) -> Multiplexer:
             f"The 'k' parameter of multiplexer must be an int k >= 0 with "
             f"k + 2**k <= n = {n}. Got {k} instead."
         )
-    stream = WordStream("multiplexer", _check_seed(seed, "multiplexer"))
+    stream = WordStream("multiplexer", check_seed("multiplexer", seed))
     return Multiplexer(n, k, stream.sample(n, k + 2 ** k))
 
 
@@ -692,7 +688,7 @@ class Tribes(Oracle):
         self.n = _check_n(n, owner)
         self.width = check_int(owner, "width", width, 1, self.n, high_text="n")
         self.count = check_int(owner, "count", count, 1, self.n // self.width,
-                                high_text="n // width")
+                               high_text="n // width")
         if variables is None:
             variables = range(self.width * self.count)
         self.variables = _check_variables(variables, self.n, owner)
@@ -729,7 +725,7 @@ def tribes(n: int, width: int, count: int, seed: int) -> Tribes:
     n = _check_n(n, "tribes")
     width = check_int("tribes", "width", width, 1, n, high_text="n")
     count = check_int("tribes", "count", count, 1, n // width, high_text="n // width")
-    stream = WordStream("tribes", _check_seed(seed, "tribes"))
+    stream = WordStream("tribes", check_seed("tribes", seed))
     return Tribes(n, width, count, stream.sample(n, width * count))
 
 
@@ -782,7 +778,7 @@ def majority(n: int, k: int, seed: int) -> Majority:
     if k % 2 == 0:
         raise ValueError(f"The 'k' parameter of majority must be an odd int in [1, n]. "
                          f"Got {k} instead.")
-    return Majority(n, WordStream("majority", _check_seed(seed, "majority")).sample(n, k))
+    return Majority(n, WordStream("majority", check_seed("majority", seed)).sample(n, k))
 
 
 class Junta(Oracle):
@@ -855,6 +851,6 @@ def junta(n: int, k: int, seed: int) -> Junta:
     n = _check_n(n, "junta")
     k = check_int("junta", "k", k, 0, min(n, _MAX_JUNTA_BITS),
                   high_text=f"min(n, {_MAX_JUNTA_BITS})")
-    seed = _check_seed(seed, "junta")
+    seed = check_seed("junta", seed)
     variables = WordStream("junta/variables", seed).sample(n, k)
     return Junta(n, variables, WordStream("junta/table", seed).signs(2 ** k))

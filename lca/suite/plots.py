@@ -99,8 +99,9 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
         queries_axes.plot(sizes, [m["queries"] for m in modes], marker="o", color=colour,
                           label=f"ours, {mode}: cold answer")
         fit = exponents.get(mode, {}).get("time")
+        growth = "" if fit is None else f": n^{_exponent(fit)}"
         time_axes.plot(sizes, [m["seconds"] for m in modes], marker="o", color=colour,
-                       label=f"ours, {mode}" + ("" if fit is None else f": n^{_exponent(fit)}"))
+                       label=f"ours, {mode}{growth}")
     if rows:
         first = rows[0]["modes"][result.modes[0]]
         queries_axes.plot(sizes, [row["modes"][result.modes[0]]["floor"] for row in rows],
