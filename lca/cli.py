@@ -137,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lca {args.command}: error: {_blame(str(error), args.options)}",
               file=sys.stderr)
         return 2
+    except MemoryError as error:  # a size the machine represents but cannot hold
+        print(f"lca {args.command}: error: not enough memory for what the options ask "
+              f"({error or 'MemoryError'}); ask for less", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

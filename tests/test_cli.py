@@ -76,3 +76,13 @@ def test_every_subcommand_has_help(command, capsys):
         main([command, "--help"])
     assert info.value.code == 0
     assert "usage: lca" in capsys.readouterr().out
+
+
+def test_a_size_too_large_to_hold_is_one_line(capsys):
+    # 10**15 queries need petabytes, past any address space: refused at once,
+    # with one line, not a MemoryError traceback.
+    assert main(["consistency", "--n", "8", "--leaves", "4", "--queries", str(10 ** 15),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lca consistency: error: not enough memory for what the options "
+                          "ask (") and err.endswith("); ask for less") and "\n" not in err
