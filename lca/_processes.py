@@ -36,7 +36,13 @@ RERUNS_MAIN = ("spawn", "forkserver")
 
 
 def _is_main_test(test: ast.expr) -> str | None:
-    """``"=="`` or ``"!="`` if ``test`` compares ``__name__`` with ``"__main__"``."""
+    """``"=="`` or ``"!="`` if ``test`` compares ``__name__`` with ``"__main__"``.
+
+    ``__name__ == "__main__" and ...`` counts as ``"=="``: its body too runs
+    only in the main script.
+    """
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return "==" if any(_is_main_test(value) == "==" for value in test.values) else None
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
             and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
         return None

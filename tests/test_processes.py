@@ -156,6 +156,15 @@ class TestGuardedLines:
                 pass
             """)) == [(2, 2), (6, 6), (9, 9)]
 
+    def test_a_guard_and_more_conditions_is_a_guard(self, tmp_path):
+        assert sorted(self.lines(tmp_path, """\
+            import sys
+            if __name__ == "__main__" and len(sys.argv) > 1:
+                run()
+            if len(sys.argv) > 1 and "__main__" == __name__:
+                run()
+            """)) == [(3, 3), (5, 5)]
+
     def test_guards_inside_functions_and_other_conditions_do_not_count(self, tmp_path):
         assert self.lines(tmp_path, """\
             def main():
