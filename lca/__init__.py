@@ -17,7 +17,7 @@ import importlib
 from typing import Any
 
 # estimate and search register the estimators Params names (lca.estimator).
-from lca import estimate, oracle, search, targets
+from lca import derive, estimate, oracle, search, targets
 from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_callable
 from lca.params import Params, TheoryConstants
 from lca.reconstruct import (
@@ -34,15 +34,21 @@ from lca.reconstruct import (
 __version__ = "0.1.0"
 
 # Heavier modules load on first use: spawned workers import lca and should not
-# pay for what they never touch.
-_LAZY_MODULES = ("consistency", "exact", "export", "measures", "models", "parallel",
-                 "testing", "tester")
+# pay for what they never touch. (lca.distributed imports Dask only when called,
+# lca.suite scikit-learn only when run.)
+_LAZY_MODULES = ("consistency", "distributed", "exact", "export", "measures", "models",
+                 "parallel", "suite", "testing", "tester")
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
         return importlib.import_module(f"lca.{name}")
     raise AttributeError(f"module 'lca' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # dir(), tab completion and `from lca import *` see the lazy modules too.
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [
@@ -60,11 +66,14 @@ __all__ = [
     "TheoryConstants",
     "answer",
     "consistency",
+    "derive",
+    "distributed",
     "exact",
     "export",
     "measures",
     "models",
     "parallel",
+    "suite",
     "testing",
     "tester",
     "from_boolean",

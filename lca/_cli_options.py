@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 
 from lca import targets
+from lca._validate import MAX_N
 from lca.params import Params
 from lca.targets import DecisionTree, LabelNoise
 
@@ -14,8 +15,8 @@ from lca.targets import DecisionTree, LabelNoise
 SEED_HIGH = (1 << 64) - 1
 """Largest seed (``u64``); a seed that is also used plus one stops one below."""
 
-N_HIGH = (1 << 31) - 1
-"""Largest ``--n``: the bound of :mod:`lca.targets` (one query row is 2 GiB there)."""
+N_HIGH = MAX_N
+"""Largest ``--n``: the bound of :mod:`lca.targets` and :class:`lca.Params`."""
 
 NOISE_RATE_LOW = 2.0 ** -16
 """``--noise-rate`` must exceed this, or it rounds to 0 on the ``2**-15`` grid."""
@@ -82,8 +83,9 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
                         help="efficient: sensitive-coordinate search (Params.efficient, "
                         "the default); paper: the paper's score estimator "
                         "(Params.practical)")
-    parser.add_argument("--pairs", type=int_in(1), default=64,
-                        help="efficient mode: most pairs per node (default 64)")
+    parser.add_argument("--pairs", type=int_in(1), default=None,
+                        help="efficient mode: most pairs per node (default: the preset's, "
+                        "64)")
     parser.add_argument("--noise-rate", type=real_in(NOISE_RATE_LOW, 1.0, open_low=True,
                                                      low_text="2**-16"),
                         default=None,
@@ -104,12 +106,21 @@ def noisy_tree_setup(args: argparse.Namespace) -> tuple[DecisionTree, LabelNoise
     target = targets.random_tree(n=args.n, leaves=args.leaves, seed=args.tree_seed)
     f = targets.with_label_noise(target, rate=args.noise, seed=args.tree_seed + 1)
     if args.mode == "efficient":
-        if args.noise_rate is not None or args.score_samples is not None:
-            raise ValueError("--noise-rate and --score-samples set the paper's estimator: "
-                             "use them with --mode paper (efficient mode takes --pairs)")
-        leaf = {} if args.leaf_samples is None else {"leaf_samples": args.leaf_samples}
-        params = Params.efficient(args.n, depth=args.depth, pairs=args.pairs, **leaf)
+        paper_only = [option for option, value in (("--noise-rate", args.noise_rate),
+                                                   ("--score-samples", args.score_samples))
+                      if value is not None]
+        if paper_only:
+            raise ValueError(f"argument {'/'.join(paper_only)}: sets the paper's estimator: "
+                             "use it with --mode paper (efficient mode takes --pairs)")
+        given = {name: value for name, value in (("pairs", args.pairs),
+                                                 ("leaf_samples", args.leaf_samples))
+                 if value is not None}
+        params = Params.efficient(args.n, depth=args.depth, **given)
     else:
+        if args.pairs is not None:
+            raise ValueError("argument --pairs: sets the efficient mode's pairs per node: "
+                             "use it with --mode efficient (paper mode takes "
+                             "--score-samples)")
         params = Params.practical(
             n=args.n, depth=args.depth,
             noise_rate=0.1 if args.noise_rate is None else args.noise_rate,

@@ -33,11 +33,13 @@ from typing import Any
 import numpy as np
 
 from lca import derive
+from lca._processes import RERUNS_MAIN, require_main_guard, sigint_blocked
+from lca._validate import check_flag, check_int, check_seed, problem
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params, check_int
+from lca.params import Params
 from lca.parallel import ReplicaPool, _describe
-from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer, check_seed
+from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer
 
 __all__ = [
     "ReplicaSpec",
@@ -202,7 +204,7 @@ class ConsistencyReport:
 def uniform_queries(seed: int, n: int, count: int) -> np.ndarray:
     """``count`` uniform points derived from ``seed`` (purpose ``"consistency-queries"``)."""
     owner = "uniform_queries"
-    seed, n, count = check_seed(seed), check_int(owner, "n", n, 1), \
+    seed, n, count = check_seed(owner, seed), check_int(owner, "n", n, 1), \
         check_int(owner, "count", count, 0)
     return derive.sample_points(seed, "consistency-queries", n, count)
 
@@ -214,7 +216,7 @@ def query_order(seed: int, count: int, salt: int = 0) -> np.ndarray:
     stream ``salt``); the stable sort breaks the (unlikely) ties by index.
     """
     owner = "query_order"
-    seed, count = check_seed(seed), check_int(owner, "count", count, 0)
+    seed, count = check_seed(owner, seed), check_int(owner, "count", count, 0)
     salt = check_int(owner, "salt", salt, 0, 2 ** 64 - 1)
     key = derive.node_key(seed, "consistency-order", ())
     return np.argsort(derive.raw_words(key, salt, 0, count), kind="stable")
@@ -324,9 +326,10 @@ def run_replica(spec: ReplicaSpec, oracle: Oracle, params: Params, seed: int,
         description = _describe(oracle, params, "run_replica")
         context = multiprocessing.get_context(spec.start_method)
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as executor:
-            got, found, clashes = executor.submit(
-                _pure_replica, description, seed, derive.pack_points(shuffled),
-                params.n).result()
+            with sigint_blocked():  # the process starts here; Ctrl-C is the parent's
+                future = executor.submit(_pure_replica, description, seed,
+                                         derive.pack_points(shuffled), params.n)
+            got, found, clashes = future.result()
         answers[order] = got
         decisions.update(found)
         conflicts += clashes
@@ -434,12 +437,12 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
 
     owner = "check_consistency"
     _describe(oracle, params, owner)
-    seed = check_seed(seed)
+    seed = check_seed(owner, seed)
     workers = check_int(owner, "workers", workers, 1)
     pure_queries = check_int(owner, "pure_queries", pure_queries, 1)
     if dask is not None and not isinstance(dask, bool):
-        raise TypeError(f"The 'dask' parameter of {owner} must be a bool or None. "
-                        f"Got {dask!r} instead.")
+        raise TypeError(problem(owner, "dask", "a bool or None", dask))
+    check_flag(owner, "progress", progress)
     if isinstance(queries, Integral) and not isinstance(queries, bool):
         if queries < 1:
             raise ValueError(f"The 'queries' parameter of {owner} must be an int >= 1 or "
@@ -462,6 +465,12 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
         if not specs or not all(isinstance(s, ReplicaSpec) for s in specs):
             raise TypeError(f"The 'replicas' parameter of {owner} must be an int or a "
                             f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
+    # Before any replica runs: a script without a main guard must not get halfway.
+    # (Dask's local cluster starts its workers with spawn.)
+    methods = {"spawn" if spec.kind == "dask" else spec.start_method for spec in specs}
+    method = next((method for method in RERUNS_MAIN if method in methods), None)
+    if method is not None:
+        require_main_guard(owner, method)
     cluster = client = None
     if any(s.kind == "dask" for s in specs) and dask_scheduler is None:
         dask_scheduler = _active_client()

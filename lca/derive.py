@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
+from lca._validate import check_int
+
 __all__ = [
     "VERSION_TAG",
     "NOISE_BITS",
@@ -64,13 +66,9 @@ def _check_index(owner: str, name: str, value: Any, low: int, high: int) -> int:
     """An int (not bool, numpy integers accepted) in ``[low, high)``."""
     if type(value) is int and low <= value < high:  # the common case, cheaply
         return value
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"The {name!r} parameter of {owner} must be an int in the range "
-                        f"[{low}, {high}). Got {value!r} instead.")
-    if not low <= value < high:
-        raise ValueError(f"The {name!r} parameter of {owner} must be an int in the range "
-                         f"[{low}, {high}). Got {value!r} instead.")
-    return int(value)
+    text = f"2**{high.bit_length() - 1}" if high > 1 << 32 and high & (high - 1) == 0 \
+        else None
+    return check_int(owner, name, value, low, high, open_high=True, high_text=text)
 
 
 def check_path(path: Any, n: int | None, owner: str, *,

@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from lca import derive, estimator
+from lca._validate import check_int, check_real
 from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
 from lca.engine import Request, Steps, drive
 from lca.estimator import Estimator, NodeContext
 from lca.oracle import Oracle
-from lca.params import check_int, check_real, finite
+from lca.params import finite
 
 __all__ = [
     "SCORE",

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
+from lca._validate import check_int
 from lca.derive import Path
 from lca.engine import Steps, together
 
@@ -103,6 +104,11 @@ class Estimator(abc.ABC):
     @abc.abstractmethod
     def validate(self, params: Params) -> None:
         """Raise ``ValueError`` if ``params`` cannot drive this estimator."""
+
+    def check_samples(self, owner: str, name: str, value: Any, n: int) -> int:
+        """A sample count (``score_samples``, ``leaf_samples``) this estimator can run:
+        an int ``>= 1`` by default."""
+        return check_int(owner, name, value, 1)
 
     def node(self, context: NodeContext) -> Steps:
         """Steps deciding one internal node; they return ``(decision, kept)``.

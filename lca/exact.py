@@ -52,6 +52,7 @@ from typing import Any, Union
 import numpy as np
 
 from lca import derive
+from lca._validate import check_flag, check_int, check_real
 from lca.oracle import CountingOracle, Oracle
 
 __all__ = [
@@ -85,10 +86,6 @@ NestedTree = Union[int, dict]
 # --------------------------------------------------------------------------
 # Validation helpers
 # --------------------------------------------------------------------------
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
 
 def _check_table(table: Any, what: str) -> tuple[np.ndarray, int]:
     if not isinstance(table, np.ndarray):
@@ -127,21 +124,7 @@ def _check_path(path: Any, n: int, where: str) -> dict[int, int]:
 
 
 def _check_noise_rate(p: Any, where: str) -> float:
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{where}: p must be a real number in [0, 1]; got {type(p).__name__}")
-    if not 0.0 <= float(p) <= 1.0:  # also rejects nan
-        raise ValueError(f"{where}: p must be in [0, 1]; got {p!r}")
-    return float(p)
-
-
-def _check_budget(value: Any, name: str, minimum: int, where: str) -> int:
-    if not _is_int(value):
-        raise TypeError(
-            f"{where}: {name} must be an int >= {minimum}; got {type(value).__name__} {value!r}"
-        )
-    if value < minimum:
-        raise ValueError(f"{where}: {name} must be an int >= {minimum}; got {int(value)}")
-    return int(value)
+    return check_real(where, "p", p, 0.0, 1.0, open_low=False, open_high=False)
 
 
 # --------------------------------------------------------------------------
@@ -408,12 +391,6 @@ def _leaf_label(plus: np.ndarray, code: int, n: int) -> int:
     return 1 if 2 * int(plus[code]) >= 1 << stars else -1
 
 
-def _check_return_tree(return_tree: Any, where: str) -> bool:
-    if not isinstance(return_tree, (bool, np.bool_)):
-        raise TypeError(f"{where}: return_tree must be a bool; got {type(return_tree).__name__}")
-    return bool(return_tree)
-
-
 def opt_depth(f: FunctionLike, d: int, *, return_tree: bool = False) -> Optimum:
     """Return the distance from ``f`` to the closest decision tree of depth ``<= d``.
 
@@ -437,8 +414,8 @@ def opt_depth(f: FunctionLike, d: int, *, return_tree: bool = False) -> Optimum:
         is optimal), then the lowest variable; leaves take the majority label,
         ``+1`` on a tie.
     """
-    d = _check_budget(d, "d", 0, "opt_depth")
-    return_tree = _check_return_tree(return_tree, "opt_depth")
+    d = check_int("opt_depth", "d", d, 0)
+    return_tree = check_flag("opt_depth", "return_tree", return_tree)
     n, leaf_errors, plus = _prepare(f, "opt_depth")
     levels = [leaf_errors]
     for _ in range(min(d, n)):
@@ -498,8 +475,8 @@ def opt_size(f: FunctionLike, s: int, *, return_tree: bool = False) -> Optimum:
         then the lowest variable, then the smallest leaf budget for the
         ``"minus"`` branch; leaves take the majority label, ``+1`` on a tie.
     """
-    s = _check_budget(s, "s", 1, "opt_size")
-    return_tree = _check_return_tree(return_tree, "opt_size")
+    s = check_int("opt_size", "s", s, 1)
+    return_tree = check_flag("opt_size", "return_tree", return_tree)
     n, leaf_errors, plus = _prepare(f, "opt_size")
     root = 3 ** n - 1
     best: list[np.ndarray] = [leaf_errors, leaf_errors]  # best[k]: at most k leaves; [0] unused

@@ -29,10 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
+from lca._validate import check_int
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params, check_int
 from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
+from lca.params import Params
 from lca.targets import DecisionTree
 
 __all__ = [
@@ -40,13 +42,8 @@ __all__ = [
     "FORMAT_VERSION",
     "ReconstructedTree",
     "UnexploredNodeError",
-    "tree_from_decisions",
 ]
 
-FORMAT = "lca.ReconstructedTree"
-FORMAT_VERSION = 1
-
-_KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision}
 
 
 class UnexploredNodeError(LookupError):
@@ -285,33 +282,26 @@ class ReconstructedTree:
         return json.dumps(document, indent=indent)
 
     @classmethod
-    def from_json(cls, text: str) -> ReconstructedTree:
-        """The tree written by :meth:`to_json`."""
-        owner = "ReconstructedTree.from_json"
-        if not isinstance(text, (str, bytes)):
-            raise TypeError(f"The 'text' parameter of {owner} must be a JSON string. "
-                            f"Got {type(text).__name__} instead.")
-        document = json.loads(text)
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise ValueError(f"{owner}: not an exported lca tree (expected "
-                             f"\"format\": {FORMAT!r}).")
-        if document.get("version") != FORMAT_VERSION:
-            raise ValueError(f"{owner}: format version {document.get('version')!r} is not "
-                             f"supported (this lca reads version {FORMAT_VERSION}).")
-        decisions: dict[Path, Decision] = {}
-        conditions: dict[Path, tuple[str, str]] = {}
-        for entry in document["nodes"]:
-            path = tuple((int(v), int(b)) for v, b in entry["path"])
-            kind = _KINDS.get(entry["kind"])
-            if kind is None:
-                raise ValueError(f"{owner}: unknown node kind {entry['kind']!r} at path "
-                                 f"{path}; expected 'node' or 'leaf'.")
-            decisions[path] = kind(**{k: _tuples(v) for k, v in entry["decision"].items()})
-            if kind is NodeDecision:
-                minus, plus = entry["conditions"]
-                conditions[path] = (minus, plus)
-        return cls(seed=document["seed"], n=document["n"], oracle=document["oracle"],
-                   params=document["params"], decisions=decisions, conditions=conditions)
+    def from_json(cls, text: str | bytes) -> ReconstructedTree:
+        """The tree written by :meth:`to_json`, checked node by node.
+
+        Every document is checked before a tree is built, so a tree read
+        back answers exactly as the one written, or not at all: the format
+        and version; the keys of every object, each given once; ``seed`` an
+        int in ``[0, 2**64)``, ``n`` in ``[1, 2**31 - 1]``, ``params`` with
+        the same ``n`` and an int ``depth``; every path a list of
+        ``[variable, bit]`` pairs with bits ``±1``, variables in ``[0, n)``,
+        none twice, at most ``min(depth, n)`` steps; paths all different and
+        forming one tree (each entry's parent listed, a node whose variable
+        is the entry's last step); every decision field of its type, leaf
+        labels ``±1``, node variables in ``[0, n)`` and not on their path.
+
+        Raises:
+            TypeError: ``text`` is not a ``str`` or ``bytes``.
+            ValueError: anything else is wrong; the message names the node
+                (its path and entry number) and the field.
+        """
+        return cls(**read_document(text))
 
     # -- drawing ---------------------------------------------------------------
 
@@ -377,13 +367,6 @@ class ReconstructedTree:
                      + (f" (top {max_levels} levels)" if any(
                          len(p) >= max_levels for p, _ in self.walk()) else ""), fontsize=10)
         return ax
-
-
-def _tuples(value: Any) -> Any:
-    """JSON lists back to the tuples a decision field held."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
 
 
 def _dot_escape(text: str) -> str:

@@ -31,8 +31,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lca.params import (Params, TheoryConstants, check_int, check_real,
-                        check_theory_overrides, finite, grid_rate,
+from lca._validate import check_int, check_real
+from lca.params import (Params, TheoryConstants, check_theory_overrides, finite, grid_rate,
                         hoeffding_counts)
 
 __all__ = [

@@ -65,7 +65,7 @@ import numpy as np
 
 from lca.derive import Path
 from lca.oracle import Oracle, OracleError, check_points
-from lca.params import check_int, check_real
+from lca._validate import check_int, check_real
 
 __all__ = [
     "BinaryEncoder",

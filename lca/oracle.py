@@ -19,8 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from lca._validate import MAX_N, check_int, problem
+
 # A node path: (variable, bit) pairs from the root (same alias as lca.derive.Path,
-# spelled out here because oracle imports nothing from the rest of lca).
+# spelled out here because oracle imports nothing from the rest of lca but its
+# argument checks).
 Path = tuple[tuple[int, int], ...]
 
 __all__ = [
@@ -169,14 +172,11 @@ class CountingOracle(Oracle):
 class _PointwiseOracle(Oracle):
     def __init__(self, fn: Callable[[np.ndarray], Any], n: int, name: str,
                  boolean: bool) -> None:
+        owner = "from_boolean" if boolean else "from_callable"
         if not callable(fn):
-            raise TypeError(f"fn must be callable; got {type(fn).__name__}")
-        if isinstance(n, bool) or not isinstance(n, Integral):
-            raise TypeError(f"n must be a positive int; got {n!r}")
-        if n < 1:
-            raise ValueError(f"n must be a positive int; got {n!r}")
+            raise TypeError(problem(owner, "fn", "callable", fn))
         self.fn = fn
-        self.n = int(n)
+        self.n = check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
         self.name = name
         self.boolean = boolean
 

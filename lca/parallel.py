@@ -50,22 +50,22 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import connection
-from numbers import Integral
 from typing import Any
 
 import multiprocessing_logging
 import numpy as np
 
 from lca import derive
+from lca._processes import require_main_guard, sigint_blocked
+from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path
 from lca.oracle import Oracle, _oracle_n, check_points
-from lca.params import Params, check_real
+from lca.params import Params
 from lca.reconstruct import (
     AnswerStats,
     Decision,
     LeafDecision,
     Reconstructor,
-    check_seed,
     progress_bar,
 )
 
@@ -413,17 +413,6 @@ class _Worker:
         return self.process.name
 
 
-def _check_count(owner: str, name: str, value: Any, low: int, optional: bool) -> int | None:
-    if optional and value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        expected = f"an int >= {low}" + (" or None" if optional else "")
-        raise (TypeError if isinstance(value, bool) or not isinstance(value, Integral)
-               else ValueError)(
-            f"The {name!r} parameter of {owner} must be {expected}. Got {value!r} instead.")
-    return int(value)
-
-
 def _stop(processes: Iterable[multiprocessing.process.BaseProcess], grace: float) -> None:
     """Terminate, then kill, then reap: no process outlives this call."""
     processes = list(processes)
@@ -473,24 +462,21 @@ class ReplicaPool:
                  max_retries: int = 2, task_timeout: float | None = None) -> None:
         owner = "ReplicaPool"
         self._description = _describe(oracle, params, owner)
-        self.workers = _check_count(owner, "workers", workers, 1, False)
+        self.workers = check_int(owner, "workers", workers, 1)
         methods = multiprocessing.get_all_start_methods()
         if start_method not in methods:
             raise ValueError(f"The 'start_method' parameter of {owner} must be one of "
                              f"{methods} on this platform. Got {start_method!r} instead.")
-        self.cache_size = _check_count(owner, "cache_size", cache_size, 0, False)
-        self.batch_size = _check_count(owner, "batch_size", batch_size, 1, True)
-        self.max_retries = _check_count(owner, "max_retries", max_retries, 0, False)
-        if task_timeout is not None:
-            task_timeout = check_real(owner, "task_timeout", task_timeout, 0.0, math.inf)
-        self.task_timeout = task_timeout
-        if not isinstance(record, bool):
-            raise TypeError(f"The 'record' parameter of {owner} must be a bool. "
-                            f"Got {record!r} instead.")
+        self.cache_size = check_int(owner, "cache_size", cache_size, 0)
+        self.batch_size = check_int(owner, "batch_size", batch_size, 1, optional=True)
+        self.max_retries = check_int(owner, "max_retries", max_retries, 0)
+        self.task_timeout = check_real(owner, "task_timeout", task_timeout, 0.0, math.inf,
+                                       optional=True)
+        check_flag(owner, "record", record)
         self.oracle = oracle
         self.params = params
         self.start_method = start_method
-        self.record = bool(record)
+        self.record = record
         self._context = multiprocessing.get_context(start_method)
         self._router = _Router(oracle, params)
         self._workers: dict[int, _Worker] = {}
@@ -520,12 +506,20 @@ class ReplicaPool:
     # -- lifecycle ---------------------------------------------------------------
 
     def start(self) -> ReplicaPool:
-        """Start any missing worker; returns at once (workers report when ready)."""
+        """Start any missing worker; returns at once (workers report when ready).
+
+        Raises ``RuntimeError`` before starting anything if called from the
+        main script's top level outside ``if __name__ == "__main__":`` with a
+        start method that re-runs the script in every worker.
+        """
+        missing = [slot for slot in range(self.workers) if slot not in self._workers]
+        if missing:
+            require_main_guard("ReplicaPool", self.start_method)
         if self._logs is None:
-            self._logs = _LogReceiver(self._context)
-        for slot in range(self.workers):
-            if slot not in self._workers:
-                self._spawn(slot)
+            with sigint_blocked():  # its queue may start multiprocessing's resource tracker
+                self._logs = _LogReceiver(self._context)
+        for slot in missing:
+            self._spawn(slot)
         if not self._workers:
             raise WorkerError("ReplicaPool: could not start any worker process")
         return self
@@ -536,16 +530,21 @@ class ReplicaPool:
             target=_worker_main, name=f"lca-worker-{slot}", daemon=True,
             args=(self._description, child_end, self._logs.queue, _log_levels(),
                   self.cache_size, self.record, self.batch_size))
-        try:
-            process.start()
-        except OSError as error:  # out of processes or memory: run with fewer
-            parent_end.close()
+        # Ctrl-C is the parent's to handle: a worker still importing would
+        # otherwise print a KeyboardInterrupt traceback of its own. The worker
+        # is recorded before SIGINT is unblocked, so an interrupt that arrived
+        # meanwhile finds it and stops it.
+        with sigint_blocked():
+            try:
+                process.start()
+            except OSError as error:  # out of processes or memory: run with fewer
+                parent_end.close()
+                child_end.close()
+                _log.warning("could not start lca-worker-%d: %s", slot, error)
+                return
             child_end.close()
-            _log.warning("could not start lca-worker-%d: %s", slot, error)
-            return
-        child_end.close()
-        self._processes.append(process)
-        self._workers[slot] = _Worker(slot, process, parent_end)
+            self._processes.append(process)
+            self._workers[slot] = _Worker(slot, process, parent_end)
 
     def _retire(self, worker: _Worker, grace: float) -> int | None:
         """Stop and reap one worker; returns its exit code."""
@@ -613,12 +612,13 @@ class ReplicaPool:
             of ``(oracle, params, seed, points)``, equal to one process's.
         """
         owner = "ReplicaPool.answer"
-        seed = check_seed(seed)
+        seed = check_seed(owner, seed)
         points = check_points(points, self.params.n, what="points")
         if routing not in ROUTINGS:
             raise ValueError(f"The 'routing' parameter of {owner} must be one of "
                              f"{ROUTINGS}. Got {routing!r} instead.")
-        chunk_size = _check_count(owner, "chunk_size", chunk_size, 1, True)
+        chunk_size = check_int(owner, "chunk_size", chunk_size, 1, optional=True)
+        check_flag(owner, "progress", progress)
         self.start()
         try:
             return self._answer(points, seed, routing, chunk_size, progress)
@@ -799,8 +799,8 @@ class ReplicaPool:
             if self._startup_failures > self.max_retries + self.workers:
                 raise WorkerError(
                     f"ReplicaPool: workers keep dying during start-up (last: {worker.name}, "
-                    f"exit code {exitcode}); is the oracle's module importable in a fresh "
-                    "interpreter?")
+                    f"exit code {exitcode}) before reporting ready; their own error is on "
+                    "stderr. Is the oracle's module importable in a fresh interpreter?")
             _log.warning("%s died during start-up with exit code %s", worker.name,
                          exitcode)
         self._spawn(worker.slot)
@@ -869,8 +869,12 @@ def answer_parallel(oracle: Oracle, params: Params, points: Any, seed: int, *,
         result = answer_parallel(f, params, points, seed=7, workers=2)
         assert (result.answers == lca.Reconstructor(f, params).answer_many(points, 7)).all()
     """
-    with ReplicaPool(oracle, params, workers=workers, start_method=start_method,
-                     cache_size=cache_size, record=record,
-                     task_timeout=task_timeout) as pool:
+    check_flag("answer_parallel", "progress", progress)
+    pool = ReplicaPool(oracle, params, workers=workers, start_method=start_method,
+                       cache_size=cache_size, record=record, task_timeout=task_timeout)
+    try:
+        # answer() checks its arguments before it starts any worker.
         return pool.answer(points, seed, routing=routing, chunk_size=chunk_size,
                            progress=progress)
+    finally:
+        pool.close()

@@ -12,47 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 
 from lca import derive
 from lca import estimator as estimators
+from lca._validate import MAX_N, check_flag, check_int, check_real, show
 
-__all__ = ["Params", "TheoryConstants", "adaptive_delta", "check_int", "check_noise_rate",
-           "check_real", "check_theory_overrides", "finite", "grid_rate",
-           "hoeffding_counts"]
-
-
-def check_int(owner: str, name: str, value: object, low: int,
-              high: float = math.inf) -> int:
-    """Validate an int parameter (``bool`` is not an int) in ``[low, high]``."""
-    upper = "inf)" if high == math.inf else f"{int(high)}]"
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {owner} must be an int in the range "
-            f"[{low}, {upper}. Got {value!r} instead."
-        )
-    if not low <= value <= high:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be an int in the range "
-            f"[{low}, {upper}. Got {value!r} instead."
-        )
-    return int(value)
-
-
-def check_real(owner: str, name: str, value: object, low: float, high: float,
-               *, open_low: bool = True, open_high: bool = True) -> float:
-    """Validate a real parameter in an interval with the given open ends."""
-    interval = f"{'(' if open_low else '['}{low}, {high}{')' if open_high else ']'}"
-    message = (f"The {name!r} parameter of {owner} must be a real number in the "
-               f"range {interval}. Got {value!r} instead.")
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(message)
-    value = float(value)
-    too_low = value <= low if open_low else value < low
-    too_high = value >= high if open_high else value > high
-    if math.isnan(value) or too_low or too_high:
-        raise ValueError(message)
-    return value
+__all__ = ["Params", "TheoryConstants"]
 
 
 def check_theory_overrides(owner: str, **overrides: object) -> None:
@@ -113,10 +78,6 @@ def grid_rate(owner: str, formula: str, rate: float, **inputs: object) -> float:
 
 
 def _inputs(inputs: dict[str, object]) -> str:
-    def show(value: object) -> str:
-        if isinstance(value, int) and abs(value) >= 1 << 53:
-            return f"~2^{abs(value).bit_length() - 1}"
-        return repr(value)
     given = ", ".join(f"{name}={show(value)}" for name, value in inputs.items())
     return f"{given}; change {', '.join(repr(name) for name in inputs)}"
 
@@ -218,6 +179,12 @@ class Params:
             from (reused ancestor points count), ``eps`` is the minority
             share under which a node is certified constant and ``delta`` the
             per-node confidence of its tests; ``noise_rate`` is not used.
+
+    ``n`` is at most ``2**31 - 1``. Each estimator bounds ``score_samples``
+    and ``leaf_samples`` (:meth:`lca.estimator.Estimator.check_samples`): the
+    search estimator holds a node's points, so its counts are at most
+    :func:`lca.search.max_samples` ``(n)``; the score estimator streams its
+    samples, and its counts have no upper bound.
     """
 
     n: int
@@ -238,20 +205,26 @@ class Params:
 
     def __post_init__(self) -> None:
         owner = "Params"
-        for name, low in (("n", 1), ("depth", 0), ("score_samples", 1),
-                          ("leaf_samples", 1)):
-            object.__setattr__(self, name, check_int(owner, name, getattr(self, name), low))
+        object.__setattr__(self, "n", check_int(owner, "n", self.n, 1, MAX_N,
+                                                high_text="2**31 - 1"))
+        object.__setattr__(self, "depth", check_int(owner, "depth", self.depth, 0))
+        if self.estimator not in estimators.names():
+            known = " or ".join(repr(name) for name in estimators.names())
+            raise ValueError(f"The 'estimator' parameter of Params must be {known}. "
+                             f"Got {self.estimator!r} instead.")
+        for name in ("score_samples", "leaf_samples"):
+            object.__setattr__(self, name, self.estimation.check_samples(
+                owner, name, getattr(self, name), self.n))
+        # first_round needs no bound: rounds never exceed score_samples.
+        object.__setattr__(self, "first_round",
+                           check_int(owner, "first_round", self.first_round, 1))
         rate = check_noise_rate(owner, self.noise_rate)
         if self.preset not in ("theory", "guaranteed", "practical", "efficient"):
             raise ValueError(
                 "The 'preset' parameter of Params must be 'theory', 'guaranteed', "
                 f"'practical' or 'efficient'. Got {self.preset!r} instead."
             )
-        if not isinstance(self.adaptive, bool):
-            raise TypeError("The 'adaptive' parameter of Params must be a bool. "
-                            f"Got {self.adaptive!r} instead.")
-        object.__setattr__(self, "first_round",
-                           check_int(owner, "first_round", self.first_round, 1))
+        check_flag(owner, "adaptive", self.adaptive)
         if self.size is not None:
             object.__setattr__(self, "size", check_int(owner, "size", self.size, 1))
         if self.constants is not None and not isinstance(self.constants, TheoryConstants):
@@ -265,10 +238,6 @@ class Params:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
                                                           0.0, high))
-        if self.estimator not in estimators.names():
-            known = " or ".join(repr(name) for name in estimators.names())
-            raise ValueError(f"The 'estimator' parameter of Params must be {known}. "
-                             f"Got {self.estimator!r} instead.")
         self.estimation.validate(self)
         try:
             threshold = derive.noise_threshold(rate)
@@ -356,7 +325,8 @@ class Params:
         per node), or, at the cap, when no variable stands out and at most
         ``eps`` of its points disagree with their majority. Leaves are
         labelled from the ancestors' points in their subcube, topped up with
-        fresh ones to ``leaf_samples``.
+        fresh ones to ``leaf_samples``. ``pairs`` and ``leaf_samples`` are at
+        most :func:`lca.search.max_samples` ``(n)`` (a node's points fit one array).
 
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
@@ -367,10 +337,16 @@ class Params:
         (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
         """
         owner = "Params.efficient"
-        return cls(n=check_int(owner, "n", n, 1), depth=check_int(owner, "depth", depth, 0),
-                   noise_rate=0.1, score_samples=check_int(owner, "pairs", pairs, 1),
-                   leaf_samples=leaf_samples, preset="efficient", first_round=first_round,
-                   eps=eps, delta=delta, estimator="search")
+        n = check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
+        return cls(n=n, depth=check_int(owner, "depth", depth, 0), noise_rate=0.1,
+                   score_samples=estimators.get("search").check_samples(owner, "pairs", pairs,
+                                                                        n),
+                   leaf_samples=estimators.get("search").check_samples(
+                       owner, "leaf_samples", leaf_samples, n),
+                   preset="efficient",
+                   first_round=check_int(owner, "first_round", first_round, 1),
+                   eps=check_real(owner, "eps", eps, 0.0, 1.0),
+                   delta=check_real(owner, "delta", delta, 0.0, 1.0), estimator="search")
 
     @classmethod
     def guaranteed(cls, n: int, depth: int, noise_rate: float, tau: float, eps: float,

@@ -22,17 +22,17 @@ import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
 from lca.oracle import CountingOracle, Oracle, check_points
-from lca.params import Params, check_int, check_real
+from lca.params import Params
 
 if TYPE_CHECKING:  # export builds on this module; imported on use only
     from lca.export import ReconstructedTree
@@ -150,15 +150,6 @@ def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
     return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
 
 
-def check_seed(seed: Any) -> int:
-    """Validate a seed: an int (not bool) in ``[0, 2**64)``."""
-    if isinstance(seed, bool) or not isinstance(seed, Integral):
-        raise TypeError(f"seed must be an int in [0, 2**64); got {type(seed).__name__}")
-    if not 0 <= seed < 1 << 64:
-        raise ValueError(f"seed must be an int in [0, 2**64); got {seed}")
-    return int(seed)
-
-
 def _check_query(z: Any, n: int) -> np.ndarray:
     arr = np.asarray(z)
     if arr.ndim != 1:
@@ -255,20 +246,16 @@ class Reconstructor:
     def __init__(self, oracle: Oracle, params: Params, *, cache_size: int = 1 << 16,
                  record: bool = False) -> None:
         if not isinstance(params, Params):
-            raise TypeError(f"params must be an lca.Params; got {type(params).__name__}")
+            raise TypeError("The 'params' parameter of Reconstructor must be an lca.Params. "
+                            f"Got {type(params).__name__} instead.")
         counting = CountingOracle(oracle)
         if oracle.n != params.n:
             raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params "
                              f"have n={params.n}")
-        if isinstance(cache_size, bool) or not isinstance(cache_size, Integral):
-            raise TypeError(f"cache_size must be an int >= 0; got {cache_size!r}")
-        if cache_size < 0:
-            raise ValueError(f"cache_size must be an int >= 0; got {cache_size!r}")
-        if not isinstance(record, bool):
-            raise TypeError(f"record must be a bool; got {record!r}")
+        self.cache_size = check_int("Reconstructor", "cache_size", cache_size, 0)
+        check_flag("Reconstructor", "record", record)
         self.oracle = oracle
         self.params = params
-        self.cache_size = int(cache_size)
         self.record = record
         self._counting = counting
         self._estimator = params.estimation
@@ -425,7 +412,7 @@ class Reconstructor:
         decision the reconstructor would make at that subcube, which
         :meth:`answer` may never reach.
         """
-        seed = check_seed(seed)
+        seed = check_seed("Reconstructor.decide", seed)
         path = check_path(path, self.params.n, "Reconstructor.decide",
                           max_length=self.params.path_length)
         with self._lock:
@@ -450,9 +437,9 @@ class Reconstructor:
         path; it never changes the result. The explanation's conditions come
         from :meth:`lca.oracle.Oracle.describe`.
         """
-        seed = check_seed(seed)
+        seed = check_seed("Reconstructor.explain", seed)
         z = _check_query(z, self.params.n)
-        _check_flag("Reconstructor.explain", "progress", progress)
+        check_flag("Reconstructor.explain", "progress", progress)
         with self._lock:
             call = _Call()
             self.last_built = []
@@ -513,13 +500,12 @@ class Reconstructor:
         bit-identical to an unlimited run's.
         """
         owner = "Reconstructor.answer_many"
-        seed = check_seed(seed)
+        seed = check_seed(owner, seed)
         points = check_points(points, self.params.n, what="points")
-        _check_flag(owner, "progress", progress)
-        if max_queries is not None:
-            max_queries = check_int(owner, "max_queries", max_queries, 0)
-        if time_limit is not None:
-            time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"))
+        check_flag(owner, "progress", progress)
+        max_queries = check_int(owner, "max_queries", max_queries, 0, optional=True)
+        time_limit = check_real(owner, "time_limit", time_limit, 0.0, float("inf"),
+                                optional=True)
         with self._lock:
             return self._answer_many(owner, points, seed, progress, max_queries, time_limit)
 
@@ -584,7 +570,7 @@ class Reconstructor:
         """
         from lca.export import tree_from_decisions
 
-        seed = check_seed(seed)
+        seed = check_seed("Reconstructor.export", seed)
         with self._lock:
             known = {path: decision for (s, path), decision in self.decisions.items()
                      if s == seed}
@@ -614,12 +600,12 @@ class Reconstructor:
         from lca.export import tree_from_decisions
 
         owner = "Reconstructor.materialize"
-        seed = check_seed(seed)
+        seed = check_seed(owner, seed)
         levels = self.params.path_length
         if depth is not None:
             levels = min(check_int(owner, "depth", depth, 0), levels)
         max_decisions = check_int(owner, "max_decisions", max_decisions, 1)
-        _check_flag(owner, "progress", progress)
+        check_flag(owner, "progress", progress)
         bound = (1 << (levels + 1)) - 1
         if bound > max_decisions:
             raise ValueError(
@@ -648,12 +634,6 @@ class Reconstructor:
                 self._finish(call)
         found = {path: call.decisions[path] for path in call.decisions}
         return tree_from_decisions(self.oracle, self.params, seed, found)
-
-
-def _check_flag(owner: str, name: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"The {name!r} parameter of {owner} must be a bool. "
-                        f"Got {value!r} instead.")
 
 
 def answer(z: Any, seed: int, *, oracle: Oracle, params: Params) -> int:

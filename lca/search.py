@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from lca import derive, estimator
+from lca._validate import MAX_ARRAY_BYTES, check_int
 from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
 from lca.engine import Request, Steps, drive
@@ -84,6 +85,7 @@ __all__ = [
     "has_structure",
     "influence_lead",
     "leaf_points",
+    "max_samples",
     "pair_points",
     "round_rule",
     "search_edges",
@@ -755,6 +757,20 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
 
 # -- the estimator ----------------------------------------------------------------------
 
+# A node holds its points (two per pair) in one array, each coordinate as up
+# to 8 bytes while its correlations are summed.
+_BYTES_PER_COORDINATE = 16
+
+
+def max_samples(n: int) -> int:
+    """Most pairs (and leaf points) per node for ``n`` variables.
+
+    A node holds its points, so they must fit one numpy array on this machine
+    (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
+    """
+    return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n)
+
+
 class SearchEstimator(Estimator):
     """``Params.estimator = "search"``: the efficient mode (module docstring).
 
@@ -767,6 +783,16 @@ class SearchEstimator(Estimator):
 
     name = "search"
     reads_lineage = True
+
+    def check_samples(self, owner: str, name: str, value: Any, n: int) -> int:
+        """An int in ``[1, max_samples(n)]``: a node's points must fit one array."""
+        try:
+            return check_int(owner, name, value, 1, max_samples(n))
+        except ValueError as error:
+            raise ValueError(
+                f"{error} For n={n} the search estimator holds a node's points (two per "
+                "pair, n coordinates of up to 8 bytes each) in one array, and this "
+                f"machine's largest array is {MAX_ARRAY_BYTES:,} bytes.") from None
 
     def validate(self, params: Any) -> None:
         if params.adaptive or None in (params.eps, params.delta):

@@ -35,6 +35,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from lca._validate import MAX_N, check_int, check_seed, is_int
 from lca.derive import WordStream, constructor_key
 from lca.oracle import Oracle, _oracle_n, check_points
 
@@ -66,40 +67,8 @@ _LABEL_SCHEMES = ("iid", "sibling_differing")
 # validation helpers
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _check_int(value: Any, name: str, owner: str, lo: int, hi: int | None = None,
-               *, hi_text: str | None = None, hi_open: bool = False) -> int:
-    """Return ``value`` as an int in ``[lo, hi]`` (or ``[lo, hi)``), else raise."""
-    close = ")" if hi_open or hi is None else "]"
-    shown_hi = hi_text if hi_text is not None else ("inf" if hi is None else str(hi))
-    expected = f"an int in [{lo}, {shown_hi}{close}"
-    if not _is_int(value):
-        raise TypeError(
-            f"The {name!r} parameter of {owner} must be {expected}. "
-            f"Got {value!r} of type {type(value).__name__} instead."
-        )
-    value = int(value)
-    too_big = hi is not None and (value >= hi if hi_open else value > hi)
-    if value < lo or too_big:
-        raise ValueError(
-            f"The {name!r} parameter of {owner} must be {expected}. Got {value!r} instead."
-        )
-    return value
-
-
-# Every query is an (m, n) int8 array: at this bound one row is already 2 GiB.
-_MAX_N = 2 ** 31 - 1
-
-
 def _check_n(n: Any, owner: str) -> int:
-    return _check_int(n, "n", owner, 1, _MAX_N, hi_text="2**31 - 1")
-
-
-def _check_seed(seed: Any, owner: str) -> int:
-    return _check_int(seed, "seed", owner, 0, 1 << 64, hi_text="2**64", hi_open=True)
+    return check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
 
 
 def _check_variables(variables: Any, n: int, owner: str,
@@ -107,7 +76,7 @@ def _check_variables(variables: Any, n: int, owner: str,
     """Return distinct variable indices in ``[0, n)`` as an ``int64`` array."""
     expected = f"a sequence of distinct ints in [0, {n})"
     if isinstance(variables, np.ndarray):
-        if variables.ndim != 1 or not all(_is_int(v) for v in variables.tolist()) \
+        if variables.ndim != 1 or not all(is_int(v) for v in variables.tolist()) \
                 or variables.dtype == np.bool_:
             raise TypeError(
                 f"The {name!r} parameter of {owner} must be {expected}. "
@@ -117,7 +86,7 @@ def _check_variables(variables: Any, n: int, owner: str,
         items = variables.tolist()
     elif isinstance(variables, (list, tuple, range)):
         items = list(variables)
-        bad = [v for v in items if not _is_int(v)]
+        bad = [v for v in items if not is_int(v)]
         if bad:
             raise TypeError(
                 f"The {name!r} parameter of {owner} must be {expected}. "
@@ -322,7 +291,7 @@ class DecisionTree(Oracle):
                         f"'var', 'minus', 'plus'. Got keys {sorted(map(str, node))}."
                     )
                 i = node["var"]
-                if not _is_int(i):
+                if not is_int(i):
                     raise TypeError(
                         f"{owner}: 'var' at {path} must be an int in [0, {n}). "
                         f"Got {i!r} of type {type(i).__name__} instead."
@@ -338,7 +307,7 @@ class DecisionTree(Oracle):
                 value.append(0)
                 stack.append((node["plus"], me, plus, path + "['plus']"))
                 stack.append((node["minus"], me, minus, path + "['minus']"))
-            elif _is_int(node):
+            elif is_int(node):
                 if node not in (1, -1):
                     raise ValueError(
                         f"{owner}: leaf at {path} must be -1 or +1. Got {node} instead."
@@ -394,7 +363,7 @@ class DecisionTree(Oracle):
                 f"'n'. Got {keys} instead."
             )
         if "n" in data:
-            json_n = _check_int(data["n"], "n", f"{owner} (JSON)", 1)
+            json_n = check_int(f"{owner} (JSON)", "n", data["n"], 1)
             if n is not None and _check_n(n, owner) != json_n:
                 raise ValueError(f"{owner}: n={n} given but the JSON says n={json_n}.")
             n = json_n
@@ -425,8 +394,8 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Decision
     """
     owner = "random_tree"
     n = _check_n(n, owner)
-    leaves = _check_int(leaves, "leaves", owner, 1, 1 << n, hi_text="2**n")
-    seed = _check_seed(seed, owner)
+    leaves = check_int(owner, "leaves", leaves, 1, 1 << n, high_text="2**n")
+    seed = check_seed(owner, seed)
     if not isinstance(labels, str):
         raise TypeError(
             f"The 'labels' parameter of {owner} must be one of {_LABEL_SCHEMES}. "
@@ -549,7 +518,7 @@ class LabelNoise(Oracle):
                 f"The 'rate' parameter of {owner} must be a real number in [0, 0.5]. "
                 f"Got {rate!r} instead."
             )
-        self.seed = _check_seed(seed, owner)
+        self.seed = check_seed(owner, seed)
         self.target = target
         self.rate = rate
         self.n = target.n
@@ -642,8 +611,8 @@ class Parity(Oracle):
 def parity(n: int, k: int, seed: int) -> Parity:
     """Parity of ``k`` distinct variables drawn uniformly from ``n`` (purpose ``"parity"``)."""
     n = _check_n(n, "parity")
-    k = _check_int(k, "k", "parity", 0, n, hi_text="n")
-    return Parity(n, WordStream("parity", _check_seed(seed, "parity")).sample(n, k))
+    k = check_int("parity", "k", k, 0, n, high_text="n")
+    return Parity(n, WordStream("parity", check_seed("parity", seed)).sample(n, k))
 
 
 class Multiplexer(Oracle):
@@ -660,7 +629,7 @@ class Multiplexer(Oracle):
                  variables: Sequence[int] | None = None) -> None:
         owner = "Multiplexer"
         self.n = _check_n(n, owner)
-        k = _check_int(address_bits, "address_bits", owner, 0)
+        k = check_int(owner, "address_bits", address_bits, 0)
         if k + 2 ** k > self.n:
             raise ValueError(
                 f"The 'address_bits' parameter of {owner} must be an int k >= 0 with "
@@ -701,13 +670,13 @@ def multiplexer(n: int, k: int, seed: int) -> Multiplexer:
     """Multiplexer with ``k`` address bits on ``k + 2**k`` distinct variables drawn
     uniformly from ``n``, in random order (purpose ``"multiplexer"``)."""
     n = _check_n(n, "multiplexer")
-    k = _check_int(k, "k", "multiplexer", 0)
+    k = check_int("multiplexer", "k", k, 0)
     if k + 2 ** k > n:
         raise ValueError(
             f"The 'k' parameter of multiplexer must be an int k >= 0 with "
             f"k + 2**k <= n = {n}. Got {k} instead."
         )
-    stream = WordStream("multiplexer", _check_seed(seed, "multiplexer"))
+    stream = WordStream("multiplexer", check_seed("multiplexer", seed))
     return Multiplexer(n, k, stream.sample(n, k + 2 ** k))
 
 
@@ -727,9 +696,9 @@ class Tribes(Oracle):
                  variables: Sequence[int] | None = None) -> None:
         owner = "Tribes"
         self.n = _check_n(n, owner)
-        self.width = _check_int(width, "width", owner, 1, self.n, hi_text="n")
-        self.count = _check_int(count, "count", owner, 1, self.n // self.width,
-                                hi_text="n // width")
+        self.width = check_int(owner, "width", width, 1, self.n, high_text="n")
+        self.count = check_int(owner, "count", count, 1, self.n // self.width,
+                               high_text="n // width")
         if variables is None:
             variables = range(self.width * self.count)
         self.variables = _check_variables(variables, self.n, owner)
@@ -764,9 +733,9 @@ def tribes(n: int, width: int, count: int, seed: int) -> Tribes:
     """Tribes on ``width*count`` distinct variables drawn uniformly from ``n``,
     in random order (purpose ``"tribes"``)."""
     n = _check_n(n, "tribes")
-    width = _check_int(width, "width", "tribes", 1, n, hi_text="n")
-    count = _check_int(count, "count", "tribes", 1, n // width, hi_text="n // width")
-    stream = WordStream("tribes", _check_seed(seed, "tribes"))
+    width = check_int("tribes", "width", width, 1, n, high_text="n")
+    count = check_int("tribes", "count", count, 1, n // width, high_text="n // width")
+    stream = WordStream("tribes", check_seed("tribes", seed))
     return Tribes(n, width, count, stream.sample(n, width * count))
 
 
@@ -815,11 +784,11 @@ class Majority(Oracle):
 def majority(n: int, k: int, seed: int) -> Majority:
     """Majority of ``k`` (odd) distinct variables drawn uniformly from ``n`` (purpose ``"majority"``)."""
     n = _check_n(n, "majority")
-    k = _check_int(k, "k", "majority", 1, n, hi_text="n")
+    k = check_int("majority", "k", k, 1, n, high_text="n")
     if k % 2 == 0:
         raise ValueError(f"The 'k' parameter of majority must be an odd int in [1, n]. "
                          f"Got {k} instead.")
-    return Majority(n, WordStream("majority", _check_seed(seed, "majority")).sample(n, k))
+    return Majority(n, WordStream("majority", check_seed("majority", seed)).sample(n, k))
 
 
 class Junta(Oracle):
@@ -890,8 +859,8 @@ def junta(n: int, k: int, seed: int) -> Junta:
     ``k`` is at most ``min(n, 24)`` to keep the table small.
     """
     n = _check_n(n, "junta")
-    k = _check_int(k, "k", "junta", 0, min(n, _MAX_JUNTA_BITS),
-                   hi_text=f"min(n, {_MAX_JUNTA_BITS})")
-    seed = _check_seed(seed, "junta")
+    k = check_int("junta", "k", k, 0, min(n, _MAX_JUNTA_BITS),
+                  high_text=f"min(n, {_MAX_JUNTA_BITS})")
+    seed = check_seed("junta", seed)
     variables = WordStream("junta/variables", seed).sample(n, k)
     return Junta(n, variables, WordStream("junta/table", seed).signs(2 ** k))

@@ -25,18 +25,17 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from numbers import Real
 from typing import Any, Protocol
 
 import numpy as np
 
 from lca import derive, exact
 from lca._cli_options import N_HIGH, SEED_HIGH, int_in, real_in
+from lca._validate import check_int, check_real, check_seed, show
 from lca.derive import Path
 from lca.oracle import CountingOracle, Oracle, _oracle_n
-from lca.params import (Params, TheoryConstants, check_int, check_real, check_theory_overrides,
-                        finite)
-from lca.reconstruct import Reconstructor, check_seed
+from lca.params import Params, TheoryConstants, check_theory_overrides, finite
+from lca.reconstruct import Reconstructor
 from lca.targets import DecisionTree
 
 __all__ = [
@@ -68,7 +67,6 @@ __all__ = [
     "build_dt",
     "build_dt_report",
     "builddt_error_bound",
-    "add_test_command",
 ]
 
 THRESHOLD_FACTOR = 2.0
@@ -455,7 +453,7 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
         raise TypeError("The 'oracle' parameter of tolerant_test must be an "
                         f"lca.oracle.Oracle. Got {type(oracle).__name__} instead.")
     _oracle_n(oracle)
-    seed = check_seed(seed)
+    seed = check_seed("tolerant_test", seed)
     plan = plan_tolerant_test(oracle.n, s, eps, delta, preset=preset, params=params,
                               threshold_factor=threshold_factor, samples=samples,
                               constants=constants, depth=depth, noise_rate=noise_rate,
@@ -517,7 +515,7 @@ class ReconstructedFunction(Oracle):
                             "be an lca.Reconstructor. Got "
                             f"{type(reconstructor).__name__} instead.")
         self.reconstructor = reconstructor
-        self.seed = check_seed(seed)
+        self.seed = check_seed("ReconstructedFunction", seed)
         self.n = reconstructor.params.n
         self.depth = reconstructor.params.path_length
         self.name = f"T_{self.seed}({reconstructor.oracle.name})"
@@ -850,10 +848,11 @@ def builddt_error_bound(opt: float, s: int, d: int, gamma: float, c: float) -> f
 
 
 def _finite_estimate(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+    try:
+        return check_real("build_dt", "distance estimate", value, -math.inf, math.inf)
+    except (TypeError, ValueError):
         raise TypeError(f"build_dt: the distance estimator must return a finite real "
-                        f"number; got {value!r} at {where}")
-    return float(value)
+                        f"number; got {show(value)} at {where}") from None
 
 
 def build_dt_report(oracle: Oracle, s: int, d: int, gamma: float, *,
@@ -875,7 +874,7 @@ def build_dt_report(oracle: Oracle, s: int, d: int, gamma: float, *,
                         f"{type(distance_estimator).__name__} instead.")
     if mean_samples is not None:
         mean_samples = check_int(owner, "mean_samples", mean_samples, 1)
-    seed = check_seed(seed)
+    seed = check_seed(owner, seed)
     root = Restriction(oracle, _check_path(path, oracle.n, owner))
     counters = {"estimator": 0, "splits": 0, "leaves": 0}
 

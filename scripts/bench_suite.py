@@ -1,6 +1,7 @@
 """Regenerate the benchmark suite: docs/benchmarks_suite.md and docs/img/suite_*.png.
 
-    python scripts/bench_suite.py                 # full grid, fixed mode (~30 min, 2 workers)
+    python scripts/bench_suite.py                 # full grid, efficient mode (the default)
+    python scripts/bench_suite.py --mode fixed    # the paper's estimator (~30 min, 2 workers)
     python scripts/bench_suite.py --mode both     # fixed and adaptive side by side
     python scripts/bench_suite.py --quick         # seconds; prints the report, writes nothing
     python scripts/bench_suite.py --mode efficient,fixed   # issue 10's mode comparison
@@ -10,6 +11,8 @@
 
 Same as ``lca bench`` (needs ``pip install 'lca[bench]'``), with the default
 output paths resolved against this checkout instead of the working directory.
+Without ``--mode`` it measures the recommended efficient preset; docs/benchmarks_suite.md
+holds the paper's fixed-q estimator (``--mode fixed``).
 The suite itself lives in ``lca/suite/`` (the ``lca.suite`` package).
 """
 

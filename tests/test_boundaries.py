@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -24,6 +26,8 @@ import lca
 from lca import consistency, derive, exact, tester
 from lca.cli import main
 from lca.oracle import OracleError
+
+from conftest import interrupt_group
 
 # Fixed examples: derandomized, no example database, no deadline (timings on a
 # shared CI machine are noise, not a property).
@@ -516,8 +520,8 @@ class TestAdapters:
     @BOUNDARY
     @given(bad_int(1))
     def test_adapters_name_n(self, n):
-        rejects(lambda: lca.from_callable(_constant(1), n), "n must be")
-        rejects(lambda: lca.from_boolean(_constant(1), n), "n must be")
+        rejects(lambda: lca.from_callable(_constant(1), n), "'n' parameter of from_callable")
+        rejects(lambda: lca.from_boolean(_constant(1), n), "'n' parameter of from_boolean")
 
 
 # -- tester, exact, consistency helpers ---------------------------------------------
@@ -889,3 +893,501 @@ class TestMutatingOracle:
                       mean_samples=32, seed=2)
         assert tester.build_dt(dirty, **kwargs).to_nested() == \
             tester.build_dt(self.f, **kwargs).to_nested()
+
+
+# == issue 18: the boundaries left ======================================================
+
+# -- item 1: a tree read back from JSON is checked node by node ----------------------
+
+def _small_tree():
+    f = lca.targets.random_tree(5, 6, 2)
+    return lca.Reconstructor(f, lca.Params.practical(5, 3, 0.1, 16, 16)).materialize(3)
+
+
+SMALL_TREE = _small_tree()
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 10), st.integers(),
+              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=3),
+              st.sampled_from(["node", "leaf", "lca.ReconstructedTree"])),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=6)
+
+
+def _places(value, where=()):
+    """Every (container path) in a JSON document, containers included."""
+    yield where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _places(item, where + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _places(item, where + (index,))
+
+
+@st.composite
+def corrupted_json(draw) -> str:
+    """SMALL_TREE's JSON with one place replaced, removed or repeated, or a key doubled."""
+    document = json.loads(SMALL_TREE.to_json())
+    places = [place for place in _places(document) if place]
+    place = draw(st.sampled_from(places))
+    parent = document
+    for step in place[:-1]:
+        parent = parent[step]
+    action = draw(st.sampled_from(["replace", "remove", "repeat", "double key"]))
+    if action == "replace":
+        parent[place[-1]] = draw(JSON_VALUES)
+    elif action == "remove":
+        del parent[place[-1]]
+    elif action == "repeat" and isinstance(parent, list):
+        parent.append(json.loads(json.dumps(parent[place[-1]])))
+    text = json.dumps(document)
+    if action == "double key" and isinstance(parent, dict):
+        key = json.dumps(place[-1])
+        again = f"{key}: {json.dumps(draw(JSON_VALUES))}, "
+        at = text.find(f"{key}: ")
+        text = text[:at] + again + text[at:]
+    return text
+
+
+class TestTreeFromJson:
+    @settings(BOUNDARY, max_examples=300)
+    @given(corrupted_json())
+    def test_a_corrupted_tree_is_refused_or_answers_like_a_tree(self, text):
+        """Refused with a ValueError from from_json, or a tree that behaves as one."""
+        try:
+            tree = lca.export.ReconstructedTree.from_json(text)
+        except ValueError as error:
+            assert str(error).startswith(("ReconstructedTree.from_json:",
+                                          "The 'text' parameter")), error
+            return
+        assert all(leaf.label in (-1, 1) for leaf in tree.leaves.values())
+        assert all(0 <= node.variable < tree.n for node in tree.internal_nodes.values())
+        points = (1 - 2 * ((np.arange(2 ** tree.n)[:, None] >> np.arange(tree.n)) & 1)
+                  ).astype(np.int8)
+        try:
+            labels = tree.query(points)
+        except lca.export.UnexploredNodeError:
+            pass
+        else:
+            assert set(labels.tolist()) <= {-1, 1}
+        assert lca.export.ReconstructedTree.from_json(tree.to_json()) == tree
+        tree.to_text(), tree.to_dot()
+
+    @BOUNDARY
+    @given(st.sampled_from(["[", "{\"a\": ", "[{\"b\": "]), st.integers(2_000, 200_000))
+    def test_deep_nesting_is_a_value_error(self, opener, depth):
+        with pytest.raises(ValueError, match="from_json"):
+            lca.export.ReconstructedTree.from_json(opener * depth)
+
+    @BOUNDARY
+    @given(st.one_of(st.none(), st.integers(), st.just(["{}"]), st.just({"format": 1})))
+    def test_text_must_be_a_string(self, text):
+        with pytest.raises(TypeError, match="The 'text' parameter of "
+                                            "ReconstructedTree.from_json must be a JSON"):
+            lca.export.ReconstructedTree.from_json(text)
+
+
+# -- item 3: every size is bounded by what the machine can represent ------------------
+
+HUGE = st.one_of(st.integers(2 ** 55, 2 ** 200), st.sampled_from([2 ** 64, 10 ** 400]))
+
+
+class TestSizes:
+    @BOUNDARY
+    @given(st.sampled_from(["pairs", "leaf_samples"]), HUGE, ints(1, 10 ** 6))
+    def test_efficient_sizes_fit_one_array(self, name, value, n):
+        from lca._validate import MAX_ARRAY_BYTES
+        from lca.search import max_samples as max_search_samples
+
+        most = max_search_samples(n)
+        assert most == MAX_ARRAY_BYTES // (16 * n)
+        if value <= most:
+            params = lca.Params.efficient(n, **{name: value})
+            assert max(params.score_samples, params.leaf_samples) * 16 * n <= MAX_ARRAY_BYTES
+            return
+        message = rejects(lambda: lca.Params.efficient(n, **{name: value}), f"'{name}'")
+        assert f"range [1, {most}]" in message and "largest array" in message
+        # The same bound, under the field's own name, for Params built directly.
+        field = "score_samples" if name == "pairs" else name
+        rejects(lambda: lca.Params(n=n, depth=3, noise_rate=0.1, eps=0.05, delta=0.05,
+                                   estimator="search", preset="efficient",
+                                   **{"score_samples": 8, "leaf_samples": 8,
+                                      field: value}), f"'{field}'")
+
+    @BOUNDARY
+    @given(st.one_of(HUGE, st.integers(2 ** 31, 2 ** 40)))
+    def test_n_is_bounded_everywhere(self, n):
+        for call in (lambda: lca.Params.efficient(n),
+                     lambda: lca.Params.practical(n, 3, 0.1, 8, 8),
+                     lambda: lca.Params.guaranteed(n, 3, 0.1, 0.2, 0.2, 0.1),
+                     lambda: lca.from_callable(lambda row: 1, n)):
+            assert "2**31 - 1" in rejects(call, "'n'")
+
+    @FEW
+    @given(HUGE)
+    def test_a_huge_first_round_is_just_the_cap(self, first_round):
+        # Rounds never exceed the pair cap, so first_round needs no bound of its own.
+        points = derive.sample_points(1, "boundaries", N, 20)
+        capped = lca.Params.efficient(N, depth=3, pairs=16, first_round=16)
+        huge = lca.Params.efficient(N, depth=3, pairs=16, first_round=first_round)
+        one, two = lca.Reconstructor(F, capped, record=True), lca.Reconstructor(F, huge,
+                                                                                record=True)
+        assert one.answer_many(points, 3).tolist() == two.answer_many(points, 3).tolist()
+        assert one.decisions == two.decisions
+
+    @FEW
+    @given(HUGE, HUGE)
+    def test_score_estimator_counts_stream_and_budgets_stop_them(self, score, leaf):
+        # The paper's estimator streams its samples in bounded chunks: astronomical
+        # counts (the theory preset's) are representable, and a budget stops them
+        # before the first decision rather than after memory runs out.
+        params = lca.Params.practical(N, 3, 0.1, score, leaf)
+        with pytest.raises(lca.BudgetExceeded) as stop:
+            lca.Reconstructor(F, params).answer_many(np.ones((1, N), dtype=np.int8), 1,
+                                                     max_queries=10 ** 6)
+        assert stop.value.queries == 0
+
+    @FEW
+    @given(st.integers(2 ** 63 // 128 + 1, 2 ** 70))  # above max_search_samples(8)
+    def test_demo_pairs_is_one_line_naming_it(self, pairs):
+        code, _, err = run_cli(["demo", "--n", "8", "--leaves", "4", "--pairs", str(pairs),
+                                "--queries", "1", "--quiet"])
+        errors = [line for line in err.splitlines() if "error:" in line]
+        assert code == 2 and len(errors) == 1 and "argument --pairs:" in errors[0], err
+
+
+# -- item 4: huge numbers in real-valued parameters are ValueErrors -------------------
+
+def _pool(**kwargs):
+    return lca.parallel.ReplicaPool(F, PARAMS, **kwargs)
+
+
+REAL_PARAMETERS = {
+    # label: (call with the value, name the message must use)
+    "Params.efficient eps": (lambda v: lca.Params.efficient(8, eps=v), "'eps'"),
+    "Params.efficient delta": (lambda v: lca.Params.efficient(8, delta=v), "'delta'"),
+    "Params.practical noise_rate": (lambda v: lca.Params.practical(8, 3, v, 4, 4),
+                                    "'noise_rate'"),
+    "Params tau": (lambda v: lca.Params(8, 3, 0.1, 4, 4, tau=v), "'tau'"),
+    "Params requested_noise_rate": (lambda v: lca.Params(8, 3, 0.1, 4, 4,
+                                                         requested_noise_rate=v),
+                                    "'requested_noise_rate'"),
+    "Params.guaranteed tau": (lambda v: lca.Params.guaranteed(8, 3, 0.1, v, 0.1, 0.1),
+                              "'tau'"),
+    "Params.from_theory eps": (lambda v: lca.Params.from_theory(4, v, 0.1, 8), "'eps'"),
+    "Params.from_theory constants": (lambda v: lca.Params.from_theory(
+        4, 0.1, 0.1, 8, lca.TheoryConstants(depth=v)), "'constants.depth'"),
+    "Params.for_measure relation_constant": (lambda v: lca.Params.for_measure(
+        "depth", 2, 0.1, 0.1, 8, relation_constant=v), "'relation_constant'"),
+    "answer_many time_limit": (lambda v: lca.Reconstructor(F, PARAMS).answer_many(
+        np.ones((1, N), dtype=np.int8), 1, time_limit=v), "'time_limit'"),
+    "ReplicaPool task_timeout": (lambda v: _pool(task_timeout=v), "'task_timeout'"),
+    "answer_parallel task_timeout": (lambda v: lca.parallel.answer_parallel(
+        F, PARAMS, np.ones((1, N), dtype=np.int8), 1, task_timeout=v), "'task_timeout'"),
+    "tolerant_test threshold_factor": (lambda v: tester.tolerant_test(
+        F, **dict(TEST_KWARGS, threshold_factor=v)), "'threshold_factor'"),
+    "tolerant_test eps": (lambda v: tester.tolerant_test(F, **dict(TEST_KWARGS, eps=v)),
+                          "'eps'"),
+    "hoeffding_samples delta": (lambda v: tester.hoeffding_samples(0.1, v), "'delta'"),
+    "epsilon_grid c": (lambda v: tester.epsilon_grid(0.1, v), "'c'"),
+    "build_dt gamma": (lambda v: tester.build_dt(lca.targets.parity(3, 1, 1), 2, 1, v,
+                                                 distance_estimator=tester.ExactDistance()),
+                       "'gamma'"),
+    "noise_sensitivity p": (lambda v: exact.noise_sensitivity(F, v), "'p'"),
+    "scores p": (lambda v: exact.scores(F, v), "'p'"),
+    "with_label_noise rate": (lambda v: lca.targets.with_label_noise(F, v, 1), "'rate'"),
+}
+HUGE_REAL = st.one_of(st.integers(10 ** 309, 10 ** 500), st.integers(-10 ** 500, -10 ** 309),
+                      st.builds(Fraction, st.integers(10 ** 309, 10 ** 400)),
+                      st.just(2 ** 1024))
+
+
+class TestHugeReals:
+    @settings(BOUNDARY, max_examples=120)
+    @given(st.sampled_from(sorted(REAL_PARAMETERS)), HUGE_REAL)
+    def test_a_number_beyond_floats_is_a_value_error_naming_the_parameter(self, label,
+                                                                          value):
+        call, name = REAL_PARAMETERS[label]
+        with pytest.raises(ValueError) as error:
+            call(value)
+        assert name in str(error.value), (label, str(error.value))
+
+
+# -- item 5: one rule for progress flags ----------------------------------------------
+
+NOT_BOOL = st.one_of(st.integers(), st.text(max_size=3), st.none(), st.floats(),
+                     st.sampled_from([np.True_, np.False_, "yes", 1, 0]))
+ONE_ROW = np.ones((1, N), dtype=np.int8)
+PROGRESS = {
+    "Reconstructor.answer_many": lambda v: lca.Reconstructor(F, PARAMS).answer_many(
+        ONE_ROW, 1, progress=v),
+    "Reconstructor.explain": lambda v: lca.Reconstructor(F, PARAMS).explain(
+        ONE_ROW[0], 1, progress=v),
+    "Reconstructor.materialize": lambda v: lca.Reconstructor(F, PARAMS).materialize(
+        1, progress=v),
+    "ReplicaPool.answer": lambda v: _pool().answer(ONE_ROW, 1, progress=v),
+    "answer_parallel": lambda v: lca.parallel.answer_parallel(F, PARAMS, ONE_ROW, 1,
+                                                              progress=v),
+    "check_consistency": lambda v: consistency.check_consistency(F, PARAMS, seed=1,
+                                                                 progress=v),
+}
+
+
+class TestProgressFlags:
+    @settings(BOUNDARY, max_examples=80)
+    @given(st.sampled_from(sorted(PROGRESS)), NOT_BOOL)
+    def test_anything_but_a_bool_is_a_type_error(self, owner, value):
+        # Checked before any worker starts: nothing spawns here.
+        with pytest.raises(TypeError, match=rf"^The 'progress' parameter of {owner} must "
+                                            r"be a bool\. Got .* instead\.$"):
+            PROGRESS[owner](value)
+
+    @FEW
+    @given(st.booleans())
+    def test_bools_are_accepted_and_change_nothing(self, progress):
+        rec = lca.Reconstructor(F, PARAMS)
+        with contextlib.redirect_stderr(io.StringIO()):
+            assert rec.answer_many(ONE_ROW, 1, progress=progress).tolist() == \
+                lca.Reconstructor(F, PARAMS).answer_many(ONE_ROW, 1).tolist()
+
+
+# -- item 6: the command line --------------------------------------------------------
+
+SMALL_DEMO = ["demo", "--n", "8", "--leaves", "4", "--queries", "1", "--quiet"]
+
+
+class TestModeOptions:
+    @BOUNDARY
+    @given(st.lists(st.sampled_from([("--noise-rate", "0.2"), ("--score-samples", "9")]),
+                    min_size=1, max_size=2, unique=True), st.booleans())
+    def test_paper_options_in_efficient_mode_are_refused(self, options, explicit):
+        argv = SMALL_DEMO + (["--mode", "efficient"] if explicit else [])
+        code, _, err = run_cli(argv + [text for pair in options for text in pair])
+        given = {option for option, _ in options}
+        named = "/".join(option for option in ("--noise-rate", "--score-samples")
+                         if option in given)
+        assert code == 2 and f"error: argument {named}: sets the paper's estimator" in err
+
+    @BOUNDARY
+    @given(ints(1, 10 ** 6))
+    def test_efficient_options_in_paper_mode_are_refused(self, pairs):
+        code, _, err = run_cli(SMALL_DEMO + ["--mode", "paper", "--pairs", str(pairs)])
+        assert code == 2 and "error: argument --pairs: sets the efficient mode's" in err
+
+
+class TestBenchOptions:
+    pytest.importorskip("sklearn")
+
+    @FEW
+    @given(st.text(st.characters(codec="ascii", categories=["L", "N"]), min_size=1,
+                   max_size=8).filter(lambda t: "scaling" not in t))
+    def test_cases_that_select_nothing_are_refused(self, text):
+        from lca.suite import quick_config
+
+        if any(text in case.name for case in quick_config().cases):
+            return  # selects something: a valid run, not this test's business
+        code, out, err = run_cli(["bench", "--quick", "--cases", text, "--quiet"])
+        errors = [line for line in err.splitlines() if "error:" in line]
+        assert code == 2 and out == "" and len(errors) == 1, err
+        assert errors[0].startswith("lca bench: error: argument --cases: ")
+
+    @BOUNDARY
+    @given(st.lists(st.text(st.characters(codec="ascii", categories=["L"]), min_size=1,
+                            max_size=6), min_size=1, max_size=3))
+    def test_compare_blames_compare(self, names):
+        from lca.suite import MODES
+        from lca.suite.modes import ALIASES
+
+        if all(name in MODES or name in ALIASES for name in names):
+            return
+        code, _, err = run_cli(["bench", "--quick", "--compare", ",".join(names), "--quiet"])
+        assert code == 2 and "error: argument --compare: The 'compare' parameter" in err, err
+
+    @BOUNDARY
+    @given(st.lists(st.integers(1, 10 ** 6), min_size=0, max_size=8))
+    def test_a_growth_exponent_needs_enough_sizes(self, sizes):
+        from lca.suite import quick_config
+        from lca.suite.report import _headline, _scaling_summary
+        from lca.suite.run import SuiteResult
+
+        row = {"seconds": 0.01, "queries": 100, "floor": 10.0, "internal_nodes": 3}
+        result = SuiteResult(quick_config(), ("efficient",), "", [],
+                             [{"n": n, "modes": {"efficient": row}} for n in sizes])
+        distinct = sorted(set(sizes))
+        enough = len(distinct) >= 4 and distinct[-1] >= 100 * distinct[0]
+        headline = "\n".join(_headline(result))
+        assert bool(_scaling_summary(result)) == enough == ("n^" in headline)
+        assert ("too few to fit a growth exponent" in headline) == (bool(sizes) and not enough)
+
+
+# -- item 7: exact measures take any real number -------------------------------------
+
+class TestExactReals:
+    @BOUNDARY
+    @given(st.one_of(st.fractions(0, 1), st.floats(0, 1).map(np.float32),
+                     st.floats(0, 1).map(np.float64), st.sampled_from([0, 1, np.int64(1)])))
+    def test_any_real_in_range_gives_the_float_answer(self, p):
+        np.testing.assert_array_equal(exact.scores(F, p), exact.scores(F, float(p)))
+        assert exact.noise_sensitivity(F, p) == exact.noise_sensitivity(F, float(p))
+
+    @BOUNDARY
+    @given(st.one_of(st.fractions().filter(lambda v: not 0 <= v <= 1),
+                     st.just(math.nan), st.just(Fraction(10 ** 400, 3))))
+    def test_out_of_range_names_p(self, p):
+        message = rejects(lambda: exact.scores(F, p), "'p'")
+        assert message.startswith("The 'p' parameter of scores must be a real number in "
+                                  "the range [0.0, 1.0]")
+
+
+# -- item 8: Ctrl-C at any moment of pool.answer -------------------------------------
+
+INTERRUPT_SCRIPT = """
+import signal, sys, time
+import lca
+from lca import derive
+from lca.parallel import ReplicaPool
+
+
+class Slow(lca.Oracle):
+    def __init__(self):
+        self.inner, self.n, self.name = lca.targets.parity(16, 2, 1), 16, "slow"
+
+    def query(self, points):
+        time.sleep(0.05)  # answering takes several seconds: every drawn moment falls in it
+        return self.inner.query(points)
+
+
+if __name__ == "__mp_main__":
+    time.sleep(1.0)  # a starting worker runs this first: widen the start-up window
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    params = lca.Params.practical(n=16, depth=6, noise_rate=0.1, score_samples=20,
+                                  leaf_samples=20)
+    points = derive.sample_points(1, "interrupt", 16, 3000)
+    pool = ReplicaPool(Slow(), params, workers=2)
+    print("ready", flush=True)
+    try:
+        pool.answer(points, 7)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    print("workers", len(pool.pids), flush=True)
+"""
+
+
+class TestInterrupts:
+    @settings(BOUNDARY, max_examples=5)
+    @given(delay=st.floats(0.0, 2.5))
+    def test_ctrl_c_at_any_moment_leaves_no_worker_traceback(self, delay, tmp_path_factory):
+        """SIGINT to the whole process group (as a terminal sends it), at a drawn moment
+        of start-up (about the first 1.3 s) or answering (the next 5 s): only the
+        parent reacts, and no worker is left."""
+        script = tmp_path_factory.mktemp("interrupt") / "interrupt.py"
+        script.write_text(INTERRUPT_SCRIPT)
+        _, out, err = interrupt_group(script, "ready", delay)
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+        assert out.splitlines() == ["interrupted", "workers 0"], out
+
+
+# -- item 10: the public surface -----------------------------------------------------
+
+INTERNAL = {"params": ["check_int", "check_real", "check_noise_rate", "finite", "grid_rate",
+                       "hoeffding_counts", "adaptive_delta", "check_theory_overrides"],
+            "reconstruct": ["check_seed", "progress_bar", "split_rows"],
+            "estimate": ["query", "chunk_rows"],
+            "export": ["tree_from_decisions"],
+            "tester": ["add_test_command"]}
+SUBMODULES = ["consistency", "derive", "distributed", "estimate", "exact", "export",
+              "measures", "models", "oracle", "parallel", "params", "reconstruct", "search",
+              "targets", "tester", "testing"]
+
+
+class TestPublicSurface:
+    def test_every_name_lca_promises_is_there_in_a_fresh_interpreter(self):
+        import subprocess
+        import sys
+
+        check = ("import lca; missing = [n for n in lca.__all__ if not hasattr(lca, n)]; "
+                 "hidden = sorted(set(lca.__all__) - set(dir(lca))); "
+                 "print(missing, hidden, 'distributed' in lca.__all__, "
+                 "'suite' in lca.__all__)")
+        done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                              timeout=120)
+        assert done.stdout.strip() == "[] [] True True", done.stdout + done.stderr
+
+    @pytest.mark.parametrize("name", SUBMODULES)
+    def test_submodules_export_only_what_they_have_and_no_internal_helpers(self, name):
+        import importlib
+
+        module = importlib.import_module(f"lca.{name}")
+        assert all(hasattr(module, item) for item in module.__all__)
+        assert not set(INTERNAL.get(name, ())) & set(module.__all__)
+        assert not [item for item in module.__all__ if item.startswith("_")]
+
+    def test_search_exports_every_purpose(self):
+        from lca import search
+
+        assert {"PAIRS", "ORDER", "LEAF", "FLIP"} <= set(search.__all__)
+
+    @settings(BOUNDARY, max_examples=150)
+    @given(st.data())
+    def test_one_message_style(self, data):
+        """Every int, real, flag and seed check reads the same way."""
+        owner, name, call, bad = data.draw(st.sampled_from(STYLE_CASES))
+        value = data.draw(bad)
+        try:
+            call(value)
+        except (TypeError, ValueError) as error:
+            assert re.fullmatch(
+                rf"The '{re.escape(name)}' parameter of {re.escape(owner)} must be "
+                r"(an int in the range \[-?\d+, [^\]\)]+[\]\)]|a real number in the range "
+                r"[\(\[][^ ]+, [^ ]+[\)\]]|a bool)( or None)?\. Got .+ instead\.( .+)?",
+                str(error), re.S), str(error)
+        else:
+            raise AssertionError(f"{owner}({name}={value!r}) was accepted")
+
+
+def _style(owner, name, call, bad):
+    return owner, name, call, bad
+
+
+STYLE_CASES = [
+    _style("Params", "depth", lambda v: lca.Params(8, v, 0.1, 4, 4), bad_int(0)),
+    _style("Params.efficient", "pairs", lambda v: lca.Params.efficient(8, pairs=v),
+           bad_int(1)),
+    _style("Params.efficient", "eps", lambda v: lca.Params.efficient(8, eps=v),
+           bad_real(0.0, 1.0)),
+    _style("Reconstructor", "cache_size", lambda v: lca.Reconstructor(F, PARAMS,
+                                                                      cache_size=v),
+           bad_int(0)),
+    _style("Reconstructor", "record", lambda v: lca.Reconstructor(F, PARAMS, record=v),
+           NOT_BOOL),
+    _style("Reconstructor.answer_many", "seed", lambda v: lca.Reconstructor(
+        F, PARAMS).answer_many(ONE_ROW, v), BAD_SEED),
+    _style("Reconstructor.answer_many", "max_queries", lambda v: lca.Reconstructor(
+        F, PARAMS).answer_many(ONE_ROW, 1, max_queries=v),
+        bad_int(0).filter(lambda v: v is not None)),
+    _style("Reconstructor.materialize", "max_decisions", lambda v: lca.Reconstructor(
+        F, PARAMS).materialize(1, max_decisions=v), bad_int(1)),
+    _style("ReplicaPool", "workers", lambda v: _pool(workers=v), bad_int(1)),
+    _style("ReplicaPool", "batch_size", lambda v: _pool(batch_size=v),
+           bad_int(1).filter(lambda v: v is not None)),
+    _style("ReplicaPool.answer", "chunk_size", lambda v: _pool().answer(
+        ONE_ROW, 1, chunk_size=v), bad_int(1).filter(lambda v: v is not None)),
+    _style("opt_size", "s", lambda v: exact.opt_size(F, v), bad_int(1)),
+    _style("opt_depth", "return_tree", lambda v: exact.opt_depth(F, 1, return_tree=v),
+           NOT_BOOL),
+    _style("noise_sensitivity", "p", lambda v: exact.noise_sensitivity(F, v),
+           bad_real(0.0, 1.0, open_low=False, open_high=False)),
+    _style("random_tree", "leaves", lambda v: lca.targets.random_tree(5, v, 1), bad_int(1)),
+    _style("parity", "seed", lambda v: lca.targets.parity(5, 2, v), BAD_SEED),
+    _style("from_callable", "n", lambda v: lca.from_callable(_constant(1), v), bad_int(1)),
+    _style("tolerant_test", "seed", lambda v: tester.tolerant_test(
+        F, **dict(TEST_KWARGS, seed=v)), BAD_SEED),
+    _style("sample_points", "count", lambda v: derive.sample_points(1, "x", 3, v),
+           bad_int(0)),
+    _style("check_consistency", "workers", lambda v: consistency.check_consistency(
+        F, PARAMS, seed=1, workers=v), bad_int(1)),
+]

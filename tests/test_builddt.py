@@ -130,8 +130,46 @@ class TestExactEstimator:
         two = build_dt(f, 4, 3, 0.0, distance_estimator=ExactDistance(), mean_samples=200,
                        seed=5)
         assert one.to_nested() == two.to_nested()
+
+    def test_sampled_means_change_only_close_leaves(self):
+        """Sampled leaf means label like exact ones wherever the mean is not close to 0.
+
+        The structure comes from the (exact) distance estimator only, so it is the
+        same; a leaf of mean mu gets the other label only if the sum of its 200
+        sampled values has the other sign: probability <= exp(-200 mu^2 / 2)
+        (Hoeffding; derived bits treated as independent uniform bits). Summed over
+        the leaves with |mu| >= 1/2 that is asserted < 1e-9; the leaves below 1/2
+        may differ, and they bound the distance, exactly.
+        """
+        f = noisy(6, 4, 0.1, 3)
+        samples = 200
+        one = build_dt(f, 4, 3, 0.0, distance_estimator=ExactDistance(),
+                       mean_samples=samples, seed=5)
         exact_tree = build_dt(f, 4, 3, 0.0, distance_estimator=ExactDistance())
-        assert exact.distance(one, exact_tree) <= 0.25
+
+        def shape(nested):
+            if not isinstance(nested, dict):
+                return None
+            return nested["var"], shape(nested["minus"]), shape(nested["plus"])
+
+        assert shape(one.to_nested()) == shape(exact_tree.to_nested())
+
+        def leaves(nested, path=()):
+            if not isinstance(nested, dict):
+                yield path
+                return
+            for bit, side in ((-1, "minus"), (1, "plus")):
+                yield from leaves(nested[side], path + ((nested["var"], bit),))
+
+        close, failure = 0.0, 0.0
+        for path in leaves(exact_tree.to_nested()):
+            mean = exact.mean(f, path)
+            if abs(mean) < 0.5:
+                close += 2.0 ** -len(path)
+            else:
+                failure += math.exp(-samples * mean ** 2 / 2)
+        assert failure < 1e-9
+        assert exact.distance(one, exact_tree) <= close <= 0.25
 
     def test_start_path(self):
         f = targets.random_tree(5, 4, 1)

@@ -30,7 +30,21 @@ def test_demo_runs_the_efficient_preset_by_default(capsys):
 
 def test_paper_only_options_are_refused_in_efficient_mode(capsys):
     assert main(["demo", *EFFICIENT, "--score-samples", "100"]) == 2
-    assert "--mode paper" in capsys.readouterr().err
+    assert "error: argument --score-samples: sets the paper's estimator: use it with " \
+        "--mode paper" in capsys.readouterr().err
+
+
+def test_efficient_only_options_are_refused_in_paper_mode(capsys):
+    assert main(["demo", *SMALL, "--pairs", "5"]) == 2
+    assert "lca demo: error: argument --pairs: sets the efficient mode's pairs per node: " \
+        "use it with --mode efficient" in capsys.readouterr().err
+
+
+def test_pairs_past_what_the_machine_can_hold_are_refused(capsys):
+    assert main(["demo", *EFFICIENT, "--pairs", str(2 ** 64)]) == 2
+    err = capsys.readouterr().err
+    assert "error: argument --pairs: The 'pairs' parameter of Params.efficient must be an " \
+        "int in the range [1, " in err and "largest array" in err
 
 
 def test_demo_progress_bar_goes_to_stderr(capsys):
@@ -62,3 +76,13 @@ def test_every_subcommand_has_help(command, capsys):
         main([command, "--help"])
     assert info.value.code == 0
     assert "usage: lca" in capsys.readouterr().out
+
+
+def test_a_size_too_large_to_hold_is_one_line(capsys):
+    # 10**15 queries need petabytes, past any address space: refused at once,
+    # with one line, not a MemoryError traceback.
+    assert main(["consistency", "--n", "8", "--leaves", "4", "--queries", str(10 ** 15),
+                 "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lca consistency: error: not enough memory for what the options "
+                          "ask (") and err.endswith("); ask for less") and "\n" not in err

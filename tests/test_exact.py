@@ -335,14 +335,15 @@ class TestNoiseSensitivity:
             (1 - exact.mean(table) ** 2) / 2, abs=1e-15)
 
     @pytest.mark.parametrize("p, error, match", [
-        (1.5, ValueError, "p must be in \\[0, 1\\]; got 1.5"),
-        (-0.1, ValueError, "p must be in \\[0, 1\\]"),
-        (float("nan"), ValueError, "p must be in \\[0, 1\\]"),
-        (True, TypeError, "p must be a real number in \\[0, 1\\]; got bool"),
-        ("0.1", TypeError, "p must be a real number in \\[0, 1\\]; got str"),
+        (1.5, ValueError, r"\[0.0, 1.0\]. Got 1.5 instead"),
+        (-0.1, ValueError, r"\[0.0, 1.0\]. Got -0.1 instead"),
+        (float("nan"), ValueError, r"\[0.0, 1.0\]. Got nan instead"),
+        (True, TypeError, r"\[0.0, 1.0\]. Got True instead"),
+        ("0.1", TypeError, r"\[0.0, 1.0\]. Got '0.1' instead"),
     ])
     def test_validation(self, p, error, match):
-        with pytest.raises(error, match="noise_sensitivity: " + match):
+        with pytest.raises(error, match="The 'p' parameter of noise_sensitivity must be a "
+                                        "real number in the range " + match):
             exact.noise_sensitivity(constant(2, 1), p)
 
 
@@ -392,7 +393,7 @@ class TestScores:
         np.testing.assert_allclose(exact.scores(parity(5, (0, 1, 3)), p), expected, atol=1e-15)
 
     def test_validation(self):
-        with pytest.raises(ValueError, match="scores: p must be in"):
+        with pytest.raises(ValueError, match="The 'p' parameter of scores must be"):
             exact.scores(constant(2, 1), 2)
         with pytest.raises(ValueError, match="scores: path fixes variable 1 twice"):
             exact.scores(constant(2, 1), 0.1, ((1, 1), (1, -1)))
@@ -584,17 +585,20 @@ class TestOptimumValidation:
 
     @pytest.mark.parametrize("budget", [True, 2.0, "2", None])
     def test_rejects_non_int_budget(self, function, name, budget):
-        with pytest.raises(TypeError, match=f"{function.__name__}: {name} must be an int"):
+        with pytest.raises(TypeError, match=f"The '{name}' parameter of {function.__name__} "
+                                            "must be an int"):
             function(constant(2, 1), budget)
 
     def test_rejects_out_of_range_budget(self, function, name):
         minimum = 1 if name == "s" else 0
-        message = f"{name} must be an int >= {minimum}; got {minimum - 1}"
+        message = (f"The '{name}' parameter of {function.__name__} must be an int in the "
+                   fr"range \[{minimum}, inf\). Got {minimum - 1} instead")
         with pytest.raises(ValueError, match=message):
             function(constant(2, 1), minimum - 1)
 
     def test_rejects_non_bool_return_tree(self, function, name):
-        with pytest.raises(TypeError, match="return_tree must be a bool"):
+        with pytest.raises(TypeError, match=f"The 'return_tree' parameter of "
+                                            f"{function.__name__} must be a bool. Got 1"):
             function(constant(2, 1), 1, return_tree=1)
 
     def test_accepts_numpy_ints(self, function, name):

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import re
 
 import matplotlib
 import numpy as np
@@ -169,6 +170,128 @@ class TestExport:
         assert rec.export(8).complete
 
 
+def _document():
+    """A small complete tree's JSON document, its first leaf entry and its first inner node."""
+    tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
+    document = json.loads(tree.to_json())
+    leaf = next(i for i, e in enumerate(document["nodes"]) if e["kind"] == "leaf")
+    inner = next(i for i, e in enumerate(document["nodes"])
+                 if e["kind"] == "node" and e["path"])
+    return tree, document, leaf, inner
+
+
+def _edit(change):
+    _, document, leaf, inner = _document()
+    change(document, document["nodes"][leaf], document["nodes"][inner])
+    return json.dumps(document)
+
+
+def _set(where, key, value):
+    where[key] = value
+
+
+class TestJsonIsChecked:
+    """Issue 18, item 1: a corrupted tree is refused, naming the node, never misread."""
+
+    @pytest.mark.parametrize("change, match", [
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", 5),
+         r"node \(\(\d+, -?1\), .*\) \(entry \d+ of 'nodes'\): a leaf's label must be -1 "
+         r"or \+1\. Got 5 instead"),
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", 300), r"Got 300 instead"),
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", True),
+         r"the decision's 'label' must be int\. Got True"),
+        (lambda d, leaf, inner: d["nodes"].append(dict(leaf)), r"\(entry 31 of 'nodes'\) is "
+                                                              r"listed twice"),
+        (lambda d, leaf, inner: _set(inner["decision"], "variable", N),
+         r"the variable must be in \[0, 10\) and not on the node's path\. Got 10"),
+        (lambda d, leaf, inner: _set(inner["decision"], "variable", inner["path"][0][0]),
+         r"not on the node's path"),
+        (lambda d, leaf, inner: d.pop("n"), r"the document misses 'n'"),
+        (lambda d, leaf, inner: leaf.pop("kind"), r"entry \d+ of 'nodes' misses 'kind'"),
+        (lambda d, leaf, inner: leaf["decision"].pop("total"), r"'decision' misses 'total'"),
+        (lambda d, leaf, inner: _set(leaf["decision"], "extra", 1),
+         r"'decision' has unknown 'extra'"),
+        (lambda d, leaf, inner: _set(d, "seed", 2 ** 64), r"'seed' must be an int in the range "
+                                                         r"\[0, 2\*\*64\)\. Got"),
+        (lambda d, leaf, inner: _set(d, "seed", 7.0), r"'seed' must be an int"),
+        (lambda d, leaf, inner: _set(d, "n", 2 ** 31), r"'n' must be an int in the range "
+                                                      r"\[1, 2\*\*31 - 1\]"),
+        (lambda d, leaf, inner: _set(d, "n", 12), r"'params' must be .* 'n' equal to the tree's "
+                                                 r"n=12"),
+        (lambda d, leaf, inner: _set(d["params"], "depth", -1), r"an int 'depth' >= 0"),
+        (lambda d, leaf, inner: _set(leaf, "path", leaf["path"] + [[9, 1]] * 2),
+         r"path fixes variable 9 twice|has \d+ steps"),
+        (lambda d, leaf, inner: _set(leaf, "path", leaf["path"][:-1] + [
+            [next(w for w in range(N) if w not in {v for v, _ in leaf["path"]}), 1]]),
+         r"is not in the tree: its parent \(.*\) is not listed as a node splitting on x\d"),
+        (lambda d, leaf, inner: _set(leaf, "path", [[0, 2]]), r"path value must be -1 or \+1"),
+        (lambda d, leaf, inner: d["nodes"].pop(0), r"node \(\(\d+, -?1\),\) is not in the "
+                                                 r"tree: its parent \(\) is not listed"),
+        (lambda d, leaf, inner: _set(inner, "conditions", ["a"]), r"'conditions' must be a list "
+                                                                 r"of two strings"),
+        (lambda d, leaf, inner: _set(leaf, "conditions", ["a", "b"]),
+         r"a leaf has no 'conditions'"),
+        (lambda d, leaf, inner: _set(inner, "kind", "leaf"), r"'decision' misses 'label'"),
+        (lambda d, leaf, inner: _set(leaf, "kind", 3), r"unknown node kind 3"),
+        (lambda d, leaf, inner: _set(d, "nodes", {}), r"'nodes' must be a list"),
+        (lambda d, leaf, inner: _set(d, "oracle", None), r"'oracle' must be a string"),
+        (lambda d, leaf, inner: _set(d, "version", True), r"format version True is not"),
+    ])
+    def test_corruptions_are_refused_naming_the_node(self, change, match):
+        with pytest.raises(ValueError, match=r"^ReconstructedTree\.from_json: .*" + match):
+            ReconstructedTree.from_json(_edit(change))
+
+    def test_paths_are_bounded_by_the_depth(self):
+        _, document, _, _ = _document()
+        deepest = next(e for e in document["nodes"] if len(e["path"]) == 3)
+        document["params"]["depth"] = 3  # its leaves sit at depth 4
+        node = re.escape(str(tuple(map(tuple, deepest["path"]))))
+        with pytest.raises(ValueError, match=rf"node {node} .*a node at depth 3 = "
+                                             r"min\(depth, n\) must be a leaf"):
+            ReconstructedTree.from_json(json.dumps(document))
+        document["nodes"] = [e for e in document["nodes"] if e is not deepest]
+        with pytest.raises(ValueError, match=r"path has 4 steps; a node has at most 3"):
+            ReconstructedTree.from_json(json.dumps(document))
+
+    @pytest.mark.parametrize("text, match", [
+        ("[" * 100_000, r"nested too deeply"),
+        ('{"a": ' * 100_000, r"nested too deeply"),
+        (b"\xff\xfe", r"not valid JSON"),
+        ('{"format": "lca.ReconstructedTree", "version": NaN}', r"NaN is not JSON"),
+        ("9" * 5000, r"not valid JSON"),
+    ])
+    def test_unreadable_text_is_a_value_error(self, text, match):
+        with pytest.raises(ValueError, match=match):
+            ReconstructedTree.from_json(text)
+
+    @pytest.mark.parametrize("where", ["document", "decision", "params"])
+    def test_a_key_given_twice_is_refused_not_last_wins(self, where):
+        tree, document, leaf, _ = _document()
+        text = tree.to_json()
+        if where == "document":
+            text = text.replace('"seed": 7,', '"seed": 7, "seed": 8,')
+            match = r"the document repeats 'seed'"
+        elif where == "decision":
+            label = document["nodes"][leaf]["decision"]["label"]
+            text = text.replace(f'"label": {label},', f'"label": {label}, "label": {-label},', 1)
+            match = r"node \(.*\) \(entry \d+ of 'nodes'\): 'decision' repeats 'label'"
+        else:
+            text = text.replace('"n": 10, "depth"', '"n": 10, "n": 10, "depth"')
+            match = r"'params' must be an object of lca.Params fields, each once"
+        assert text != tree.to_json()
+        with pytest.raises(ValueError, match=match):
+            ReconstructedTree.from_json(text)
+
+    def test_valid_documents_are_read_back_as_written(self, case):
+        f, params = case
+        rec = lca.Reconstructor(f, params)
+        for tree in (rec.materialize(3, depth=2), rec.materialize(3)):
+            for text in (tree.to_json(), tree.to_json(indent=2).encode()):
+                back = ReconstructedTree.from_json(text)
+                assert back == tree and back.to_json() == tree.to_json()
+
+
+
 class TestFormats:
     def test_json_round_trips_exactly(self, case):
         f, params = case
@@ -218,6 +341,27 @@ class TestFormats:
             7, depth=0)
         (graph,) = pydot.graph_from_dot_data(tree.to_dot())
         assert len(graph.get_edges()) == 2
+
+    @pytest.mark.filterwarnings("ignore:'setParseAction' deprecated")
+    def test_dot_escapes_backslashes(self):
+        # Issue 18, item 10: a condition ending in a backslash would otherwise escape
+        # the closing quote of its label.
+        from lca.export import _dot_escape
+
+        assert _dot_escape('C:\\dir "x"\nend\\') == 'C:\\\\dir \\"x\\"\\nend\\\\'
+        weird = {-1: 'path = C:\\temp\\', 1: 'say "hi"\\n\nnext'}
+
+        class Backslashed(Named):
+            def describe(self, variable, bit, path=()):
+                return weird[bit]
+
+        tree = lca.Reconstructor(Backslashed(CASES["fixed"][0]), fixed_params()).materialize(
+            7, depth=0)
+        (graph,) = pydot.graph_from_dot_data(tree.to_dot())
+        labels = [edge.get_label()[1:-1] for edge in graph.get_edges()]
+        unescaped = {re.sub(r"\\(.)", lambda m: "\n" if m[1] == "n" else m[1], label)
+                     for label in labels}
+        assert unescaped == set(weird.values())
 
     def test_text_rules(self):
         tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)

@@ -82,7 +82,9 @@ class TestAdapters:
             lo.from_callable(lambda x: 0, 2, name="bad")(_points([[1, 1]]))
         with pytest.raises(lo.OracleError, match="returned 2; expected 0 or 1"):
             lo.from_boolean(lambda b: 2, 2, name="b")(_points([[1, 1]]))
-        with pytest.raises(TypeError, match="fn must be callable"):
+        with pytest.raises(TypeError, match="The 'fn' parameter of from_callable must be "
+                                            "callable. Got 3 instead"):
             lo.from_callable(3, 2)
-        with pytest.raises(ValueError, match="n must be a positive int; got 0"):
+        with pytest.raises(ValueError, match=r"The 'n' parameter of from_callable must be an "
+                                             r"int in the range \[1, 2\*\*31 - 1\]. Got 0"):
             lo.from_callable(_first_coordinate, 0)

@@ -20,6 +20,8 @@ from lca.oracle import Oracle
 from lca.params import Params
 from lca.parallel import ReplicaPool, TaskTimeoutError, WorkerError, answer_parallel
 
+from conftest import interrupt_group
+
 N = 64
 PARAMS = Params.practical(n=N, depth=5, noise_rate=0.1, score_samples=200,
                           leaf_samples=100)
@@ -288,7 +290,8 @@ def test_oracle_that_cannot_be_rebuilt_in_a_worker() -> None:
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    ({"workers": 0}, ValueError, "'workers' parameter of ReplicaPool must be an int >= 1"),
+    ({"workers": 0}, ValueError,
+     r"'workers' parameter of ReplicaPool must be an int in the range \[1, inf\)"),
     ({"workers": 1.5}, TypeError, "'workers' parameter"),
     ({"start_method": "thread"}, ValueError, "'start_method' parameter"),
     ({"cache_size": -1}, ValueError, "'cache_size' parameter"),
@@ -402,3 +405,48 @@ def test_keyboard_interrupt_leaves_no_process(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split("\n")
     assert lines[:4] == ["interrupted", "workers 2", "children 0", "alive []"], done.stdout
+
+
+WORKER_START_INTERRUPT_SCRIPT = """
+import multiprocessing, signal, sys, time
+import lca
+from lca import derive
+from lca.parallel import ReplicaPool
+
+if __name__ == "__mp_main__":
+    # In a starting worker, which runs this script again before lca's worker code:
+    # say so, and stay in that window so that the interrupt lands in it.
+    print("worker starting", flush=True)
+    time.sleep(2)
+
+if __name__ == "__main__":
+    # A shell's background jobs start with SIGINT ignored; a terminal's Ctrl-C does not.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    f = lca.targets.parity(16, 2, 1)
+    params = lca.Params.practical(n=16, depth=3, noise_rate=0.1, score_samples=20,
+                                  leaf_samples=20)
+    points = derive.sample_points(1, "interrupt", 16, 100)
+    pool = ReplicaPool(f, params, workers=2)
+    try:
+        pool.answer(points, 7)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    print("children", len(multiprocessing.active_children()), flush=True)
+"""
+
+
+def test_ctrl_c_while_workers_start_prints_no_worker_traceback(tmp_path) -> None:
+    """Issue 18, item 8: Ctrl-C reaches the whole process group, starting workers too.
+
+    A worker that is still importing when SIGINT arrives used to print a
+    KeyboardInterrupt traceback of its own. The script widens that window (2 s)
+    so the real signal, sent to the real group as a terminal does, lands in it
+    every time, not 1 run in 2.
+    """
+    script = tmp_path / "interrupt_start.py"
+    script.write_text(textwrap.dedent(WORKER_START_INTERRUPT_SCRIPT))
+    code, out, err = interrupt_group(script, "worker starting")
+    assert code == 0, err
+    assert "interrupted" in out and "children 0" in out, out
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -59,7 +59,8 @@ class TestTheory:
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
-    (dict(n=0), ValueError, r"The 'n' parameter of Params must be an int in the range \[1, inf\). Got 0 instead."),
+    (dict(n=0), ValueError,
+     r"The 'n' parameter of Params must be an int in the range \[1, 2\*\*31 - 1\]. Got 0 instead."),
     (dict(depth=-1), ValueError, r"'depth' parameter of Params .* Got -1 instead"),
     (dict(depth=2.5), TypeError, r"'depth' parameter of Params .* Got 2.5 instead"),
     (dict(depth=True), TypeError, r"'depth' parameter .* Got True instead"),

@@ -184,11 +184,12 @@ class TestBadInput:
             self.rec.answer(z, 1)
 
     @pytest.mark.parametrize("seed, error, match", [
-        (-1, ValueError, r"seed must be an int in \[0, 2\*\*64\); got -1"),
-        (2 ** 64, ValueError, "got 18446744073709551616"),
-        (1.0, TypeError, "got float"),
-        (True, TypeError, "got bool"),
-        ("7", TypeError, "got str"),
+        (-1, ValueError, r"The 'seed' parameter of Reconstructor.explain must be an int in "
+                         r"the range \[0, 2\*\*64\). Got -1 instead"),
+        (2 ** 64, ValueError, "Got 18446744073709551616 instead"),
+        (1.0, TypeError, "Got 1.0 instead"),
+        (True, TypeError, "Got True instead"),
+        ("7", TypeError, "Got '7' instead"),
     ])
     def test_bad_seed(self, seed, error, match):
         with pytest.raises(error, match=match):
@@ -210,9 +211,11 @@ class TestBadInput:
     def test_not_an_oracle(self):
         with pytest.raises(TypeError, match="wrap plain functions with lca.oracle.from_callable"):
             lca.Reconstructor(lambda x: x, PARAMS)
-        with pytest.raises(TypeError, match="params must be an lca.Params"):
+        with pytest.raises(TypeError, match="The 'params' parameter of Reconstructor must be "
+                                            "an lca.Params. Got dict instead"):
             lca.Reconstructor(_target(), {"depth": 3})
-        with pytest.raises(ValueError, match="cache_size must be an int >= 0; got -1"):
+        with pytest.raises(ValueError, match=r"The 'cache_size' parameter of Reconstructor "
+                                             r"must be an int in the range \[0, inf\). Got -1"):
             lca.Reconstructor(_target(), PARAMS, cache_size=-1)
 
     @pytest.mark.parametrize("output, match", [

@@ -142,7 +142,7 @@ class TestDecisionTree:
          r"node at tree\['minus'\] must be a leaf .* Got 1\.0 of type float"),
         ([0, 1, -1], 3, TypeError, r"node at tree must be a leaf"),
         (1, 0, ValueError,
-         r"The 'n' parameter of DecisionTree\.from_nested must be an int in "
+         r"The 'n' parameter of DecisionTree\.from_nested must be an int in the range "
          r"\[1, 2\*\*31 - 1\]\. Got 0 instead"),
     ])
     def test_from_nested_errors(self, nested, n, error, match):
@@ -254,17 +254,17 @@ class TestRandomTree:
 
     @pytest.mark.parametrize("args, error, match", [
         ((4, 0, 0), ValueError,
-         r"The 'leaves' parameter of random_tree must be an int in \[1, 2\*\*n\]\. "
+         r"The 'leaves' parameter of random_tree must be an int in the range \[1, 2\*\*n\]\. "
          r"Got 0 instead\."),
         ((4, 17, 0), ValueError, r"'leaves' .* \[1, 2\*\*n\]\. Got 17 instead"),
-        ((4, 2.0, 0), TypeError, r"'leaves' .* Got 2\.0 of type float instead"),
+        ((4, 2.0, 0), TypeError, r"'leaves' .* Got 2\.0 instead"),
         ((0, 1, 0), ValueError,
-         r"The 'n' parameter of random_tree must be an int in \[1, 2\*\*31 - 1\]\. Got 0"),
+         r"The 'n' parameter of random_tree must be an int in the range \[1, 2\*\*31 - 1\]\. Got 0"),
         ((4, 2, -1), ValueError,
-         r"The 'seed' parameter of random_tree must be an int in \[0, 2\*\*64\)\. "
+         r"The 'seed' parameter of random_tree must be an int in the range \[0, 2\*\*64\)\. "
          r"Got -1 instead"),
         ((4, 2, 2**64), ValueError, r"'seed' .* Got 18446744073709551616 instead"),
-        ((4, 2, True), TypeError, r"'seed' .* Got True of type bool instead"),
+        ((4, 2, True), TypeError, r"'seed' .* Got True instead"),
         ((4, 2, 0, "gini"), ValueError,
          r"The 'labels' parameter of random_tree must be one of \('iid', "
          r"'sibling_differing'\)\. Got 'gini' instead"),
@@ -371,7 +371,7 @@ class TestLabelNoise:
         ((Parity(3, [0]), "0.1", 0), TypeError, r"'rate' .* Got '0\.1' of type str"),
         ((Parity(3, [0]), False, 0), TypeError, r"'rate' .* Got False of type bool"),
         ((Parity(3, [0]), 0.1, -2), ValueError,
-         r"The 'seed' parameter of with_label_noise must be an int in \[0, 2\*\*64\)"),
+         r"The 'seed' parameter of with_label_noise must be an int in the range \[0, 2\*\*64\)"),
         ((len, 0.1, 0), TypeError,
          r"The 'target' parameter of with_label_noise must be an lca\.oracle\.Oracle\. "
          r"Got builtin_function_or_method instead"),
@@ -501,9 +501,9 @@ class TestStructured:
         (lambda: Parity(5, np.array([1.0])), TypeError,
          r"Got an array of dtype float64 and shape \(1,\) instead"),
         (lambda: Parity(True, [0]), TypeError,
-         r"The 'n' parameter of Parity must be an int in \[1, 2\*\*31 - 1\]\. Got True"),
+         r"The 'n' parameter of Parity must be an int in the range \[1, 2\*\*31 - 1\]\. Got True"),
         (lambda: parity(5, 6, 0), ValueError,
-         r"The 'k' parameter of parity must be an int in \[0, n\]\. Got 6 instead"),
+         r"The 'k' parameter of parity must be an int in the range \[0, n\]\. Got 6 instead"),
         (lambda: Multiplexer(5, 2), ValueError,
          r"The 'address_bits' parameter of Multiplexer must be an int k >= 0 with "
          r"k \+ 2\*\*k <= n = 5\. Got 2 instead"),
@@ -514,22 +514,22 @@ class TestStructured:
          r"The 'k' parameter of multiplexer must be an int k >= 0 with k \+ 2\*\*k <= "
          r"n = 5\. Got 2 instead"),
         (lambda: Tribes(6, 0, 2), ValueError,
-         r"The 'width' parameter of Tribes must be an int in \[1, n\]\. Got 0 instead"),
+         r"The 'width' parameter of Tribes must be an int in the range \[1, n\]\. Got 0 instead"),
         (lambda: Tribes(6, 4, 2), ValueError,
-         r"The 'count' parameter of Tribes must be an int in \[1, n // width\]\. "
+         r"The 'count' parameter of Tribes must be an int in the range \[1, n // width\]\. "
          r"Got 2 instead"),
         (lambda: Tribes(6, 2, 2, [0, 1, 2]), ValueError,
          r"must have width\*count = 4 entries\. Got 3 instead"),
         (lambda: tribes(6, 2, 4, 0), ValueError,
-         r"The 'count' parameter of tribes must be an int in \[1, n // width\]"),
+         r"The 'count' parameter of tribes must be an int in the range \[1, n // width\]"),
         (lambda: Majority(6, [0, 1]), ValueError,
          r"The 'variables' parameter of Majority must have an odd number of entries\. "
          r"Got 2 instead"),
         (lambda: majority(6, 4, 0), ValueError,
          r"The 'k' parameter of majority must be an odd int in \[1, n\]\. Got 4"),
         (lambda: majority(6, 3, 1.5), TypeError,
-         r"The 'seed' parameter of majority must be an int in \[0, 2\*\*64\)\. "
-         r"Got 1\.5 of type float instead"),
+         r"The 'seed' parameter of majority must be an int in the range \[0, 2\*\*64\)\. "
+         r"Got 1\.5 instead"),
         (lambda: Junta(6, [0, 1], [1, -1, 1]), ValueError,
          r"The 'table' parameter of Junta must have shape \(4,\)\. Got shape \(3,\)"),
         (lambda: Junta(6, [0], [1, 0]), ValueError,
@@ -538,7 +538,7 @@ class TestStructured:
          r"The 'table' parameter of Junta must be an integer array of ±1 values\. "
          r"Got dtype bool instead"),
         (lambda: junta(30, 25, 0), ValueError,
-         r"The 'k' parameter of junta must be an int in \[0, min\(n, 24\)\]\. Got 25"),
+         r"The 'k' parameter of junta must be an int in the range \[0, min\(n, 24\)\]\. Got 25"),
     ])
     def test_errors(self, make, error, match):
         with pytest.raises(error, match=match):

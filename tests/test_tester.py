@@ -273,7 +273,8 @@ class TestReconstructedFunction:
     (lambda f: tolerant_test(f, 4, EPS, 1.0, 0), ValueError,
      r"'delta' parameter of tolerant_test .* \(0.0, 1.0\). Got 1.0"),
     (lambda f: tolerant_test(f, 4, EPS, DELTA, -1), ValueError,
-     r"seed must be an int in \[0, 2\*\*64\); got -1"),
+     r"The 'seed' parameter of tolerant_test must be an int in the range \[0, 2\*\*64\). "
+     r"Got -1 instead"),
     (lambda f: tolerant_test(f, 4, EPS, DELTA, 0, threshold_factor=0), ValueError,
      r"'threshold_factor' parameter of tolerant_test .* Got 0"),
     (lambda f: tolerant_test(f, 4, EPS, DELTA, 0, samples=0), ValueError,

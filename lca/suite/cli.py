@@ -10,7 +10,7 @@ from typing import Any
 from lca.suite.cases import full_config, quick_config
 from lca.suite.measure import _BENCH_EXTRA
 from lca.suite.compare import DEFAULT_COMPARE
-from lca.suite.modes import MODES, mode_text, parse_modes, resolve_modes
+from lca.suite.modes import DEFAULT_MODE, MODES, mode_text, parse_modes, resolve_modes
 from lca.suite.plots import make_plots
 from lca.suite.report import _headline, render_markdown
 from lca.suite.run import SuiteResult, run_suite
@@ -21,9 +21,11 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     parser.add_argument("--quick", action="store_true",
                         help="seconds-long smoke run (CI); without --out it prints the "
                              "report and writes no files")
-    parser.add_argument("--mode", default="fixed", metavar="MODES",
+    parser.add_argument("--mode", default=DEFAULT_MODE, metavar="MODES",
                         help="comma-separated reconstruction modes to measure side by side, "
-                             f"of {', '.join(MODES)} ('both' = fixed,adaptive; default fixed)")
+                             f"of {', '.join(MODES)} ('both' = fixed,adaptive; default "
+                             f"{DEFAULT_MODE}, the recommended preset; 'fixed' is the "
+                             "paper's estimator)")
     parser.add_argument("--compare", default=",".join(DEFAULT_COMPARE),
                         metavar="CANDIDATE,BASELINE",
                         help="modes of the report's mode comparison, when both ran "
@@ -65,7 +67,7 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
     if args.jobs < 1:
         raise ValueError(f"The '--jobs' parameter of lca bench must be an int >= 1. "
                          f"Got {args.jobs} instead.")
-    compare = parse_modes(args.compare)
+    compare = parse_modes(args.compare, "compare")
     if len(compare) != 2:
         raise ValueError(f"The '--compare' parameter of lca bench must name two different "
                          f"modes, CANDIDATE,BASELINE. Got {args.compare!r} instead.")
@@ -106,7 +108,7 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
         img_rel = os.path.relpath(img, start).replace(os.sep, "/")
     mode = mode_text(result.modes)
     command = "python scripts/bench_suite.py" + (" --quick" if args.quick else "") + \
-        ("" if mode == "fixed" else f" --mode {mode}")
+        ("" if mode == DEFAULT_MODE else f" --mode {mode}")
     # The filters a run got are part of how to reproduce it (saved with the results).
     if "tiers" in result.selection:
         command += f" --tiers {','.join(result.selection['tiers'])}"

@@ -79,25 +79,31 @@ MODES: dict[str, Mode] = {
 }
 """Every mode ``lca bench --mode`` accepts, in report order."""
 
+DEFAULT_MODE = "efficient"
+"""What ``lca bench`` measures without ``--mode``: the recommended preset."""
+
 ALIASES: dict[str, tuple[str, ...]] = {"both": ("fixed", "adaptive")}
 """Shorthands for lists of modes (``both`` predates comma-separated lists)."""
 
 
-def parse_modes(mode: str | Sequence[str]) -> tuple[str, ...]:
-    """Mode names of ``mode`` (a name, an alias or a comma-separated list), duplicates dropped."""
+def parse_modes(mode: str | Sequence[str], name: str = "mode") -> tuple[str, ...]:
+    """Mode names of ``mode`` (a name, an alias or a comma-separated list), duplicates dropped.
+
+    ``name`` is the option the error message blames (``"compare"`` for ``--compare``).
+    """
     if isinstance(mode, str):
         parts = [part.strip() for part in mode.split(",")]
     else:
         parts = list(mode)
     names: list[str] = []
     for part in parts:
-        for name in ALIASES.get(part, (part,)):
-            if name not in MODES:
+        for member in ALIASES.get(part, (part,)):
+            if member not in MODES:
                 known = ", ".join(repr(key) for key in (*MODES, *ALIASES))
-                raise ValueError(f"The 'mode' parameter of lca bench must be a "
+                raise ValueError(f"The {name!r} parameter of lca bench must be a "
                                  f"comma-separated list of {known}. Got {mode!r} instead.")
-            if name not in names:
-                names.append(name)
+            if member not in names:
+                names.append(member)
     return tuple(names)
 
 

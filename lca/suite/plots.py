@@ -98,9 +98,10 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
         colour = _MODE_COLOURS.get(mode, "tab:blue")
         queries_axes.plot(sizes, [m["queries"] for m in modes], marker="o", color=colour,
                           label=f"ours, {mode}: cold answer")
-        fit = exponents.get(mode, {}).get("time", float("nan"))
+        fit = exponents.get(mode, {}).get("time")
+        growth = "" if fit is None else f": n^{_exponent(fit)}"
         time_axes.plot(sizes, [m["seconds"] for m in modes], marker="o", color=colour,
-                       label=f"ours, {mode}: n^{_exponent(fit)}")
+                       label=f"ours, {mode}{growth}")
     if rows:
         first = rows[0]["modes"][result.modes[0]]
         queries_axes.plot(sizes, [row["modes"][result.modes[0]]["floor"] for row in rows],

@@ -14,7 +14,8 @@ from lca.suite.compare import comparison_headline, render_comparison
 from lca.suite.measure import _EXACT_MAX_N
 from lca.suite.modes import MODES
 from lca.suite.run import SuiteResult
-from lca.suite.stats import _median, growth_exponent
+from lca.suite.stats import (FIT_MIN_SIZES, FIT_MIN_SPAN, _median, fits_a_growth,
+                             growth_exponent)
 from lca.suite.text import _crossover_text, _err, _exponent, _num, _table
 
 
@@ -133,13 +134,14 @@ def _peer_table(result: SuiteResult) -> list[str]:
 
 
 def _scaling_summary(result: SuiteResult) -> dict[str, dict[str, float]]:
+    """Fitted growth exponents per mode, for modes measured at enough sizes to fit one."""
     out = {}
     for mode in result.modes:
         points = [(row["n"], row["modes"][mode]) for row in result.scaling
                   if mode in row["modes"]]
-        if len(points) < 2:
-            continue
         sizes = [n for n, _ in points]
+        if not fits_a_growth(sizes):
+            continue
         out[mode] = {
             "time": growth_exponent(sizes, [m["seconds"] for _, m in points]),
             "queries": growth_exponent(sizes, [m["queries"] for _, m in points]),
@@ -245,7 +247,21 @@ def _headline(result: SuiteResult) -> list[str]:
                      f"n^{_exponent(fitted['time'])}, queries per cold answer as "
                      f"n^{_exponent(fitted['queries'])} (the floor d·log2 n as "
                      f"n^{_exponent(fitted['floor'])} over the same range).")
+    caveat = _too_few_sizes(result)
+    if caveat:
+        lines.append(f"* **scaling**: {caveat}")
     return lines
+
+
+def _too_few_sizes(result: SuiteResult) -> str | None:
+    """Why no growth exponent is given, when scaling ran at too few sizes to fit one."""
+    sizes = sorted({row["n"] for row in result.scaling})
+    if not sizes or fits_a_growth(sizes):
+        return None
+    return (f"measured at {len(sizes)} size{'s' if len(sizes) > 1 else ''} (n = "
+            f"{', '.join(_num(n) for n in sizes)}), too few to fit a growth exponent (a fit "
+            f"needs {FIT_MIN_SIZES} or more sizes spanning {FIT_MIN_SPAN}× or more); see "
+            "the scaling table.")
 
 
 def _where_peer_wins(result: SuiteResult) -> list[str]:
@@ -495,6 +511,9 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
                      f"time per answer n^{_exponent(fitted['time'])}, queries per answer "
                      f"n^{_exponent(fitted['queries'])}, floor n^{_exponent(fitted['floor'])}.")
         lines.append("")
+    caveat = _too_few_sizes(result)
+    if caveat:
+        lines += [caveat[0].upper() + caveat[1:], ""]
     lines.append("Fixed mode draws the same number of samples per node at every n, so its "
                  "queries per answer are flat by construction; keeping the per-node accuracy "
                  "of Theorem \"Score estimator\" (Hoeffding with a union bound over the n "

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from lca._validate import check_flag
 from lca.reconstruct import progress_bar
 from lca.suite.cases import ModelSpec, SuiteConfig, full_config, quick_config
 from lca.suite.compare import DEFAULT_COMPARE, compare_modes
@@ -126,19 +127,32 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
     ``config`` (and skips scaling unless it lists ``"scaling"``). Failures are collected, not raised.
     ``compare`` is the (candidate, baseline) pair of the result's mode comparison.
     """
+    check_flag("run_suite", "progress", progress)
     _classifier()  # fail before any work if the bench extra is missing
     if tiers is not None:
         known = [name for name, _ in config.tiers] + ["scaling"]
         unknown = [tier for tier in tiers if tier not in known]
         if unknown:
             raise ValueError(f"The 'tiers' parameter of lca bench must list tiers of the "
-                             f"{config.name!r} grid ({', '.join(known)}). Got "
+                             f"{config.name} grid ({', '.join(known)}). Got "
                              f"{', '.join(unknown)} instead.")
     cases = [case for case in config.cases if (only is None or only in case.name)
              and (tiers is None or case.tier in tiers)]
     sizes = (list(config.scaling_sizes) if (only is None or "scaling" in only)
              and (tiers is None or "scaling" in tiers) else [])
     tasks = [("case", case) for case in cases] + [("scaling", n) for n in sizes]
+    if not tasks:
+        # An empty report would pass for a run that found nothing worth showing.
+        given = [(name, value) for name, value in (("cases", only), ("tiers", tiers))
+                 if value is not None]
+        raise ValueError(
+            f"The {' and '.join(repr(name) for name, _ in given)} parameter"
+            f"{'s' if len(given) > 1 else ''} of lca bench (run_suite's only=, tiers=) "
+            f"must select a case or scaling point of the {config.name} grid. Got "
+            f"{', '.join(f'{name}={value!r}' for name, value in given)} instead. Case names "
+            f"look like {config.cases[0].name!r} (cases keeps those containing the text, "
+            "and the scaling points if it contains 'scaling'); tiers are "
+            f"{', '.join(name for name, _ in config.tiers)} and scaling.")
     tasks.sort(key=lambda task: -_estimated_cost(task[0], task[1], config))
     results: dict[tuple[str, Any], dict[str, Any]] = {}
     start = time.perf_counter()

@@ -72,6 +72,20 @@ def crossover(cumulative: Sequence[tuple[int, int]],
     return {"relation": "~", "value": value}
 
 
+FIT_MIN_SIZES = 4
+"""A growth exponent is reported only from at least this many sizes ``n`` ..."""
+
+FIT_MIN_SPAN = 100
+"""... spanning at least this factor: a slope through 2 or 3 points within one decade
+(the quick grid's, one cold answer each) follows the timing noise, not the growth."""
+
+
+def fits_a_growth(sizes: Sequence[float]) -> bool:
+    """Whether ``sizes`` are enough for :func:`growth_exponent` to be reported."""
+    distinct = sorted(set(sizes))
+    return len(distinct) >= FIT_MIN_SIZES and distinct[-1] >= FIT_MIN_SPAN * distinct[0]
+
+
 def growth_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
     """Least-squares slope of ``log value`` against ``log size`` (the growth exponent).
 

@@ -1,0 +1,220 @@
+"""Reading an exported tree's JSON back, checked node by node.
+
+:meth:`lca.export.ReconstructedTree.from_json` builds nothing from a document
+this module has not checked entirely, so a tree read back answers exactly as
+the one written, or not at all: a label edited to 5, a duplicated entry, a
+variable past ``n``, a missing key or a key given twice is a ``ValueError``
+naming the node, never a tree that answers differently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import types
+import typing
+from typing import Any
+
+from lca._validate import MAX_N, SEED_LIMIT, is_int, show
+from lca.derive import Path, check_path
+from lca.decisions import Decision, LeafDecision, NodeDecision
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "read_document"]
+
+FORMAT = "lca.ReconstructedTree"
+FORMAT_VERSION = 1
+
+_OWNER = "ReconstructedTree.from_json"
+_KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision}
+_TOP_KEYS = ("format", "version", "seed", "n", "oracle", "params", "nodes")
+
+
+def read_document(text: Any) -> dict[str, Any]:
+    """The fields of a :class:`~lca.export.ReconstructedTree` from its JSON, all checked."""
+    document = _parse(text)
+    seed, n, longest = _header(document)
+    decisions, conditions = _entries(document["nodes"], n, longest)
+    _one_tree(decisions)
+    return dict(seed=seed, n=n, oracle=document["oracle"], params=dict(document["params"]),
+                decisions=decisions, conditions=conditions)
+
+
+class _Object(dict):
+    """A JSON object as read, with the keys it gave more than once (json keeps the last)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    """``json.loads`` hook: remember repeated keys, so that the check can name the node."""
+    value = _Object(pairs)
+    if len(value) != len(pairs):
+        keys = [key for key, _ in pairs]
+        value.repeated = tuple(sorted({key for key in keys if keys.count(key) > 1}))
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{_OWNER}: {name} is not JSON (no NaN or Infinity in a tree)")
+
+
+def _parse(text: Any) -> dict[str, Any]:
+    """The document, a JSON object of the right format and version."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TypeError(f"The 'text' parameter of {_OWNER} must be a JSON string. "
+                        f"Got {type(text).__name__} instead.")
+    try:
+        document = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError(f"{_OWNER}: the JSON is nested too deeply to be a tree "
+                         "(a tree's JSON nests 5 levels)") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN, huge numbers
+        raise ValueError(f"{_OWNER}: not valid JSON: {error}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValueError(f"{_OWNER}: not an exported lca tree (expected "
+                         f"\"format\": {FORMAT!r}).")
+    version = document.get("version")
+    if type(version) is not int or version != FORMAT_VERSION:
+        raise ValueError(f"{_OWNER}: format version {show(version)} is not supported (this "
+                         f"lca reads version {FORMAT_VERSION}).")
+    return _keys("the document", document, _TOP_KEYS)
+
+
+def _keys(where: str, value: Any, required: tuple[str, ...],
+          optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``value`` if it is an object with every required key, each once, and no other."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{_OWNER}: {where} must be a JSON object. Got {show(value)} instead.")
+    repeated = getattr(value, "repeated", ())
+    missing = [key for key in required if key not in value]
+    unknown = [key for key in value if key not in required + optional]
+    if repeated or missing or unknown:
+        wrong = "; ".join(f"{what} {', '.join(map(repr, keys))}" for what, keys in (
+            ("repeats", repeated), ("misses", missing), ("has unknown", unknown)) if keys)
+        raise ValueError(f"{_OWNER}: {where} {wrong} (keys: {list(required)}"
+                         + (f", optional {list(optional)}" if optional else "") + ").")
+    return dict(value)
+
+
+def _header(document: dict[str, Any]) -> tuple[int, int, int]:
+    """``seed``, ``n`` and the longest path ``min(depth, n)``, checked."""
+    seed, n = document["seed"], document["n"]
+    for name, value, low, high, text in (("seed", seed, 0, SEED_LIMIT - 1, "2**64)"),
+                                         ("n", n, 1, MAX_N, "2**31 - 1]")):
+        if not is_int(value) or not low <= value <= high:
+            raise ValueError(f"{_OWNER}: {name!r} must be an int in the range [{low}, {text}."
+                             f" Got {show(value)} instead.")
+    if not isinstance(document["oracle"], str):
+        raise ValueError(f"{_OWNER}: 'oracle' must be a string (the oracle's name). "
+                         f"Got {show(document['oracle'])} instead.")
+    params = document["params"]
+    if not isinstance(params, dict) or getattr(params, "repeated", ()) \
+            or not is_int(params.get("n")) or params["n"] != n \
+            or not is_int(params.get("depth")) or params["depth"] < 0:
+        raise ValueError(f"{_OWNER}: 'params' must be an object of lca.Params fields, each "
+                         f"once, with 'n' equal to the tree's n={n} and an int 'depth' >= 0. "
+                         f"Got {show(params)} instead.")
+    return int(seed), int(n), min(int(params["depth"]), int(n))
+
+
+def _entries(entries: Any, n: int, longest: int
+             ) -> tuple[dict[Path, Decision], dict[Path, tuple[str, str]]]:
+    """Every entry's path, decision and conditions, each checked on its own."""
+    if not isinstance(entries, list):
+        raise ValueError(f"{_OWNER}: 'nodes' must be a list. Got {show(entries)} instead.")
+    decisions: dict[Path, Decision] = {}
+    conditions: dict[Path, tuple[str, str]] = {}
+    for index, entry in enumerate(entries):
+        where = f"entry {index} of 'nodes'"
+        entry = _keys(where, entry, ("path", "kind", "decision"), ("conditions",))
+        raw = entry["path"]
+        if isinstance(raw, list) and all(isinstance(step, list) for step in raw):
+            raw = tuple(tuple(step) for step in raw)
+        try:
+            path = check_path(raw, n, f"{_OWNER}: {where}", max_length=longest)
+        except (TypeError, ValueError) as error:  # wrong content of 'text': a ValueError
+            raise ValueError(str(error)) from None
+        where = f"node {path} ({where})"
+        if path in decisions:
+            raise ValueError(f"{_OWNER}: {where} is listed twice")
+        kind = _KINDS.get(entry["kind"]) if isinstance(entry["kind"], str) else None
+        if kind is None:
+            raise ValueError(f"{_OWNER}: {where}: unknown node kind {show(entry['kind'])}; "
+                             "expected 'node' or 'leaf'.")
+        decision = _decision(where, kind, entry["decision"])
+        if isinstance(decision, NodeDecision):
+            if not 0 <= decision.variable < n or decision.variable in dict(path):
+                raise ValueError(f"{_OWNER}: {where}: the variable must be in [0, {n}) and "
+                                 f"not on the node's path. Got {show(decision.variable)} "
+                                 "instead.")
+            if len(path) == longest:
+                raise ValueError(f"{_OWNER}: {where}: a node at depth {longest} = min(depth,"
+                                 " n) must be a leaf.")
+            pair = entry.get("conditions")
+            if not (isinstance(pair, list) and len(pair) == 2
+                    and all(isinstance(c, str) for c in pair)):
+                raise ValueError(f"{_OWNER}: {where}: 'conditions' must be a list of two "
+                                 f"strings. Got {show(pair)} instead.")
+            conditions[path] = (pair[0], pair[1])
+        else:
+            if decision.label not in (-1, 1):
+                raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
+                                 f"Got {show(decision.label)} instead.")
+            if "conditions" in entry:
+                raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
+        decisions[path] = decision
+    return decisions, conditions
+
+
+def _one_tree(decisions: dict[Path, Decision]) -> None:
+    """Every entry but the root hangs below a node that splits on its last variable."""
+    for path in decisions:
+        parent = decisions.get(path[:-1]) if path else None
+        if path and not (isinstance(parent, NodeDecision)
+                         and parent.variable == path[-1][0]):
+            raise ValueError(f"{_OWNER}: node {path} is not in the tree: its parent "
+                             f"{path[:-1]} is not listed as a node splitting on "
+                             f"x{path[-1][0]}.")
+
+
+@functools.cache
+def _field_types(kind: type) -> dict[str, tuple[type, ...]]:
+    """JSON types each field of a decision class may hold, from its annotations."""
+    allowed: dict[str, tuple[type, ...]] = {}
+    for name, hint in typing.get_type_hints(kind).items():
+        members = typing.get_args(hint) if typing.get_origin(hint) in (
+            types.UnionType, typing.Union) else (hint,)
+        allowed[name] = tuple(typing.get_origin(m) or m for m in members)
+    return allowed
+
+
+def _of_type(value: Any, allowed: tuple[type, ...]) -> bool:
+    if isinstance(value, bool):  # bool is an int to Python, not to a decision
+        return bool in allowed
+    if isinstance(value, list):
+        return tuple in allowed or list in allowed
+    return isinstance(value, allowed)
+
+
+def _decision(where: str, kind: type, fields: Any) -> Decision:
+    """The decision of class ``kind`` from its fields, each of its annotated type."""
+    allowed = _field_types(kind)
+    required = tuple(f.name for f in dataclasses.fields(kind)
+                     if f.default is dataclasses.MISSING)
+    fields = _keys(f"{where}: 'decision'", fields, required,
+                   tuple(name for name in allowed if name not in required))
+    for name, value in fields.items():
+        if not _of_type(value, allowed[name]):
+            expected = " or ".join("null" if t is type(None) else t.__name__
+                                   for t in allowed[name])
+            raise ValueError(f"{_OWNER}: {where}: the decision's {name!r} must be {expected}."
+                             f" Got {show(value)} instead.")
+    return kind(**{name: _tuples(value) for name, value in fields.items()})
+
+
+def _tuples(value: Any) -> Any:
+    """JSON lists back to the tuples a decision field held."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
