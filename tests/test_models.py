@@ -51,7 +51,7 @@ def iris_oracle():
 # -- wrapping -------------------------------------------------------------------
 
 def test_one_line_wrapping_of_a_01_classifier(binary_tree_model) -> None:
-    oracle = from_estimator(binary_tree_model, positive=1)
+    oracle = from_estimator(binary_tree_model, positive=1, n=12)
     assert isinstance(oracle, lca.Oracle) and oracle.n == 12
     assert "method='predict' (auto)" in repr(oracle) and "positive=1" in repr(oracle)
     points = uniform_queries(1, 12, 500)
@@ -132,7 +132,7 @@ OUTPUT_KINDS = {
 @pytest.mark.parametrize("kind", sorted(OUTPUT_KINDS))
 def test_every_output_kind_maps_to_plus_minus_one(kind: str) -> None:
     model = Rule(kind)
-    oracle = from_estimator(model, **OUTPUT_KINDS[kind])
+    oracle = from_estimator(model, n=3, **OUTPUT_KINDS[kind])
     points = all_points(3)
     truth = np.where(model.truth(bits_of(points)), 1, -1)
     answers = oracle.query(points)
@@ -158,15 +158,16 @@ def test_the_model_is_called_once_per_batch() -> None:
             calls.append(X.shape)
             return super().predict(X)
 
-    oracle = from_estimator(Counting("ints 0/1"), positive=1)
+    oracle = from_estimator(Counting("ints 0/1"), positive=1, n=3)
     oracle.query(all_points(3))
     assert calls == [(8, 3)]
 
 
 def test_auto_method_choice_is_explicit_in_repr() -> None:
     both = Rule("proba")
-    assert "method='predict' (auto)" in repr(from_estimator(both, positive=1))
-    explicit = from_estimator(both, positive=1, method="predict_proba", threshold=0.7)
+    assert "method='predict' (auto)" in repr(from_estimator(both, positive=1, n=3))
+    explicit = from_estimator(both, positive=1, method="predict_proba", threshold=0.7,
+                              n=3)
     assert "method='predict_proba'" in repr(explicit) and "(auto)" not in repr(explicit)
     assert "score >= 0.7" in repr(explicit)
 
@@ -174,7 +175,7 @@ def test_auto_method_choice_is_explicit_in_repr() -> None:
         n_features_in_ = 3
         decision_function = Rule.decision_function
 
-    picked = from_estimator(OnlyScores(), threshold=0.0)
+    picked = from_estimator(OnlyScores(), threshold=0.0, n=3)
     assert "method='decision_function' (auto)" in repr(picked)
 
 
@@ -220,7 +221,7 @@ def test_bad_model_outputs_raise_oracle_error(what, method, match) -> None:
     kwargs = dict(positive=1) if method != "decision_function" else {}
     if method != "predict":
         kwargs["threshold"] = 0.5
-    oracle = from_estimator(Broken(what), method=method, **kwargs)
+    oracle = from_estimator(Broken(what), method=method, n=3, **kwargs)
     with pytest.raises(OracleError, match=match):
         oracle.query(all_points(3))
 
@@ -403,14 +404,18 @@ def test_categorical_bins_follow_frequencies() -> None:
     # Bin k holds the category covering (k + 1/2)/8 of the cumulative frequencies.
     centres = (np.arange(8) + 0.5) / 8
     expected = codes[np.searchsorted(np.cumsum(frequency), centres, side="right")]
-    np.testing.assert_array_equal(encoder.table_[1], expected)
+    np.testing.assert_array_equal(encoder.categories_[1][encoder.table_[1].astype(int)],
+                                  expected)
     decoded = decoded_all(encoder)[:, 1]
     for code, share in zip(codes, frequency):
         assert abs(np.mean(decoded == code) - share) <= 1 / 8
     assert encoder.describe(3, +1) == "sex in {F}"
     assert encoder.describe(3, -1) == "sex in {M}"
-    # A low bit alone leaves both categories possible.
+    # A low bit alone: every row of both categories goes to its home bin
+    # (its first, here bins 0 and 4, both even), so the +1 branch takes them all.
+    np.testing.assert_array_equal(encoder.home_bin_[1], [0, 4])
     assert encoder.describe(5, +1) == "sex in {F, M}"
+    assert encoder.describe(5, -1) == "sex in {} (no data row)"
 
 
 def test_encode_is_the_inverse_of_decode_on_real_features() -> None:
@@ -448,7 +453,7 @@ def test_binary_encoder_is_the_identity() -> None:
     (dict(bits=3), IRIS.data[:7], ValueError, r"has 7 rows; bits=3 needs at least 2\*\*bits "
                                               r"= 8 rows"),
     (dict(), np.where(np.arange(40)[:, None] == 5, np.nan, 1.0 * np.arange(40)[:, None]),
-     ValueError, r"must be finite; column 0 has nan at row 5"),
+     ValueError, r"must be finite; column 0 \('x0'\) has nan at row 5"),
     (dict(), np.column_stack([np.arange(20.0), np.ones(20)]), ValueError,
      r"feature 'x1' \(column 1\) is constant"),
     (dict(bits=3), np.repeat(np.arange(5.0), 4)[:, None], ValueError,
@@ -507,7 +512,7 @@ def test_describe_ignores_other_features_on_the_path(iris_oracle) -> None:
 def test_from_estimator_without_encoder_names_the_model_features() -> None:
     model = Rule("ints 0/1")
     model.feature_names_in_ = np.array(["smoker", "age>40", "fit"], dtype=object)
-    oracle = from_estimator(model, positive=1)
+    oracle = from_estimator(model, positive=1, n=3)
     assert oracle.describe(1, -1) == "age>40 = 1"
     assert from_estimator(rule_function, positive=1, n=3).describe(2, +1) == "x2 = 0"
 
