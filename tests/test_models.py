@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -555,3 +556,104 @@ def test_describe_is_true_of_every_decoded_point_and_false_for_the_other_bit() -
                 path = tuple((v, int(z[v])) for v in range(6) if v != variable)[:2 * prefix]
                 assert eval(encoder.describe(variable, int(z[variable]), path), env)
                 assert not eval(encoder.describe(variable, -int(z[variable]), path), env)
+
+
+# -- honest failures (label mappings, sizes, missing encoders) ------------------------
+
+def test_a_positive_the_model_never_outputs_is_an_error_naming_positive() -> None:
+    def zero_one(X):
+        return (X[:, 0] > 0).astype(int)
+
+    oracle = from_estimator(zero_one, n=3, positive=-1)
+    with pytest.raises(OracleError, match=r"model 'zero_one' \(predict\) returned 0, but "
+                                          r"positive=-1 means ±1 labels, so this model's "
+                                          r"labels \{0, 1\} could never map to \+1 through "
+                                          r"positive=-1; pass positive=1 or positive=0"):
+        oracle.query(all_points(3))
+
+    def plus_minus(X):
+        return np.where(X[:, 0] > 0, 1, -1)
+
+    with pytest.raises(OracleError, match=r"returned -1, but positive=0 means 0/1 labels"):
+        from_estimator(plus_minus, n=3, positive=0).query(all_points(3))
+    # The consistent mappings work.
+    assert set(from_estimator(plus_minus, n=3, positive=-1).query(all_points(3))) == {-1, 1}
+    assert set(from_estimator(zero_one, n=3, positive=0).query(all_points(3))) == {-1, 1}
+
+
+class Scores:
+    """A model whose scoring methods return a configurable wrong shape or dtype."""
+
+    def __init__(self, what: str, classes=(0, 1)) -> None:
+        self.what = what
+        if classes is not None:
+            self.classes_ = np.array(classes)
+
+    def predict_proba(self, X):
+        m = X.shape[0]
+        return {"three columns": np.full((m, 3), 1 / 3), "one column": np.full((m, 1), 0.5),
+                "complex": np.full((m, 2), 0.5 + 0.5j)}[self.what]
+
+    def decision_function(self, X):
+        m = X.shape[0]
+        return {"two columns": np.zeros((m, 2)), "complex": np.full(m, 1j)}[self.what]
+
+
+@pytest.mark.parametrize("model, kwargs, match", [
+    (Scores("three columns"), dict(method="predict_proba", positive=1),
+     r"'Scores' \(predict_proba\) returned shape \(8, 3\) for 8 rows; a model with classes "
+     r"\[0, 1\] must return \(8, 2\) probabilities, one column per class, for positive=1"),
+    (Scores("one column"), dict(method="predict_proba", positive=1),
+     r"returned shape \(8, 1\) for 8 rows; a model with classes \[0, 1\] must return"),
+    (Scores("complex"), dict(method="predict_proba", positive=1),
+     r"'Scores' \(predict_proba\) returned complex scores \(dtype complex128\); "
+     r"threshold=0.5 needs real scores"),
+    (Scores("complex", classes=None), dict(method="decision_function"),
+     r"returned complex scores"),
+    (Scores("two columns", classes=None), dict(method="decision_function", positive=5),
+     r"'Scores' \(decision_function\) returned 2 score columns; positive=5 asks for "
+     r"column 5"),
+])
+def test_score_shapes_and_dtypes_are_oracle_errors(model, kwargs, match) -> None:
+    oracle = from_estimator(model, n=3, threshold=0.5, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        with pytest.raises(OracleError, match=match):
+            oracle.query(all_points(3))
+
+
+@pytest.mark.parametrize("n", [10 ** 400, 10 ** 8, 2 ** 20 + 1])
+def test_sizes_beyond_what_a_batch_can_hold_are_refused(n) -> None:
+    with pytest.raises(ValueError, match=r"The 'n' parameter of lca.models.from_estimator "
+                                         r"must be an int in the range \[1, 1048576\]"):
+        from_estimator(rule_function, n=n, positive=1)
+    assert from_estimator(rule_function, n=2 ** 20, positive=1).n == 2 ** 20
+
+
+def test_no_encoder_for_a_fitted_model_is_an_error_that_says_what_to_do() -> None:
+    X, y = load_breast_cancer(return_X_y=True)
+    model = LogisticRegression(max_iter=5000).fit(X, y)
+    with pytest.raises(ValueError, match=r"no encoder given, so model LogisticRegression would "
+                                         r"get 0/1 features, and lca cannot see whether its 30 "
+                                         r"features are 0/1\. For real-valued or categorical "
+                                         r"features pass encoder=QuantileEncoder\(\)\.fit\(X\)"):
+        from_estimator(model, positive=1)
+    with pytest.raises(ValueError, match=r"must hold only 0 and 1 \(use QuantileEncoder for "
+                                         r"other values\); column 0 has 17.99 at row 0"):
+        lca.models.Surrogate(model, encoder=BinaryEncoder()).fit(X)
+
+
+def test_regressors_take_a_threshold_on_predict() -> None:
+    X, y = load_diabetes(return_X_y=True)
+    from sklearn.linear_model import LinearRegression
+
+    model = LinearRegression().fit(X, y)
+    encoder = QuantileEncoder(bits=2, categorical=[1]).fit(X)
+    oracle = from_estimator(model, encoder, threshold=150.0)
+    assert "method='predict' (auto) score >= 150.0" in repr(oracle)
+    points = uniform_queries(5, oracle.n, 200)
+    np.testing.assert_array_equal(oracle.query(points),
+                                  np.where(model.predict(encoder.decode(points)) >= 150, 1, -1))
+    with pytest.raises(ValueError, match=r"positive=1 has no meaning for the predictions of "
+                                         r"regressor LinearRegression"):
+        from_estimator(model, encoder, threshold=150.0, positive=1)
