@@ -272,12 +272,12 @@ def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
                          f"{label} | {r['product']:.3f} | {r['data']:.3f} | "
                          f"{r['queries']:,} | {r['leaves']} | {time_text} |")
     wins = sum(row["lca"]["product"] >= row["sklearn"]["product"] for row in rows)
+    bit_wins = sum(row["lca"]["product"] >= row["sklearn_bits"]["product"] for row in rows)
+    slower = statistics.median(row["lca"]["time"] / row["sklearn"]["time"] for row in rows)
     lines += ["", f"lca's product-distribution fidelity >= the sklearn tree's (features, "
                   f"equal queries) on {wins} of {len(rows)} pairs; >= the sklearn tree on "
-                  f"bits on {sum(r['lca']['product'] >= r['sklearn_bits']['product'] for r in rows)}"
-                  f" of {len(rows)}. Median ratio of lca's time to the peer's (both "
-                  "including model calls): "
-                  f"{statistics.median(r['lca']['time'] / r['sklearn']['time'] for r in rows):.1f}."]
+                  f"bits on {bit_wins} of {len(rows)}. Median ratio of lca's time to the "
+                  f"peer's (both including model calls): {slower:.1f}."]
     return "\n".join(lines)
 
 

@@ -89,9 +89,10 @@ def test_tree_predict_explain_and_json_agree_on_every_row(cancer) -> None:
     row = X.iloc[3]
     assert surrogate.explain(row.to_numpy()) == surrogate.explain(X.iloc[[3]]) == \
         surrogate.explain(row.tolist()) == surrogate.explain(row)
-    assert str(rules[0]).endswith(f"=> {rules[0].prediction!r} (leaf: "
-                                  f"{(rules[0].leaf.samples + rules[0].leaf.label * rules[0].leaf.total) // 2}"
-                                  f"/{rules[0].leaf.samples} samples agree)")
+    leaf = rules[0].leaf
+    agree = (leaf.samples + leaf.label * leaf.total) // 2
+    assert str(rules[0]) == " AND ".join(rules[0].conditions) + \
+        f" => {rules[0].prediction!r} (leaf: {agree}/{leaf.samples} samples agree)"
 
 
 def test_same_answers_in_another_process_and_after_pickling(cancer) -> None:

@@ -23,7 +23,21 @@ MAX_FEATURES = 1 << 20
 
 def is_frame(X: Any) -> bool:
     """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
-    return type(X).__module__.split(".")[0] == "pandas" and type(X).__name__ == "DataFrame"
+    return _is_pandas(X, "DataFrame")
+
+
+def is_series(X: Any) -> bool:
+    """Whether ``X`` is a pandas Series (without importing pandas)."""
+    return _is_pandas(X, "Series")
+
+
+def _is_pandas(X: Any, kind: str) -> bool:
+    return type(X).__module__.split(".")[0] == "pandas" and type(X).__name__ == kind
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (for messages and JSON)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def pandas(why: str) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from lca.models._data import plain
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
 
 __all__: list[str] = []
@@ -22,8 +23,8 @@ def encoder_state(encoder: _Encoder) -> dict[str, Any]:
         "kind": type(encoder).__name__,
         "bits": encoder.bits,
         "feature_names": list(encoder.feature_names),
-        "columns": None if encoder.columns_ is None else [_plain(c) for c in encoder.columns_],
-        "categorical_dtypes": {str(j): {"categories": [_plain(c) for c in dtype.categories],
+        "columns": None if encoder.columns_ is None else [plain(c) for c in encoder.columns_],
+        "categorical_dtypes": {str(j): {"categories": [plain(c) for c in dtype.categories],
                                         "ordered": bool(dtype.ordered)}
                                for j, dtype in encoder.categorical_dtypes_.items()},
     }
@@ -32,7 +33,7 @@ def encoder_state(encoder: _Encoder) -> dict[str, Any]:
             table=encoder.table_.tolist(),
             bin_mass=encoder.bin_mass_.tolist(),
             thresholds={str(j): cuts.tolist() for j, cuts in encoder.thresholds_.items()},
-            categories={str(j): [_plain(v) for v in values]
+            categories={str(j): [plain(v) for v in values]
                         for j, values in encoder.categories_.items()},
             home_bin={str(j): homes.tolist() for j, homes in encoder.home_bin_.items()},
             category_labels={str(j): [[code, label] for code, label in labels.items()]
@@ -78,9 +79,6 @@ def encoder_from_state(state: dict[str, Any]) -> _Encoder:
             for j, spec in state["categorical_dtypes"].items()}
     return encoder
 
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _category_array(values: list[Any]) -> np.ndarray:

@@ -74,6 +74,7 @@ from lca.models._data import (
     category_values,
     is_numeric,
     make_frame,
+    plain,
     read_columns,
     real_column,
     stack,
@@ -542,7 +543,7 @@ class QuantileEncoder(_Encoder):
         chosen = np.searchsorted(ends, centres, side="right")
         if np.unique(chosen).size < 2:
             raise ValueError(f"{owner}: categorical feature {name!r} gets one category "
-                             f"({_plain(values[chosen[0]])!r}) in all {n_bins} bins; raise "
+                             f"({plain(values[chosen[0]])!r}) in all {n_bins} bins; raise "
                              "bits or drop the feature.")
         # Each bin stands for an equal share of its category's rows.
         mass = counts[chosen] / m / np.bincount(chosen)[chosen]
@@ -581,7 +582,7 @@ class QuantileEncoder(_Encoder):
                 if c is None:
                     raise ValueError(f"{owner}: categorical feature {name!r} has no category "
                                      f"{value!r} (row {row}); fit saw "
-                                     f"{[_plain(v) for v in self.categories_[j]]}.")
+                                     f"{[plain(v) for v in self.categories_[j]]}.")
                 index[row, j] = homes[c]
         return self._points(index)
 
@@ -641,16 +642,13 @@ class QuantileEncoder(_Encoder):
 def _check_not_constant(owner: str, name: str, j: int, values: np.ndarray) -> None:
     if values.size < 2:
         raise ValueError(f"{owner}: feature {name!r} (column {j}) is constant "
-                         f"({_plain(values[0])!r}); drop it, its bits would be dead.")
+                         f"({plain(values[0])!r}); drop it, its bits would be dead.")
 
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _key(value: Any) -> Any:
     """One dictionary key per category: numbers (and bools) as floats, anything else as is."""
-    value = _plain(value)
+    value = plain(value)
     if isinstance(value, (bool, int, float)):
         return float(value)
     return value

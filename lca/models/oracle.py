@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lca.derive import Path
-from lca.models._data import MAX_FEATURES, make_frame, stack
+from lca.models._data import MAX_FEATURES, make_frame, plain, stack
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
 from lca.oracle import Oracle, OracleError, check_points
 from lca.params import check_int, check_real
@@ -205,7 +205,7 @@ class ModelOracle(Oracle):
     @property
     def label_names(self) -> tuple[str, str]:
         """Readable names of the ``-1`` and ``+1`` answers, e.g. ``("malignant", "benign")``."""
-        positive = _plain(self.positive)
+        positive = plain(self.positive)
         if self.classes is not None and (self.threshold is None or self.method ==
                                          "predict_proba" or self.classes.size == 2):
             others = [c for c in self.classes.tolist() if c != _positive_class(self)]
@@ -227,15 +227,12 @@ class ModelOracle(Oracle):
                 f"{rule} encoder={self.encoder!r}>")
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
 
 def _positive_class(oracle: ModelOracle) -> Any:
     """The class on the ``+1`` side (a binary model's decision_function scores classes_[1])."""
     if oracle.positive is None and oracle.classes is not None:
         return oracle.classes.tolist()[-1]
-    return _plain(oracle.positive)
+    return plain(oracle.positive)
 
 
 def _classes(model: Any) -> np.ndarray | None:

@@ -10,6 +10,7 @@ number of model queries, identical in every process.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.export import ReconstructedTree
-from lca.models._data import is_frame
+from lca.models._data import is_frame, is_series, plain
 from lca.models._state import encoder_from_state, encoder_state
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
 from lca.models.oracle import ModelOracle, _classes, from_estimator
@@ -335,11 +336,11 @@ class Surrogate:
                 path += ((decision.variable, bit),)
                 decision = self.tree_.decisions[path]
             assert isinstance(decision, LeafDecision)
-            return Rules(tuple(conditions), _plain(self._labels(np.array([decision.label]))[0]),
+            return Rules(tuple(conditions), plain(self._labels(np.array([decision.label]))[0]),
                          path, decision)
         explained = self.reconstructor_.explain(z, self.seed_)
         return Rules(explained.conditions,
-                     _plain(self._labels(np.array([explained.label]))[0]),
+                     plain(self._labels(np.array([explained.label]))[0]),
                      explained.path, explained.leaf)
 
     def tree(self, depth: int | None = None, *, progress: bool = False) -> ReconstructedTree:
@@ -442,9 +443,9 @@ class Surrogate:
         tree = self.tree()
         document = {
             "format": FORMAT, "version": FORMAT_VERSION, "model": tree.oracle,
-            "positive": _plain(self.positive), "threshold": self.threshold,
+            "positive": plain(self.positive), "threshold": self.threshold,
             "depth": self.depth, "seed": self.seed_,
-            "classes": [_plain(c) for c in self.classes_],
+            "classes": [plain(c) for c in self.classes_],
             "feature_names_in": (None if not hasattr(self, "feature_names_in_")
                                  else self.feature_names_in_.tolist()),
             "encoder": encoder_state(self.encoder_),
@@ -493,9 +494,6 @@ def _agreement(tree: np.ndarray, model: np.ndarray) -> Agreement:
     return Agreement(float(np.mean(tree == model)), hoeffding_halfwidth(rows, 0.05), rows)
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
 
 def _one_row(row: Any) -> Any:
     """A single row as a one-row 2-D input (a DataFrame stays a DataFrame)."""
@@ -504,7 +502,7 @@ def _one_row(row: Any) -> Any:
             raise ValueError("The 'row' parameter of Surrogate.explain must be one row. "
                              f"Got a DataFrame of {row.shape[0]} rows.")
         return row
-    if type(row).__module__.split(".")[0] == "pandas" and type(row).__name__ == "Series":
+    if is_series(row):
         return row.to_frame().T.infer_objects()
     array = np.asarray(row, dtype=None if not isinstance(row, (list, tuple)) else object)
     if array.ndim == 2 and array.shape[0] == 1:
@@ -520,8 +518,6 @@ def _one_row(row: Any) -> Any:
 
 def _cut(tree: ReconstructedTree, depth: int) -> ReconstructedTree:
     """The top ``depth`` levels of a tree (nodes below are unexplored), as materialize gives."""
-    import dataclasses
-
     decisions = {p: d for p, d in tree.decisions.items() if len(p) <= depth}
     conditions = {p: c for p, c in tree.conditions.items() if len(p) <= depth}
     used = {d.variable for d in decisions.values() if isinstance(d, NodeDecision)}
