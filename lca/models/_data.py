@@ -101,13 +101,19 @@ def real_column(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray
                                 f"categorical=. Got {value!r} at row {row} (dtype "
                                 f"{column.dtype}).")
             values[row] = float(value)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
+    row, count = _first_non_finite(values)
+    if count:
         raise ValueError(f"The 'X' parameter of {owner} must be finite; column {j} "
-                         f"({name!r}) has {values[row]} at row {row} ({int(bad.sum())} "
+                         f"({name!r}) has {values[row]} at row {row} ({count} "
                          "non-finite values in that column).")
     return values
+
+
+def _first_non_finite(values: np.ndarray) -> tuple[int, int]:
+    """The first row holding NaN or an infinity, and how many do (0 when none)."""
+    bad = ~np.isfinite(values)
+    count = int(bad.sum())
+    return (int(np.flatnonzero(bad)[0]) if count else -1), count
 
 
 def _is_real(value: Any) -> bool:
@@ -127,9 +133,8 @@ def category_values(owner: str, name: str, j: int,
     """
     if is_numeric(column):
         values = column.astype(np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
+        row, count = _first_non_finite(values)
+        if count:
             raise ValueError(f"The 'X' parameter of {owner}: categorical column {name!r} "
                              f"(column {j}) has {values[row]} at row {row}; categories must "
                              "be finite numbers or strings (fill missing values first).")
