@@ -28,6 +28,7 @@ FORMAT_VERSION = 1
 _OWNER = "ReconstructedTree.from_json"
 _KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision}
 _TOP_KEYS = ("format", "version", "seed", "n", "oracle", "params", "nodes")
+_READABLE_KEYS = ("features", "class_names")
 
 
 def read_document(text: Any) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def read_document(text: Any) -> dict[str, Any]:
     decisions, conditions = _entries(document["nodes"], n, longest)
     _one_tree(decisions)
     return dict(seed=seed, n=n, oracle=document["oracle"], params=dict(document["params"]),
-                decisions=decisions, conditions=conditions)
+                decisions=decisions, conditions=conditions, **_readable(document, n))
 
 
 class _Object(dict):
@@ -78,7 +79,7 @@ def _parse(text: Any) -> dict[str, Any]:
     if type(version) is not int or version != FORMAT_VERSION:
         raise ValueError(f"{_OWNER}: format version {show(version)} is not supported (this "
                          f"lca reads version {FORMAT_VERSION}).")
-    return _keys("the document", document, _TOP_KEYS)
+    return _keys("the document", document, _TOP_KEYS, _READABLE_KEYS)
 
 
 def _keys(where: str, value: Any, required: tuple[str, ...],
@@ -116,6 +117,23 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
                          f"once, with 'n' equal to the tree's n={n} and an int 'depth' >= 0. "
                          f"Got {show(params)} instead.")
     return int(seed), int(n), min(int(params["depth"]), int(n))
+
+
+def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
+    """The optional display fields: feature names by variable, the labels' class names."""
+    features = document.get("features", {})
+    if not isinstance(features, dict) or getattr(features, "repeated", ()) or not all(
+            isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(name, str)
+            for key, name in features.items()):
+        raise ValueError(f"{_OWNER}: 'features' must map variable numbers in [0, {n}) to "
+                         f"names, each once. Got {show(features)} instead.")
+    names = document.get("class_names")
+    if names is not None and not (isinstance(names, list) and len(names) == 2
+                                  and all(isinstance(name, str) for name in names)):
+        raise ValueError(f"{_OWNER}: 'class_names' must be two strings [minus, plus]. "
+                         f"Got {show(names)} instead.")
+    return {"features": {int(key): name for key, name in features.items()},
+            "class_names": None if names is None else tuple(names)}
 
 
 def _entries(entries: Any, n: int, longest: int

@@ -14,6 +14,7 @@ import numpy as np
 from lca import derive
 from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
+from lca.models.cli import add_distill_command
 from lca.reconstruct import LowMarginWarning, Reconstructor, progress_bar
 from lca.suite.cli import add_bench_command
 from lca.tester import add_test_command
@@ -90,6 +91,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_consistency_command(sub)
     add_test_command(sub)
     add_bench_command(sub)
+    add_distill_command(sub)
     for command in sub.choices.values():
         command.set_defaults(options=[option for action in command._actions
                                       for option in action.option_strings

@@ -41,6 +41,7 @@ __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "ReconstructedTree",
+    "Shown",
     "UnexploredNodeError",
 ]
 
@@ -59,6 +60,24 @@ class UnexploredNodeError(LookupError):
 
 
 @dataclass(frozen=True)
+class Shown:
+    """A node of :meth:`ReconstructedTree.shown`: an internal node, a leaf or an unexplored subtree.
+
+    A leaf carries its label, its samples and how many of them agree with
+    the label (summed over merged leaves), ``mass`` its probability under
+    uniform points, and ``merged`` the number of splits merged into it.
+    """
+
+    kind: str
+    label: int = 0
+    samples: int = 0
+    agree: int = 0
+    mass: float = 0.0
+    merged: int = 0
+    variable: int = -1
+
+
+@dataclass(frozen=True)
 class ReconstructedTree:
     """The decided part of ``T_seed``: internal nodes, leaves, unexplored subtrees.
 
@@ -72,6 +91,12 @@ class ReconstructedTree:
             from the root through decided nodes are kept.
         conditions: for each internal node, the readable conditions of its
             ``-1`` and ``+1`` branches, from the oracle's ``describe``.
+        features: the readable name of the feature each variable on a node
+            belongs to (from the oracle's ``feature_of``, e.g. a model
+            wrapped by :mod:`lca.models`); a variable without one is shown
+            as ``x<i>``.
+        class_names: readable names of the ``-1`` and ``+1`` labels (from
+            the oracle's ``label_names``), or ``None`` for ``-1``/``+1``.
     """
 
     seed: int
@@ -80,6 +105,8 @@ class ReconstructedTree:
     params: Mapping[str, Any]
     decisions: Mapping[Path, Decision]
     conditions: Mapping[Path, tuple[str, str]]
+    features: Mapping[int, str] = dataclasses.field(default_factory=dict)
+    class_names: tuple[str, str] | None = None
 
     # -- structure -------------------------------------------------------------
 
@@ -183,32 +210,96 @@ class ReconstructedTree:
                 value[i] = decision.label
         return DecisionTree(self.n, var, minus, plus, value)
 
-    # -- text formats ----------------------------------------------------------
+    # -- readable output -------------------------------------------------------
 
-    def to_text(self) -> str:
+    def shown(self, merge: bool = True) -> dict[Path, Shown]:
+        """Every node as drawn: with ``merge``, equal-label sibling leaves become one leaf.
+
+        A node whose two subtrees are (after merging) leaves with the same
+        label is shown as one leaf carrying their summed samples and shares:
+        the tree computes the same function, with fewer splits on paper.
+        Keys are the paths of the nodes shown (children of a merged node are
+        not shown). A deterministic function of the tree.
+        """
+        views: dict[Path, Shown] = {}
+        for path, decision in reversed(list(self.walk())):  # children before parents
+            if decision is None:
+                views[path] = Shown("unexplored")
+            elif isinstance(decision, LeafDecision):
+                views[path] = Shown("leaf", decision.label, decision.samples,
+                                    (decision.samples + decision.label * decision.total) // 2,
+                                    0.5 ** len(path))
+            else:
+                minus, plus = (views[path + ((decision.variable, bit),)] for bit in (-1, 1))
+                if merge and minus.kind == plus.kind == "leaf" and minus.label == plus.label:
+                    views[path] = Shown("leaf", minus.label, minus.samples + plus.samples,
+                                        minus.agree + plus.agree, minus.mass + plus.mass,
+                                        minus.merged + plus.merged + 1)
+                else:
+                    views[path] = Shown("node", variable=decision.variable)
+        kept: dict[Path, Shown] = {}
+        stack: list[Path] = [()]
+        while stack:
+            path = stack.pop()
+            kept[path] = views[path]
+            if views[path].kind == "node":
+                variable = views[path].variable
+                stack += [path + ((variable, bit),) for bit in (1, -1)]
+        return kept
+
+    def _label_text(self, label: int) -> str:
+        if self.class_names is None:
+            return f"{label:+d}"
+        return self.class_names[0 if label < 0 else 1]
+
+    def _leaf_text(self, view: Shown, lines: bool = False) -> str:
+        """``label (12.5% of inputs, 60/64 samples agree)``, or on three lines."""
+        parts = [f"{_percent(view.mass)} of inputs"]
+        if view.samples:
+            parts.append(f"{view.agree}/{view.samples} samples agree")
+        if lines:
+            return "\n".join([self._label_text(view.label), *parts])
+        return f"{self._label_text(view.label)} ({', '.join(parts)})"
+
+    def _node_name(self, variable: int) -> str:
+        return self.features.get(variable, f"x{variable}")
+
+    def _summary(self, views: Mapping[Path, Shown]) -> str:
+        merged = sum(view.merged for view in views.values())
+        line = (f"T_{self.seed} of {self.oracle} (n={self.n}): "
+                f"{len(self.internal_nodes)} internal nodes, {len(self.leaves)} "
+                f"leaves, {len(self.unexplored)} unexplored")
+        if merged:
+            line += (f"; {merged} split(s) whose leaves all have one label shown merged "
+                     "(the function is unchanged)")
+        return line
+
+    def to_text(self, merge: bool = True) -> str:
         """Indented rules: one line per branch, its condition, then its subtree.
 
-        A leaf is shown as its label (``+1``/``-1``), an unexplored subtree as
-        ``(unexplored)``.
+        A leaf is shown as its class name (``class_names``; else
+        ``+1``/``-1``) with its share of the inputs (its probability under
+        the uniform distribution of points, which is the encoder's product
+        distribution for a model) and how many of its samples agree with its
+        label; an unexplored subtree as ``(unexplored)``. With ``merge``
+        (the default) a split whose leaves all have one label is shown as
+        one leaf, and the header says how many: the function is unchanged.
         """
-        header = (f"T_{self.seed} of {self.oracle} (n={self.n}): "
-                  f"{len(self.internal_nodes)} internal nodes, {len(self.leaves)} "
-                  f"leaves, {len(self.unexplored)} unexplored")
-        lines = [header]
+        views = self.shown(merge)
+        lines = [self._summary(views)]
 
         def outcome(path: Path) -> str | None:
-            decision = self.decisions.get(path)
-            if decision is None:
+            view = views[path]
+            if view.kind == "unexplored":
                 return "(unexplored)"
-            if isinstance(decision, LeafDecision):
-                return f"{decision.label:+d}"
+            if view.kind == "leaf":
+                return self._leaf_text(view)
             return None
 
         def emit(path: Path, indent: int) -> None:
-            decision = self.decisions[path]
-            assert isinstance(decision, NodeDecision)
+            variable = views[path].variable
             for bit, condition in zip((-1, 1), self.conditions[path]):
-                child = path + ((decision.variable, bit),)
+                child = path + ((variable, bit),)
                 end = outcome(child)
                 if end is None:
                     lines.append(f"{'    ' * indent}{condition}:")
@@ -223,23 +314,29 @@ class ReconstructedTree:
             lines.append(root)
         return "\n".join(lines)
 
-    def to_dot(self) -> str:
-        """Graphviz DOT: internal nodes ``x<i>``, branch conditions on the edges.
+    def to_dot(self, merge: bool = True) -> str:
+        """Graphviz DOT: internal nodes named by their feature, branch conditions on the edges.
 
-        Leaves are boxes labelled ``+1``/``-1``; unexplored subtrees are dashed
-        boxes labelled ``unexplored``.
+        Leaves are boxes with their class name and shares (as in
+        :meth:`to_text`); unexplored subtrees are dashed boxes labelled
+        ``unexplored``. ``merge`` as in :meth:`to_text`; the graph's label
+        says how many splits were merged.
         """
+        views = self.shown(merge)
         lines = [f"digraph T_{self.seed} {{", '  node [fontname="Helvetica"];',
-                 '  edge [fontname="Helvetica", fontsize=10];']
+                 '  edge [fontname="Helvetica", fontsize=10];',
+                 f'  label="{_dot_escape(self._summary(views))}"; labelloc=t; fontsize=10;']
         ids: dict[Path, str] = {}
-        for path, decision in self.walk():
+        for path, view in views.items():  # pre-order: parents first
             name = ids[path] = f"n{len(ids)}"
-            if decision is None:
+            if view.kind == "unexplored":
                 lines.append(f'  {name} [label="unexplored", shape=box, style=dashed];')
-            elif isinstance(decision, LeafDecision):
-                lines.append(f'  {name} [label="{decision.label:+d}", shape=box];')
+            elif view.kind == "leaf":
+                lines.append(f'  {name} [label="{_dot_escape(self._leaf_text(view, lines=True))}", '
+                             'shape=box];')
             else:
-                lines.append(f'  {name} [label="x{decision.variable}", shape=ellipse];')
+                lines.append(f'  {name} [label="{_dot_escape(self._node_name(view.variable))}"'
+                             ', shape=ellipse];')
             if path:
                 parent = path[:-1]
                 bit = path[-1][1]
@@ -262,7 +359,8 @@ class ReconstructedTree:
         ``"conditions": [if_minus, if_plus]``. A child of a ``"node"`` that is
         not listed is unexplored. Decisions are written field by field
         (``dataclasses.asdict``), so new decision fields are carried without
-        changes here.
+        changes here. Optional: ``"features"`` (``{variable: name}``) and
+        ``"class_names"`` (``[minus, plus]``), written when the tree has them.
         """
         nodes = []
         for path, decision in self.walk():
@@ -278,7 +376,7 @@ class ReconstructedTree:
             nodes.append(entry)
         document = {"format": FORMAT, "version": FORMAT_VERSION, "seed": self.seed,
                     "n": self.n, "oracle": self.oracle, "params": dict(self.params),
-                    "nodes": nodes}
+                    "nodes": nodes, **_readable_fields(self)}
         return json.dumps(document, indent=indent)
 
     @classmethod
@@ -305,12 +403,15 @@ class ReconstructedTree:
 
     # -- drawing ---------------------------------------------------------------
 
-    def draw(self, max_levels: int = 4, ax: Any = None) -> Any:
+    def draw(self, max_levels: int = 4, ax: Any = None, merge: bool = True) -> Any:
         """Draw the top ``max_levels`` levels with matplotlib; returns the axes.
 
-        Nodes deeper than ``max_levels - 1`` are not drawn; an internal node
-        whose children are cut off is marked ``…``. matplotlib is imported on
-        use (``pip install 'lca[plot]'``).
+        Internal nodes are named by their feature, leaves by their class
+        with their shares (as in :meth:`to_text`), edges by their
+        conditions. Nodes deeper than ``max_levels - 1`` are not drawn; an
+        internal node whose children are cut off is marked ``…``. ``merge``
+        as in :meth:`to_text` (the title says how many splits were merged).
+        matplotlib is imported on use (``pip install 'lca[plot]'``).
         """
         max_levels = check_int("ReconstructedTree.draw", "max_levels", max_levels, 1)
         try:
@@ -321,15 +422,15 @@ class ReconstructedTree:
         if ax is None:
             _, ax = plt.subplots(figsize=(min(2 + 2.6 * 2 ** (max_levels - 1), 30),
                                           1.4 * max_levels + 0.6))
-        shown = [(p, d) for p, d in self.walk() if len(p) < max_levels]
+        views = self.shown(merge)
+        shown = [(p, v) for p, v in views.items() if len(p) < max_levels]
         # x: drawn leaves (bottom of what is shown) take consecutive slots,
         # parents sit midway between their children; y: minus the depth.
         x: dict[Path, float] = {}
         slot = 0
-        for path, decision in reversed(shown):  # children before parents
-            children = [c for c in (path + ((getattr(decision, "variable", -1), b),)
-                                    for b in (-1, 1)) if c in x]
-            if isinstance(decision, NodeDecision) and children:
+        for path, view in reversed(shown):  # children before parents
+            children = [c for c in (path + ((view.variable, b),) for b in (-1, 1)) if c in x]
+            if view.kind == "node" and children:
                 x[path] = sum(x[c] for c in children) / len(children)
             else:
                 x[path] = float(slot)
@@ -338,16 +439,17 @@ class ReconstructedTree:
         right = max(x.values())
         x = {p: right - v for p, v in x.items()}
         box = dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="0.3")
-        for path, decision in shown:
-            if decision is None:
+        for path, view in shown:
+            if view.kind == "unexplored":
                 label, style = "unexplored", dict(box, linestyle="--", edgecolor="0.6")
-            elif isinstance(decision, LeafDecision):
-                label, style = f"{decision.label:+d}", dict(box, facecolor="0.9")
+            elif view.kind == "leaf":
+                label, style = self._leaf_text(view, lines=True), dict(box, facecolor="0.9")
             else:
                 cut = len(path) == max_levels - 1
-                label, style = f"x{decision.variable}" + (" …" if cut else ""), box
+                label = textwrap.fill(self._node_name(view.variable), 18) + (" …" if cut else "")
+                style = box
             ax.text(x[path], -len(path), label, ha="center", va="center", bbox=style,
-                    fontsize=9, zorder=3)
+                    fontsize=8 if view.kind == "leaf" else 9, zorder=3)
             if path:
                 parent = path[:-1]
                 condition = self.conditions[parent][0 if path[-1][1] < 0 else 1]
@@ -363,10 +465,31 @@ class ReconstructedTree:
         ax.set_xlim(-0.7, right + 0.7)
         ax.set_ylim(-(max(len(p) for p, _ in shown)) - 0.6, 0.6)
         ax.set_axis_off()
+        merged = sum(view.merged for view in views.values())
         ax.set_title(f"T_{self.seed} of {self.oracle}"
                      + (f" (top {max_levels} levels)" if any(
-                         len(p) >= max_levels for p, _ in self.walk()) else ""), fontsize=10)
+                         len(p) >= max_levels for p in views) else "")
+                     + (f"\n{merged} split(s) between equal-label leaves merged; the "
+                        "function is unchanged" if merged else ""), fontsize=10)
         return ax
+
+
+def _readable_fields(tree: ReconstructedTree) -> dict[str, Any]:
+    """The optional readable fields of the JSON document (absent when empty)."""
+    fields: dict[str, Any] = {}
+    if tree.features:
+        fields["features"] = {str(variable): name for variable, name in
+                              sorted(tree.features.items())}
+    if tree.class_names is not None:
+        fields["class_names"] = list(tree.class_names)
+    return fields
+
+
+def _percent(share: float) -> str:
+    """A share as a short percentage: ``12.5%``, ``0.39%``, ``<0.01%``."""
+    if share >= 0.1:
+        return f"{share:.1%}".replace(".0%", "%")
+    return f"{share:.2%}" if share >= 1e-4 else "<0.01%"
 
 
 def _dot_escape(text: str) -> str:
@@ -377,7 +500,10 @@ def tree_from_decisions(oracle: Oracle, params: Params, seed: int,
                         known: Mapping[Path, Decision]) -> ReconstructedTree:
     """The tree of the decisions in ``known`` reachable from the root of ``T_seed``.
 
-    Conditions come from ``oracle.describe``. Used by
+    Conditions come from ``oracle.describe``; node names from
+    ``oracle.feature_of(variable)`` and label names from
+    ``oracle.label_names`` when the oracle has them (a model wrapped by
+    :mod:`lca.models`). Used by
     :meth:`lca.Reconstructor.export` and :meth:`lca.Reconstructor.materialize`.
     """
     decisions: dict[Path, Decision] = {}
@@ -393,6 +519,12 @@ def tree_from_decisions(oracle: Oracle, params: Params, seed: int,
             conditions[path] = (oracle.describe(decision.variable, -1, path),
                                 oracle.describe(decision.variable, 1, path))
             stack += [path + ((decision.variable, bit),) for bit in (1, -1)]
+    feature_of = getattr(oracle, "feature_of", None)
+    features = {} if feature_of is None else {
+        decision.variable: feature_of(decision.variable)
+        for decision in decisions.values() if isinstance(decision, NodeDecision)}
+    names = getattr(oracle, "label_names", None)
     return ReconstructedTree(seed=seed, n=params.n, oracle=oracle.name,
                              params=dataclasses.asdict(params), decisions=decisions,
-                             conditions=conditions)
+                             conditions=conditions, features=features,
+                             class_names=None if names is None else tuple(names))

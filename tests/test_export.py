@@ -365,15 +365,69 @@ class TestFormats:
 
     def test_text_rules(self):
         tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
-        lines = tree.to_text().splitlines()
+        lines = tree.to_text(merge=False).splitlines()
         assert lines[0].startswith("T_7 of random_tree") and "15 internal nodes, 16 leaves" \
-            in lines[0]
-        leaf_lines = [line for line in lines[1:] if line.endswith(("+1", "-1"))
-                      and ": " in line]
+            in lines[0] and "merged" not in lines[0]
+        leaf_lines = [line for line in lines[1:] if re.search(r": [+-]1 \(", line)]
         assert len(leaf_lines) == 16
         assert all(line.startswith(" " * 12) for line in leaf_lines)
         root = tree.decisions[()].variable
         assert lines[1] == f"x{root}=-1:"
+        # Every leaf says its share of the inputs (depth 4: 1/16) and its samples.
+        assert sorted(line.split(": ", 1)[1] for line in leaf_lines) == sorted(
+            f"{leaf.label:+d} (6.25% of inputs, "
+            f"{(leaf.samples + leaf.label * leaf.total) // 2}/{leaf.samples} samples agree)"
+            for leaf in tree.leaves.values())
+
+    def test_equal_label_siblings_are_merged_and_the_function_is_unchanged(self):
+        tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
+        views = tree.shown()
+        # Splits of this tree whose two leaves share a label, counted directly.
+        expected = sum(
+            1 for path, d in tree.internal_nodes.items()
+            if all(isinstance(tree.decisions.get(path + ((d.variable, b),)), lca.LeafDecision)
+                   for b in (-1, 1))
+            and len({tree.decisions[path + ((d.variable, b),)].label for b in (-1, 1)}) == 1)
+        assert expected == 4  # no merge cascades here: each merge is one split
+        assert sum(view.merged for view in views.values()) == expected
+        text = tree.to_text()
+        assert f"; {expected} split(s) whose leaves all have one label shown merged (the " \
+               "function is unchanged)" in text.splitlines()[0]
+        assert len(text.splitlines()) == len(tree.to_text(merge=False).splitlines()) \
+            - 2 * expected
+        # The leaves shown compute the same function: route every point.
+        shown = np.array([_shown_label(views, z) for z in POINTS])
+        np.testing.assert_array_equal(shown, tree.query(POINTS))
+        merged = [v for v in views.values() if v.kind == "leaf" and v.merged]
+        assert all(v.mass == 0.125 and v.samples == 100 for v in merged)
+
+    def test_merging_cascades_up_to_the_root(self):
+        tree = lca.Reconstructor(lca.targets.random_tree(n=N, leaves=8, seed=1),
+                                 fixed_params()).materialize(7)
+        constant = dataclasses.replace(tree, decisions={
+            p: (dataclasses.replace(d, label=1) if isinstance(d, lca.LeafDecision) else d)
+            for p, d in tree.decisions.items()})
+        views = constant.shown()
+        assert list(views) == [()] and views[()].merged == 15 and views[()].mass == 1.0
+        assert constant.to_text().splitlines()[1].startswith("+1 (100% of inputs")
+
+    def test_class_and_feature_names_label_leaves_and_nodes(self):
+        tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7, depth=1)
+        named = dataclasses.replace(tree, class_names=("no", "yes"),
+                                    features={tree.decisions[()].variable: 'color "hue"'})
+        dot = named.to_dot()
+        assert 'label="color \\"hue\\"", shape=ellipse' in dot
+        assert "yes" not in tree.to_text()
+        back = ReconstructedTree.from_json(named.to_json())
+        assert back == named and back.to_dot() == dot
+        full = dataclasses.replace(
+            lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7),
+            class_names=("no", "yes"))
+        leaves = [line for line in full.to_text().splitlines() if "of inputs" in line]
+        assert leaves and all(": no (" in line or ": yes (" in line for line in leaves)
+        with pytest.raises(ValueError, match=r"'class_names' must be two strings"):
+            ReconstructedTree.from_json(json.dumps({**json.loads(named.to_json()),
+                                                    "class_names": ["a"]}))
 
     def test_conditions_come_from_the_oracle(self):
         named = Named(CASES["fixed"][0])
@@ -406,6 +460,14 @@ class TestFormats:
         assert targets.parity(n=5, k=2, seed=1).describe(4, -1) == "x4=-1"
 
 
+def _shown_label(views, z):
+    path = ()
+    while views[path].kind == "node":
+        variable = views[path].variable
+        path += ((variable, int(z[variable])),)
+    return views[path].label
+
+
 class TestDraw:
     def test_caps_levels(self):
         tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
@@ -415,8 +477,11 @@ class TestDraw:
         assert len(texts) == 5 and sum(t.endswith("…") for t in texts) == 2
         assert "top 2 levels" in ax.get_title()
         matplotlib.pyplot.close(ax.figure)
-        ax = tree.draw(max_levels=10)
+        ax = tree.draw(max_levels=10, merge=False)
         assert len(ax.texts) == 31 + 30
+        matplotlib.pyplot.close(ax.figure)
+        ax = tree.draw(max_levels=10)  # 4 splits merged: 8 nodes and 8 conditions fewer
+        assert len(ax.texts) == 31 + 30 - 16 and "4 split(s)" in ax.get_title()
         matplotlib.pyplot.close(ax.figure)
 
     def test_draws_unexplored_and_uses_given_axes(self):

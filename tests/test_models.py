@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -51,7 +52,7 @@ def iris_oracle():
 # -- wrapping -------------------------------------------------------------------
 
 def test_one_line_wrapping_of_a_01_classifier(binary_tree_model) -> None:
-    oracle = from_estimator(binary_tree_model, positive=1)
+    oracle = from_estimator(binary_tree_model, positive=1, n=12)
     assert isinstance(oracle, lca.Oracle) and oracle.n == 12
     assert "method='predict' (auto)" in repr(oracle) and "positive=1" in repr(oracle)
     points = uniform_queries(1, 12, 500)
@@ -132,7 +133,7 @@ OUTPUT_KINDS = {
 @pytest.mark.parametrize("kind", sorted(OUTPUT_KINDS))
 def test_every_output_kind_maps_to_plus_minus_one(kind: str) -> None:
     model = Rule(kind)
-    oracle = from_estimator(model, **OUTPUT_KINDS[kind])
+    oracle = from_estimator(model, n=3, **OUTPUT_KINDS[kind])
     points = all_points(3)
     truth = np.where(model.truth(bits_of(points)), 1, -1)
     answers = oracle.query(points)
@@ -158,15 +159,16 @@ def test_the_model_is_called_once_per_batch() -> None:
             calls.append(X.shape)
             return super().predict(X)
 
-    oracle = from_estimator(Counting("ints 0/1"), positive=1)
+    oracle = from_estimator(Counting("ints 0/1"), positive=1, n=3)
     oracle.query(all_points(3))
     assert calls == [(8, 3)]
 
 
 def test_auto_method_choice_is_explicit_in_repr() -> None:
     both = Rule("proba")
-    assert "method='predict' (auto)" in repr(from_estimator(both, positive=1))
-    explicit = from_estimator(both, positive=1, method="predict_proba", threshold=0.7)
+    assert "method='predict' (auto)" in repr(from_estimator(both, positive=1, n=3))
+    explicit = from_estimator(both, positive=1, method="predict_proba", threshold=0.7,
+                              n=3)
     assert "method='predict_proba'" in repr(explicit) and "(auto)" not in repr(explicit)
     assert "score >= 0.7" in repr(explicit)
 
@@ -174,7 +176,7 @@ def test_auto_method_choice_is_explicit_in_repr() -> None:
         n_features_in_ = 3
         decision_function = Rule.decision_function
 
-    picked = from_estimator(OnlyScores(), threshold=0.0)
+    picked = from_estimator(OnlyScores(), threshold=0.0, n=3)
     assert "method='decision_function' (auto)" in repr(picked)
 
 
@@ -220,7 +222,7 @@ def test_bad_model_outputs_raise_oracle_error(what, method, match) -> None:
     kwargs = dict(positive=1) if method != "decision_function" else {}
     if method != "predict":
         kwargs["threshold"] = 0.5
-    oracle = from_estimator(Broken(what), method=method, **kwargs)
+    oracle = from_estimator(Broken(what), method=method, n=3, **kwargs)
     with pytest.raises(OracleError, match=match):
         oracle.query(all_points(3))
 
@@ -403,14 +405,18 @@ def test_categorical_bins_follow_frequencies() -> None:
     # Bin k holds the category covering (k + 1/2)/8 of the cumulative frequencies.
     centres = (np.arange(8) + 0.5) / 8
     expected = codes[np.searchsorted(np.cumsum(frequency), centres, side="right")]
-    np.testing.assert_array_equal(encoder.table_[1], expected)
+    np.testing.assert_array_equal(encoder.categories_[1][encoder.table_[1].astype(int)],
+                                  expected)
     decoded = decoded_all(encoder)[:, 1]
     for code, share in zip(codes, frequency):
         assert abs(np.mean(decoded == code) - share) <= 1 / 8
     assert encoder.describe(3, +1) == "sex in {F}"
     assert encoder.describe(3, -1) == "sex in {M}"
-    # A low bit alone leaves both categories possible.
+    # A low bit alone: every row of both categories goes to its home bin
+    # (its first, here bins 0 and 4, both even), so the +1 branch takes them all.
+    np.testing.assert_array_equal(encoder.home_bin_[1], [0, 4])
     assert encoder.describe(5, +1) == "sex in {F, M}"
+    assert encoder.describe(5, -1) == "sex in {} (no data row)"
 
 
 def test_encode_is_the_inverse_of_decode_on_real_features() -> None:
@@ -448,7 +454,7 @@ def test_binary_encoder_is_the_identity() -> None:
     (dict(bits=3), IRIS.data[:7], ValueError, r"has 7 rows; bits=3 needs at least 2\*\*bits "
                                               r"= 8 rows"),
     (dict(), np.where(np.arange(40)[:, None] == 5, np.nan, 1.0 * np.arange(40)[:, None]),
-     ValueError, r"must be finite; column 0 has nan at row 5"),
+     ValueError, r"must be finite; column 0 \('x0'\) has nan at row 5"),
     (dict(), np.column_stack([np.arange(20.0), np.ones(20)]), ValueError,
      r"feature 'x1' \(column 1\) is constant"),
     (dict(bits=3), np.repeat(np.arange(5.0), 4)[:, None], ValueError,
@@ -507,7 +513,7 @@ def test_describe_ignores_other_features_on_the_path(iris_oracle) -> None:
 def test_from_estimator_without_encoder_names_the_model_features() -> None:
     model = Rule("ints 0/1")
     model.feature_names_in_ = np.array(["smoker", "age>40", "fit"], dtype=object)
-    oracle = from_estimator(model, positive=1)
+    oracle = from_estimator(model, positive=1, n=3)
     assert oracle.describe(1, -1) == "age>40 = 1"
     assert from_estimator(rule_function, positive=1, n=3).describe(2, +1) == "x2 = 0"
 
@@ -550,3 +556,104 @@ def test_describe_is_true_of_every_decoded_point_and_false_for_the_other_bit() -
                 path = tuple((v, int(z[v])) for v in range(6) if v != variable)[:2 * prefix]
                 assert eval(encoder.describe(variable, int(z[variable]), path), env)
                 assert not eval(encoder.describe(variable, -int(z[variable]), path), env)
+
+
+# -- honest failures (label mappings, sizes, missing encoders) ------------------------
+
+def test_a_positive_the_model_never_outputs_is_an_error_naming_positive() -> None:
+    def zero_one(X):
+        return (X[:, 0] > 0).astype(int)
+
+    oracle = from_estimator(zero_one, n=3, positive=-1)
+    with pytest.raises(OracleError, match=r"model 'zero_one' \(predict\) returned 0, but "
+                                          r"positive=-1 means ±1 labels, so this model's "
+                                          r"labels \{0, 1\} could never map to \+1 through "
+                                          r"positive=-1; pass positive=1 or positive=0"):
+        oracle.query(all_points(3))
+
+    def plus_minus(X):
+        return np.where(X[:, 0] > 0, 1, -1)
+
+    with pytest.raises(OracleError, match=r"returned -1, but positive=0 means 0/1 labels"):
+        from_estimator(plus_minus, n=3, positive=0).query(all_points(3))
+    # The consistent mappings work.
+    assert set(from_estimator(plus_minus, n=3, positive=-1).query(all_points(3))) == {-1, 1}
+    assert set(from_estimator(zero_one, n=3, positive=0).query(all_points(3))) == {-1, 1}
+
+
+class Scores:
+    """A model whose scoring methods return a configurable wrong shape or dtype."""
+
+    def __init__(self, what: str, classes=(0, 1)) -> None:
+        self.what = what
+        if classes is not None:
+            self.classes_ = np.array(classes)
+
+    def predict_proba(self, X):
+        m = X.shape[0]
+        return {"three columns": np.full((m, 3), 1 / 3), "one column": np.full((m, 1), 0.5),
+                "complex": np.full((m, 2), 0.5 + 0.5j)}[self.what]
+
+    def decision_function(self, X):
+        m = X.shape[0]
+        return {"two columns": np.zeros((m, 2)), "complex": np.full(m, 1j)}[self.what]
+
+
+@pytest.mark.parametrize("model, kwargs, match", [
+    (Scores("three columns"), dict(method="predict_proba", positive=1),
+     r"'Scores' \(predict_proba\) returned shape \(8, 3\) for 8 rows; a model with classes "
+     r"\[0, 1\] must return \(8, 2\) probabilities, one column per class, for positive=1"),
+    (Scores("one column"), dict(method="predict_proba", positive=1),
+     r"returned shape \(8, 1\) for 8 rows; a model with classes \[0, 1\] must return"),
+    (Scores("complex"), dict(method="predict_proba", positive=1),
+     r"'Scores' \(predict_proba\) returned complex scores \(dtype complex128\); "
+     r"threshold=0.5 needs real scores"),
+    (Scores("complex", classes=None), dict(method="decision_function"),
+     r"returned complex scores"),
+    (Scores("two columns", classes=None), dict(method="decision_function", positive=5),
+     r"'Scores' \(decision_function\) returned 2 score columns; positive=5 asks for "
+     r"column 5"),
+])
+def test_score_shapes_and_dtypes_are_oracle_errors(model, kwargs, match) -> None:
+    oracle = from_estimator(model, n=3, threshold=0.5, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way
+        with pytest.raises(OracleError, match=match):
+            oracle.query(all_points(3))
+
+
+@pytest.mark.parametrize("n", [10 ** 400, 10 ** 8, 2 ** 20 + 1])
+def test_sizes_beyond_what_a_batch_can_hold_are_refused(n) -> None:
+    with pytest.raises(ValueError, match=r"The 'n' parameter of lca.models.from_estimator "
+                                         r"must be an int in the range \[1, 1048576\]"):
+        from_estimator(rule_function, n=n, positive=1)
+    assert from_estimator(rule_function, n=2 ** 20, positive=1).n == 2 ** 20
+
+
+def test_no_encoder_for_a_fitted_model_is_an_error_that_says_what_to_do() -> None:
+    X, y = load_breast_cancer(return_X_y=True)
+    model = LogisticRegression(max_iter=5000).fit(X, y)
+    with pytest.raises(ValueError, match=r"no encoder given, so model LogisticRegression would "
+                                         r"get 0/1 features, and lca cannot see whether its 30 "
+                                         r"features are 0/1\. For real-valued or categorical "
+                                         r"features pass encoder=QuantileEncoder\(\)\.fit\(X\)"):
+        from_estimator(model, positive=1)
+    with pytest.raises(ValueError, match=r"must hold only 0 and 1 \(use QuantileEncoder for "
+                                         r"other values\); column 0 has 17.99 at row 0"):
+        lca.models.Surrogate(model, encoder=BinaryEncoder()).fit(X)
+
+
+def test_regressors_take_a_threshold_on_predict() -> None:
+    X, y = load_diabetes(return_X_y=True)
+    from sklearn.linear_model import LinearRegression
+
+    model = LinearRegression().fit(X, y)
+    encoder = QuantileEncoder(bits=2, categorical=[1]).fit(X)
+    oracle = from_estimator(model, encoder, threshold=150.0)
+    assert "method='predict' (auto) score >= 150.0" in repr(oracle)
+    points = uniform_queries(5, oracle.n, 200)
+    np.testing.assert_array_equal(oracle.query(points),
+                                  np.where(model.predict(encoder.decode(points)) >= 150, 1, -1))
+    with pytest.raises(ValueError, match=r"positive=1 has no meaning for the predictions of "
+                                         r"regressor LinearRegression"):
+        from_estimator(model, encoder, threshold=150.0, positive=1)

@@ -1,0 +1,28 @@
+"""Trained models: distil them into readable trees, or wrap them as oracles.
+
+* :class:`Surrogate` — a scikit-learn-style estimator: ``fit(X)`` on the
+  rows a model works on (an array or a pandas DataFrame, no labels),
+  ``predict`` in the model's own labels, ``explain(row)`` the row's rules,
+  ``tree()``, ``fidelity()``, ``report()``, JSON with the encoder inside.
+* :func:`from_estimator` — a model as an :class:`lca.Oracle`
+  (:class:`ModelOracle`), for the reconstructor, the pool or Dask.
+* Encoders (:class:`QuantileEncoder`, :class:`BinaryEncoder`) — uniform
+  ``±1`` bits to the model's input rows and data rows back to bits
+  (:mod:`lca.models.encoders` says under which distribution the tree is
+  accurate).
+"""
+
+from lca.models.encoders import BinaryEncoder, QuantileEncoder
+from lca.models.oracle import ModelOracle, from_estimator
+from lca.models.surrogate import Agreement, Fidelity, Rules, Surrogate
+
+__all__ = [
+    "Agreement",
+    "BinaryEncoder",
+    "Fidelity",
+    "ModelOracle",
+    "QuantileEncoder",
+    "Rules",
+    "Surrogate",
+    "from_estimator",
+]

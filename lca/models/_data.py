@@ -1,0 +1,177 @@
+"""Rows of data in, rows for a model out: arrays and pandas DataFrames, column by column.
+
+pandas is optional: it is imported only when a DataFrame comes in or a
+model fitted with feature names has to be called with one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+# Most features a model may take without an encoder, and most 0/1 features an
+# encoder may produce: one decoded row of n features is 8 n bytes, and the
+# reconstructor asks for batches of dozens of rows per node, so beyond 2**20
+# features (8 MiB per row) a single node's batch no longer fits comfortably in
+# memory. A bound here turns a hang or an out-of-memory into a clear error.
+MAX_FEATURES = 1 << 20
+
+
+def is_frame(X: Any) -> bool:
+    """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
+    return _is_pandas(X, "DataFrame")
+
+
+def is_series(X: Any) -> bool:
+    """Whether ``X`` is a pandas Series (without importing pandas)."""
+    return _is_pandas(X, "Series")
+
+
+def _is_pandas(X: Any, kind: str) -> bool:
+    return type(X).__module__.split(".")[0] == "pandas" and type(X).__name__ == kind
+
+
+def plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (for messages and JSON)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def pandas(why: str) -> Any:
+    """The pandas module, or an ImportError that says why it is needed."""
+    try:
+        import pandas as pd
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError(f"{why} needs pandas (pip install 'lca[pandas]').") from error
+    return pd
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns of a 2-D input, each a 1-D array as given (numbers or objects).
+
+    ``labels`` are a DataFrame's column labels (``None`` for arrays) and
+    ``dtypes`` its column dtypes.
+    """
+
+    columns: tuple[np.ndarray, ...]
+    rows: int
+    labels: tuple[Any, ...] | None = None
+    dtypes: tuple[Any, ...] | None = None
+
+
+def read_columns(owner: str, X: Any) -> Columns:
+    """``X`` (a 2-D array-like or a DataFrame) as columns, or a ``TypeError`` naming ``owner``."""
+    if is_frame(X):
+        labels = tuple(X.columns)
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"The 'X' parameter of {owner} must have distinct column "
+                             f"names. Got {list(labels)!r}.")
+        columns = tuple(X.iloc[:, j].to_numpy() for j in range(X.shape[1]))
+        return Columns(columns, X.shape[0], labels, tuple(X.dtypes))
+    try:
+        array = np.asarray(X)
+    except Exception as error:  # ragged lists and the like
+        raise TypeError(f"The 'X' parameter of {owner} must be a 2-D array or a DataFrame. "
+                        f"Got {type(X).__name__} ({error}).") from error
+    if array.ndim != 2:
+        raise TypeError(f"The 'X' parameter of {owner} must be a 2-D array (rows x "
+                        f"features) or a DataFrame. Got shape {array.shape} instead.")
+    return Columns(tuple(array[:, j] for j in range(array.shape[1])), array.shape[0])
+
+
+def is_numeric(column: np.ndarray) -> bool:
+    """Whether a column's dtype holds real numbers or bools (not complex, not objects)."""
+    return column.dtype.kind in "biuf"
+
+
+def real_column(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
+    """A column of real values as finite float64, or a clear error naming it."""
+    if column.dtype.kind in "biuf":
+        values = column.astype(np.float64)
+    else:
+        values = np.empty(column.shape, dtype=np.float64)
+        for row, value in enumerate(column):
+            if isinstance(value, (bool, np.bool_, str, bytes)) or not _is_real(value):
+                raise TypeError(f"The 'X' parameter of {owner} must hold numbers in column "
+                                f"{name!r} (column {j}), or that column must be listed in "
+                                f"categorical=. Got {value!r} at row {row} (dtype "
+                                f"{column.dtype}).")
+            values[row] = float(value)
+    row, count = _first_non_finite(values)
+    if count:
+        raise ValueError(f"The 'X' parameter of {owner} must be finite; column {j} "
+                         f"({name!r}) has {values[row]} at row {row} ({count} "
+                         "non-finite values in that column).")
+    return values
+
+
+def _first_non_finite(values: np.ndarray) -> tuple[int, int]:
+    """The first row holding NaN or an infinity, and how many do (0 when none)."""
+    bad = ~np.isfinite(values)
+    count = int(bad.sum())
+    return (int(np.flatnonzero(bad)[0]) if count else -1), count
+
+
+def _is_real(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, complex)
+
+
+def category_values(owner: str, name: str, j: int,
+                    column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct categories of a column and each row's index among them.
+
+    Numbers (and bools) become float64 codes; anything else (strings) is kept
+    as objects. Missing values (``None``, NaN) are refused.
+    """
+    if is_numeric(column):
+        values = column.astype(np.float64)
+        row, count = _first_non_finite(values)
+        if count:
+            raise ValueError(f"The 'X' parameter of {owner}: categorical column {name!r} "
+                             f"(column {j}) has {values[row]} at row {row}; categories must "
+                             "be finite numbers or strings (fill missing values first).")
+        return np.unique(values, return_inverse=True)
+    column = column.astype(object)
+    for row, value in enumerate(column):
+        if value is None or (isinstance(value, float) and value != value) or \
+                type(value).__name__ in ("NAType", "NaTType"):
+            raise ValueError(f"The 'X' parameter of {owner}: categorical column {name!r} "
+                             f"(column {j}) has a missing value ({value!r}) at row {row}; "
+                             "fill missing values first.")
+    try:
+        categories, inverse = np.unique(column, return_inverse=True)
+    except TypeError as error:
+        kinds = sorted({type(value).__name__ for value in column})
+        raise TypeError(f"The 'X' parameter of {owner}: the categories of column {name!r} "
+                        f"(column {j}) must be all strings or all numbers, which sort. Got "
+                        f"values of types {kinds}.") from error
+    return categories, inverse
+
+
+def make_frame(columns: list[np.ndarray], labels: tuple[Any, ...],
+               categorical_dtypes: dict[int, Any]) -> Any:
+    """A DataFrame of the columns under ``labels``; pandas categorical dtypes restored."""
+    pd = pandas("calling a model fitted with feature names")
+    data = {}
+    for j, (label, column) in enumerate(zip(labels, columns)):
+        dtype = categorical_dtypes.get(j)
+        data[label] = column if dtype is None else pd.Categorical(column, dtype=dtype)
+    return pd.DataFrame(data, copy=False)
+
+
+def stack(columns: list[np.ndarray]) -> np.ndarray:
+    """Columns side by side: float64 when all hold numbers, else objects."""
+    if all(is_numeric(column) for column in columns):
+        return np.column_stack(columns).astype(np.float64)
+    out = np.empty((columns[0].shape[0], len(columns)), dtype=object)
+    for j, column in enumerate(columns):
+        out[:, j] = column
+    return out

@@ -1,0 +1,153 @@
+"""``lca distill``: a saved model and a CSV of its rows in, a readable surrogate tree out."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sys
+from typing import Any
+
+from lca._cli_options import int_in
+
+__all__ = ["add_distill_command"]
+
+_OUTPUTS = (".json", ".txt", ".dot", ".png")
+
+_DESCRIPTION = """\
+Distil a trained model into one fixed decision tree (lca.models.Surrogate) and
+print its report and rules. MODEL is a file written by joblib.dump or
+pickle.dump. WARNING: loading a pickle or joblib file runs code from that
+file; only distil models from sources you trust.
+
+The CSV holds rows the model works on (a header row of column names). When
+the model was fitted with feature names, exactly its columns are taken (so a
+label column may stay in the file); otherwise every column not listed in
+--drop is a feature, in file order."""
+
+
+def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``lca distill`` on the ``add_subparsers()`` object of the ``lca`` parser."""
+    parser = subparsers.add_parser(
+        "distill", help="distil a saved model into a readable tree (unpickling runs code)",
+        description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", metavar="MODEL",
+                        help="joblib or pickle file of a fitted model (loading it runs code)")
+    parser.add_argument("--data", required=True, metavar="CSV",
+                        help="CSV of rows the model works on, with a header (needs pandas)")
+    parser.add_argument("--positive", metavar="LABEL",
+                        help="the class on the positive side (matched against the model's "
+                             "classes as text; default: a binary model's second class)")
+    parser.add_argument("--threshold", type=float, metavar="T",
+                        help="cut on scores: probability of --positive, or a regressor's "
+                             "prediction (predict >= T is the positive side)")
+    parser.add_argument("--depth", type=int_in(0, 30), default=12,
+                        help="depth cap of the tree (default 12)")
+    parser.add_argument("--seed", type=int_in(0, (1 << 64) - 1), default=0,
+                        help="selects the tree T_seed (default 0)")
+    parser.add_argument("--drop", action="append", default=[], metavar="COLUMN",
+                        help="a CSV column that is not a feature (repeatable)")
+    parser.add_argument("--out", metavar="PATH",
+                        help="also write the tree: .json (the Surrogate, encoder included), "
+                             ".txt (rules), .dot (Graphviz) or .png (drawing of the top "
+                             "levels, needs matplotlib)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=_distill)
+    return parser
+
+
+def _distill(args: argparse.Namespace) -> int:
+    from lca.models._data import pandas
+    from lca.models.surrogate import Surrogate
+
+    if args.out is not None:
+        extension = os.path.splitext(args.out)[1].lower()
+        folder = os.path.dirname(os.path.abspath(args.out))
+        if extension not in _OUTPUTS:
+            return _fail(f"argument --out: {args.out!r} must end in one of {_OUTPUTS}")
+        if not os.path.isdir(folder):
+            return _fail(f"argument --out: cannot write {args.out!r}: no directory {folder!r}")
+    try:
+        model = _load(args.model)
+    except (OSError, pickle.UnpicklingError, EOFError) as error:
+        return _fail(f"argument MODEL: cannot load {args.model!r}: {error}")
+    pd = pandas("lca distill")
+    try:
+        frame = pd.read_csv(args.data)
+    except (OSError, ValueError) as error:
+        return _fail(f"argument --data: cannot read {args.data!r}: {error}")
+    X = _features(model, frame, args.drop)
+    surrogate = Surrogate(model, positive=_positive(model, args.positive),
+                          threshold=args.threshold, depth=args.depth, seed=args.seed).fit(X)
+    tree = surrogate.tree(progress=not args.quiet)
+    print(surrogate.report(X))
+    print()
+    print(tree.to_text())
+    if args.out is not None:
+        _write(surrogate, tree, args.out)
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"lca distill: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _load(path: str) -> Any:
+    try:
+        import joblib
+    except ImportError:  # pragma: no cover - scikit-learn brings joblib
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    return joblib.load(path)
+
+
+def _features(model: Any, frame: Any, drop: list[str]) -> Any:
+    missing = [column for column in drop if column not in frame.columns]
+    if missing:
+        raise ValueError(f"The 'drop' parameter names column(s) {missing!r}, which the CSV "
+                         f"does not have; its columns are {list(frame.columns)!r}.")
+    frame = frame.drop(columns=drop)
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return frame
+    names = [str(name) for name in names]
+    absent = [name for name in names if name not in frame.columns]
+    if absent:
+        raise ValueError(f"The 'data' parameter: the CSV lacks the model's column(s) "
+                         f"{absent!r}.")
+    return frame[names]
+
+
+def _positive(model: Any, label: str | None) -> Any:
+    """The model's class whose text is ``label`` (CSV and command line are text)."""
+    if label is None:
+        return None
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        try:
+            return int(label)
+        except ValueError:
+            raise ValueError(f"The 'positive' parameter must be 0, 1 or -1 for a model "
+                             f"without classes_. Got {label!r}.") from None
+    matches = [c for c in list(classes) if str(c) == label]
+    if len(matches) != 1:
+        raise ValueError(f"The 'positive' parameter must be one of the model's classes "
+                         f"{[str(c) for c in classes]}. Got {label!r}.")
+    return matches[0].item() if hasattr(matches[0], "item") else matches[0]
+
+
+def _write(surrogate: Any, tree: Any, path: str) -> None:
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".png":
+        import matplotlib
+
+        matplotlib.use("Agg")
+        ax = tree.draw(max_levels=min(4, surrogate.params_.path_length + 1))
+        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+        return
+    text = {".json": lambda: surrogate.to_json(indent=1), ".txt": tree.to_text,
+            ".dot": tree.to_dot}[extension]()
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text if text.endswith("\n") else text + "\n")

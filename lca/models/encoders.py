@@ -1,0 +1,654 @@
+"""Encoders: uniform ``±1`` bits to a model's input rows, and data rows back to bits.
+
+An *encoder* turns the oracle's ``±1`` points into the model's feature
+vectors, one vectorised call per batch, and turns rows of data into points
+(:meth:`QuantileEncoder.encode`), so that a reconstructed tree can be asked
+about real rows.
+
+What the reconstructed tree is accurate under
+---------------------------------------------
+The reconstructor samples the oracle's ``±1`` points *uniformly*. Through an
+encoder, uniform bits become feature vectors whose features are
+
+* **independent** of each other, and
+* each distributed as its **discretised data marginal**: under
+  :class:`QuantileEncoder` a real-valued feature takes the representative of
+  each of its ``2**bits`` bins with probability exactly ``2**-bits`` (each
+  bin holds ``1/2**bits`` of the fitted rows up to rounding and ties, see
+  ``bin_mass_``), and a categorical feature takes each category with
+  probability (number of bins given to it) ``/ 2**bits``, within
+  ``2**-bits`` of its data frequency.
+
+This product distribution is **not** the data distribution: correlations
+between features are gone, and combinations the model never saw in training
+are sampled as often as common ones. Whatever accuracy the reconstructor
+achieves (see ``docs/theory.md``) is agreement with the model under this
+product distribution; agreement on the data itself must be measured
+separately (:meth:`lca.models.Surrogate.fidelity` does both).
+
+Bit layout and conventions
+--------------------------
+Feature ``j`` owns the ``bits`` consecutive variables starting at
+``j * bits``, most significant first. A variable's value ``b`` is the binary
+digit ``(1 - b) / 2`` (the convention of :mod:`lca.oracle`: ``+1 <-> 0``,
+``-1 <-> 1``), and the digits of a feature, read as a binary number ``k``,
+pick its ``k``-th bin in increasing order. So the most significant variable of
+a real-valued feature is ``-1`` exactly when the feature is at or above its
+median threshold, and :meth:`QuantileEncoder.describe` merges the bits of one
+feature on a path into an interval such as ``2.45 <= petal length < 4.75``.
+
+DataFrames: fitted on a pandas DataFrame, an encoder takes its column names
+as feature names, accepts categorical columns by name and with string (or
+any sortable) categories, and decodes points to a DataFrame with the same
+columns (categorical dtypes restored), so a model fitted on that DataFrame
+is called as it was trained.
+
+Everything here is deterministic: fitting is a function of the data alone
+(no sampling), and decoding is a table look-up.
+
+    >>> import numpy as np
+    >>> X = np.arange(16.0).reshape(8, 2)      # two features, 8 rows
+    >>> enc = QuantileEncoder(bits=2, feature_names=["a", "b"]).fit(X)
+    >>> enc.n_bits
+    4
+    >>> enc.describe(0, -1)                    # top bit of "a": upper half
+    'a >= 7'
+    >>> enc.describe(1, +1, path=((0, -1),))   # then the lower half of that
+    '7 <= a < 11'
+    >>> enc.decode(np.array([[-1, 1, 1, 1]], dtype=np.int8))
+    array([[9., 2.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from lca.derive import Path
+from lca.models._data import (
+    MAX_FEATURES,
+    Columns,
+    category_values,
+    is_numeric,
+    make_frame,
+    plain,
+    read_columns,
+    real_column,
+    stack,
+)
+from lca.oracle import check_points
+from lca._validate import check_int
+
+__all__ = [
+    "BinaryEncoder",
+    "QuantileEncoder",
+]
+
+MAX_BITS = 16
+
+
+# -- shared machinery -------------------------------------------------------------
+
+class _Encoder:
+    """Shared machinery: every feature has ``bits`` bits and a table of ``2**bits`` entries.
+
+    Fitted state: ``table_`` (``(d, 2**bits)`` float64: the decoded value of
+    each bin of a real feature, the index into ``categories_[j]`` of each bin
+    of a categorical one), ``categories_`` (``{j: values}``),
+    ``n_features_in_``, ``feature_names`` and ``columns_`` (a DataFrame's
+    column labels, or ``None`` when fitted on an array).
+    """
+
+    bits: int
+    categories_: dict[int, np.ndarray]
+    categorical_dtypes_: dict[int, Any]
+    columns_: tuple[Any, ...] | None
+
+    def _check_fitted(self, owner: str) -> None:
+        if not hasattr(self, "table_"):
+            raise ValueError(f"This {type(self).__name__} is not fitted yet; call "
+                             f"fit(X) before {owner}.")
+
+    @property
+    def n_bits(self) -> int:
+        """Number of ``±1`` variables: ``bits`` per feature."""
+        self._check_fitted("n_bits")
+        return self.n_features_in_ * self.bits
+
+    def _names(self, owner: str, names: Any, data: Columns) -> tuple[str, ...]:
+        d = len(data.columns)
+        if names is None:
+            if data.labels is not None:
+                return tuple(str(label) for label in data.labels)
+            return tuple(f"x{j}" for j in range(d))
+        if isinstance(names, str) or not isinstance(names, Iterable):
+            raise TypeError(f"The 'feature_names' parameter of {owner} must be a "
+                            f"sequence of {d} strings. Got {names!r} instead.")
+        names = tuple(names)
+        if len(names) != d or not all(isinstance(name, str) for name in names):
+            raise ValueError(f"The 'feature_names' parameter of {owner} must be a "
+                             f"sequence of {d} strings (one per column of X). "
+                             f"Got {names!r} instead.")
+        return names
+
+    def _fit_layout(self, owner: str, data: Columns) -> None:
+        """Record the input's layout: column labels and pandas categorical dtypes."""
+        if not 1 <= len(data.columns) <= MAX_FEATURES:
+            raise ValueError(f"The 'X' parameter of {owner} must have between 1 and "
+                             f"{MAX_FEATURES} columns. Got {len(data.columns)}.")
+        self.columns_ = data.labels
+        self.categorical_dtypes_ = {
+            j: dtype for j, dtype in enumerate(data.dtypes or ())
+            if type(dtype).__name__ == "CategoricalDtype"}
+
+    def decode(self, points: Any) -> Any:
+        """The model inputs of an ``(m, n_bits)`` array of ``±1``.
+
+        Each feature's bits, most significant first, are the binary digits
+        ``(1 - b) / 2`` of its bin index; the value is that bin's
+        representative (a real feature) or category (a categorical one). A
+        deterministic table look-up. Returns a DataFrame with the fitted
+        columns when the encoder was fitted on one, otherwise an ``(m, d)``
+        array: float64, or objects when some categories are strings.
+        """
+        self._check_fitted("decode")
+        points = check_points(points, self.n_bits, what=f"points of {type(self).__name__}.decode")
+        return self._decode(points, self.columns_)
+
+    def _bin_index(self, points: np.ndarray) -> np.ndarray:
+        # Oracle queries arrive validated (int8 ±1, n_bits columns): no checks here.
+        # Digit (1 - b) / 2 is 1 exactly where b = -1; bin index most significant
+        # digit first (the cheapest numpy path measured).
+        m, d, bits = points.shape[0], self.n_features_in_, self.bits
+        digits = (points < 0).view(np.uint8).reshape(m, d, bits)
+        index = digits[:, :, 0].astype(np.intp)
+        for i in range(1, bits):
+            index <<= 1
+            index |= digits[:, :, i]
+        return index
+
+    def _decode(self, points: np.ndarray, labels: tuple[Any, ...] | None) -> Any:
+        """Decoded rows: a DataFrame under ``labels``, or an array when ``labels`` is None."""
+        values = self._decode_values(points)
+        if not self.categories_ and labels is None:
+            return values
+        columns = self._columns_of(values)
+        if labels is not None:
+            return make_frame(columns, labels, self.categorical_dtypes_)
+        return stack(columns)
+
+    def _decode_values(self, points: np.ndarray) -> np.ndarray:
+        """The ``table_`` entry of every feature of every point, ``(m, d)`` float64."""
+        index = self._bin_index(points)
+        index += np.arange(self.n_features_in_, dtype=np.intp) << self.bits
+        return np.take(self.table_.ravel(), index)
+
+    def _columns_of(self, values: np.ndarray) -> list[np.ndarray]:
+        """Columns of :meth:`_decode_values` output, category indices replaced by categories."""
+        return [self.categories_[j][values[:, j].astype(np.intp)] if j in self.categories_
+                else values[:, j] for j in range(self.n_features_in_)]
+
+    def _select(self, owner: str, X: Any) -> Columns:
+        """The columns of ``X`` in the fitted order (by name for a DataFrame)."""
+        data = read_columns(owner, X)
+        if data.labels is not None and self.columns_ is not None:
+            where = {label: j for j, label in enumerate(data.labels)}
+            missing = [label for label in self.columns_ if label not in where]
+            if missing:
+                raise ValueError(f"The 'X' parameter of {owner} lacks the fitted column(s) "
+                                 f"{missing!r}.")
+            data = Columns(tuple(data.columns[where[label]] for label in self.columns_),
+                           data.rows, self.columns_)
+        if len(data.columns) != self.n_features_in_:
+            raise TypeError(f"The 'X' parameter of {owner} must have {self.n_features_in_} "
+                            f"columns. Got {len(data.columns)} instead.")
+        return data
+
+    def _points(self, index: np.ndarray) -> np.ndarray:
+        """``±1`` points of an ``(m, d)`` array of bin indices."""
+        shifts = np.arange(self.bits - 1, -1, -1)
+        digits = (index[:, :, None] >> shifts) & 1
+        return (1 - 2 * digits).reshape(index.shape[0], -1).astype(np.int8)
+
+    def _locate(self, variable: Any, bit: Any, path: Any) -> tuple[int, np.ndarray]:
+        """Feature of ``variable`` and a mask of its bins allowed by ``path`` and ``bit``."""
+        owner = f"{type(self).__name__}.describe"
+        self._check_fitted("describe")
+        variable = check_int(owner, "variable", variable, 0, self.n_bits - 1)
+        if isinstance(bit, bool) or not isinstance(bit, Integral) or bit not in (-1, 1):
+            raise ValueError(f"The 'bit' parameter of {owner} must be -1 or +1. "
+                             f"Got {bit!r} instead.")
+        feature = variable // self.bits
+        bins = np.arange(1 << self.bits)
+        allowed = np.ones(bins.size, dtype=bool)
+        fixed = {variable: int(bit)}
+        for var, value in tuple(path):
+            if var // self.bits != feature:
+                continue
+            if fixed.get(var, value) != value:
+                raise ValueError(f"{owner}: the path fixes variable {var} to {value:+d}, "
+                                 f"which contradicts the bit {bit:+d} being described.")
+            fixed[var] = int(value)
+        for var, value in fixed.items():
+            shift = self.bits - 1 - (var - feature * self.bits)
+            allowed &= ((bins >> shift) & 1) == (1 - value) // 2
+        return feature, allowed
+
+    def feature_of(self, variable: int) -> str:
+        """The name of the feature that owns ``variable``."""
+        self._check_fitted("feature_of")
+        variable = check_int(f"{type(self).__name__}.feature_of", "variable", variable, 0,
+                             self.n_bits - 1)
+        return self.feature_names[variable // self.bits]
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.4g}"
+    return str(value)
+
+
+# -- encoders -------------------------------------------------------------------
+
+class BinaryEncoder(_Encoder):
+    """Identity encoding for 0/1 features: variable ``b`` is the feature value ``(1 - b) / 2``.
+
+    One bit per feature (``+1 -> 0``, ``-1 -> 1``, as in :mod:`lca.oracle`),
+    so uniform bits make every feature an independent fair coin.
+
+    Args:
+        feature_names: one name per column of ``X`` (default: a DataFrame's
+            column names, else ``x0, x1, ...``).
+    """
+
+    bits = 1
+
+    def __init__(self, feature_names: Sequence[str] | None = None) -> None:
+        self.feature_names_arg = feature_names
+
+    def fit(self, X: Any) -> BinaryEncoder:
+        """Check that ``X`` holds only 0 and 1 and record the number of features."""
+        owner = "BinaryEncoder.fit"
+        data = read_columns(owner, X)
+        if not data.columns:
+            raise ValueError(f"The 'X' parameter of {owner} must have at least one column.")
+        for j, column in enumerate(data.columns):
+            values = real_column(owner, f"x{j}" if data.labels is None else str(data.labels[j]),
+                                 j, column)
+            bad = (values != 0) & (values != 1)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"The 'X' parameter of {owner} must hold only 0 and 1 (use "
+                                 f"QuantileEncoder for other values); column {j} has "
+                                 f"{values[row].item()!r} at row {row}.")
+        self._fit_layout(owner, data)
+        return self._fit_width(owner, data)
+
+    def _fit_width(self, owner: str, data: Columns) -> BinaryEncoder:
+        d = len(data.columns)
+        self.feature_names = self._names(owner, self.feature_names_arg, data)
+        self.n_features_in_ = d
+        self.categories_ = {}
+        self.table_ = np.tile(np.array([0.0, 1.0]), (d, 1))
+        return self
+
+    @classmethod
+    def of_width(cls, owner: str, d: int, feature_names: Sequence[str] | None) -> BinaryEncoder:
+        """An encoder of ``d`` 0/1 features fitted without data (the caller vouches for them)."""
+        d = check_int(owner, "n", d, 1, MAX_FEATURES)
+        encoder = cls(feature_names)
+        encoder.columns_, encoder.categorical_dtypes_ = None, {}
+        return encoder._fit_width(owner, Columns((np.empty(0),) * d, 0))
+
+    def encode(self, X: Any) -> np.ndarray:
+        """The ``±1`` points of rows of 0/1 features (``0 -> +1``, ``1 -> -1``)."""
+        owner = "BinaryEncoder.encode"
+        self._check_fitted("encode")
+        data = self._select(owner, X)
+        index = np.empty((data.rows, self.n_features_in_), dtype=np.intp)
+        for j, column in enumerate(data.columns):
+            values = real_column(owner, self.feature_names[j], j, column)
+            bad = (values != 0) & (values != 1)
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"The 'X' parameter of {owner} must hold only 0 and 1; "
+                                 f"column {j} has {values[row].item()!r} at row {row}.")
+            index[:, j] = values.astype(np.intp)
+        return self._points(index)
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """``"name = 0"`` for ``bit = +1``, ``"name = 1"`` for ``bit = -1``."""
+        feature, allowed = self._locate(variable, bit, path)
+        return f"{self.feature_names[feature]} = {int(np.flatnonzero(allowed)[0])}"
+
+    def __repr__(self) -> str:
+        return "BinaryEncoder()"
+
+
+class QuantileEncoder(_Encoder):
+    """Equal-mass bins of each feature's data, selected by ``bits`` uniform bits.
+
+    Real-valued feature ``j``: the fitted rows are sorted and cut into
+    ``2**bits`` bins of (as nearly as ties allow) equal size, at thresholds
+    ``thresholds_[j]`` halfway between neighbouring distinct values, so bin
+    ``k`` is ``thresholds_[j][k-1] <= x < thresholds_[j][k]`` (open at the
+    ends). The most significant bit's cut splits the rows in half (at the
+    median) and each further bit's cut splits its parent bin's rows in half,
+    so without ties every bin holds the floor or the ceiling of
+    ``m / 2**bits`` of the ``m`` rows. With ties a cut cannot split a run of
+    equal values: it goes to the nearest place where the value changes that
+    leaves each side at least as many distinct values as it has bins (so any
+    feature with ``2**bits`` distinct values can be fitted); ``bin_mass_[j][k]``
+    is the fraction of rows in bin ``k`` (for a categorical feature: its
+    category's frequency over its number of bins). The decoded value of bin
+    ``k`` is the **median of the data in that bin**, so it satisfies the
+    bin's condition.
+
+    Categorical feature ``j`` (listed in ``categorical``): its categories
+    (``categories_[j]``: numbers, or strings and other sortable values) are
+    taken in sorted order, laid end to end with lengths equal to their data
+    frequencies, and bin ``k`` gets the category covering the point
+    ``(k + 1/2) / 2**bits``. A category then has probability ``(its bins) /
+    2**bits``, within ``2**-bits`` of its frequency. :meth:`encode` sends
+    every row of a category to one bin, its *home* (``home_bin_[j]``): its
+    first bin, or, for a category rarer than ``2**-bits`` that got no bin,
+    the bin covering its middle. Conditions (:meth:`describe`) list the
+    categories whose rows take a branch, so sibling conditions partition the
+    categories.
+
+    See the module docstring for the distribution the reconstructed tree is
+    accurate under (features independent, each with its discretised marginal).
+
+    Args:
+        bits: bits per feature, in ``[1, 16]``; ``2**bits`` bins.
+        categorical: the categorical columns, by index or by name (a
+            DataFrame's column or a feature name); ``"auto"`` takes every
+            column that does not hold numbers (strings, pandas categories)
+            and every column with fewer than ``2**bits`` distinct values.
+        feature_names: one name per column (default: a DataFrame's column
+            names, else ``x0, x1, ...``).
+        category_names: optional ``{column: {category: label}}`` (column by
+            index or name) for describing categorical columns.
+    """
+
+    def __init__(self, bits: int = 3, categorical: Iterable[int | str] | str = (),
+                 feature_names: Sequence[str] | None = None,
+                 category_names: Mapping[Any, Mapping[Any, str]] | None = None) -> None:
+        self.bits = bits
+        self.categorical = categorical
+        self.feature_names_arg = feature_names
+        self.category_names = category_names
+
+    def fit(self, X: Any) -> QuantileEncoder:
+        """Compute every feature's bins and representatives from the rows of ``X``.
+
+        ``X`` is a 2-D array or a pandas DataFrame.
+
+        Raises:
+            TypeError: ``X`` is not 2-D; a non-categorical column holds
+                non-numbers; bad parameter types.
+            ValueError: non-finite values or missing categories, fewer than
+                ``2**bits`` rows, a constant feature, a real feature with
+                fewer than ``2**bits`` distinct values, or a categorical
+                feature whose bins all go to one category.
+        """
+        owner = "QuantileEncoder.fit"
+        bits = check_int(owner, "bits", self.bits, 1, MAX_BITS)
+        data = read_columns(owner, X)
+        m, d = data.rows, len(data.columns)
+        if d < 1:
+            raise ValueError(f"The 'X' parameter of {owner} must have at least one column.")
+        n_bins = 1 << bits
+        if m < n_bins:
+            raise ValueError(f"The 'X' parameter of {owner} has {m} rows; bits={bits} "
+                             f"needs at least 2**bits = {n_bins} rows (one per bin). "
+                             "Lower bits or give more data.")
+        names = self._names(owner, self.feature_names_arg, data)
+        categorical = self._categorical(owner, data, names, n_bins)
+        labels = self._category_labels(owner, categorical, data, names)
+        table, masses = np.empty((d, n_bins)), np.empty((d, n_bins))
+        thresholds: dict[int, np.ndarray] = {}
+        categories: dict[int, np.ndarray] = {}
+        homes: dict[int, np.ndarray] = {}
+        for j, column in enumerate(data.columns):
+            if j in categorical:
+                values, inverse = category_values(owner, names[j], j, column)
+                _check_not_constant(owner, names[j], j, values)
+                table[j], masses[j], homes[j] = self._fit_categorical(
+                    owner, names[j], inverse, values, n_bins)
+                categories[j] = values
+            else:
+                column = real_column(owner, names[j], j, column)
+                _check_not_constant(owner, names[j], j, np.unique(column))
+                thresholds[j], table[j], masses[j] = self._fit_real(owner, names[j], column,
+                                                                    bits)
+        self._fit_layout(owner, data)
+        # Fitted state is assigned only once everything succeeded.
+        self.bits = bits
+        self.thresholds_ = thresholds
+        self.categories_ = categories
+        self.home_bin_ = homes
+        self.bin_mass_ = masses
+        self.categorical_ = frozenset(categorical)
+        self.category_labels_ = labels
+        self.feature_names = names
+        self.n_features_in_ = d
+        self.table_ = table
+        return self
+
+    def _categorical(self, owner: str, data: Columns, names: tuple[str, ...],
+                     n_bins: int) -> frozenset[int]:
+        given = self.categorical
+        if isinstance(given, str) and given == "auto":
+            return frozenset(j for j, column in enumerate(data.columns)
+                             if not is_numeric(column)
+                             or np.unique(column).size < n_bins)
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise TypeError(f"The 'categorical' parameter of {owner} must be \"auto\" or a "
+                            "sequence of column indices or names. Got "
+                            f"{given!r} instead.")
+        indices = tuple(self._column_index(owner, "categorical", entry, data, names)
+                        for entry in given)
+        if len(set(indices)) != len(indices):
+            raise ValueError(f"The 'categorical' parameter of {owner} lists a column "
+                             f"twice. Got {tuple(given)!r}.")
+        return frozenset(indices)
+
+    @staticmethod
+    def _column_index(owner: str, parameter: str, entry: Any, data: Columns,
+                      names: tuple[str, ...]) -> int:
+        d = len(data.columns)
+        if isinstance(entry, str):
+            labels = [str(label) for label in data.labels] if data.labels is not None else []
+            for known in (labels, list(names)):
+                if entry in known:
+                    return known.index(entry)
+            raise ValueError(f"The {parameter!r} parameter of {owner} names column "
+                             f"{entry!r}, which X does not have; its columns are "
+                             f"{list(data.labels) if data.labels is not None else list(names)}.")
+        return check_int(owner, parameter, entry, 0, d - 1)
+
+    def _category_labels(self, owner: str, categorical: frozenset[int], data: Columns,
+                         names: tuple[str, ...]) -> dict[int, dict]:
+        given = self.category_names or {}
+        if not isinstance(given, Mapping):
+            raise TypeError(f"The 'category_names' parameter of {owner} must be a mapping "
+                            f"{{column: {{category: label}}}}. Got {given!r} instead.")
+        out: dict[int, dict] = {}
+        for column, mapping in given.items():
+            j = self._column_index(owner, "category_names", column, data, names)
+            if j not in categorical or not isinstance(mapping, Mapping):
+                raise ValueError(f"The 'category_names' parameter of {owner} must map "
+                                 f"categorical columns {sorted(categorical)} to "
+                                 f"{{category: label}} mappings. Got {column!r}: {mapping!r}.")
+            out[j] = {_key(code): str(label) for code, label in mapping.items()}
+        return out
+
+    @staticmethod
+    def _fit_real(owner: str, name: str, column: np.ndarray,
+                  bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ordered = np.sort(column)
+        m, n_bins = ordered.size, 1 << bits
+        # A cut at position p puts ordered[:p] below it and ordered[p:] above.
+        # The most significant bit cuts all rows in half (at the median), and
+        # each further bit cuts its parent bin's rows in half, so without ties
+        # every bin holds the floor or ceiling of m / n_bins rows. Bins are
+        # intervals, so cuts sit where the value changes ("changes"); with ties
+        # the cut is the change nearest the halfway row that leaves each side
+        # at least as many distinct values as it has bins below it, which
+        # always exists once the feature has n_bins distinct values.
+        changes = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+        if changes.size + 1 < n_bins:
+            raise ValueError(
+                f"{owner}: feature {name!r} has {changes.size + 1} distinct values; "
+                f"bits={bits} needs at least 2**bits = {n_bins} (one per bin). Lower "
+                "bits, or list the column in categorical= (or pass categorical=\"auto\").")
+        positions = [0] * (n_bins + 1)
+        positions[n_bins] = m
+        step = n_bins // 2
+        while step:
+            for k in range(step, n_bins, 2 * step):
+                low, high = positions[k - step], positions[k + step]
+                ideal = low + (high - low) // 2
+                # changes[first:last + 1] leave >= step distinct values each side.
+                first = int(np.searchsorted(changes, low, side="right")) + step - 1
+                last = int(np.searchsorted(changes, high, side="left")) - step
+                assert first <= last
+                at = int(np.clip(np.searchsorted(changes, ideal), first, last))
+                if at > first and ideal - changes[at - 1] <= changes[at] - ideal:
+                    at -= 1  # the nearer change; the lower one on a tie
+                positions[k] = int(changes[at])
+            step //= 2
+        positions = positions[1:-1]
+        low, high = ordered[np.array(positions) - 1], ordered[positions]
+        cuts = low + (high - low) / 2
+        cuts = np.where(cuts > low, cuts, high)  # halfway may round down onto low
+        edges = [0, *positions, m]
+        medians = np.array([np.median(ordered[a:b]) for a, b in zip(edges, edges[1:])])
+        mass = np.diff(edges) / m
+        return cuts, medians, mass
+
+    @staticmethod
+    def _fit_categorical(owner: str, name: str, inverse: np.ndarray, values: np.ndarray,
+                         n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = inverse.size
+        counts = np.bincount(inverse, minlength=values.size)
+        # Integer arithmetic: bin k's centre (2k+1)/(2 n_bins) falls in category
+        # c when cum[c-1] <= (2k+1) m / (2 n_bins) < cum[c].
+        ends = np.cumsum(counts) * 2 * n_bins
+        centres = (2 * np.arange(n_bins) + 1) * m
+        chosen = np.searchsorted(ends, centres, side="right")
+        if np.unique(chosen).size < 2:
+            raise ValueError(f"{owner}: categorical feature {name!r} gets one category "
+                             f"({plain(values[chosen[0]])!r}) in all {n_bins} bins; raise "
+                             "bits or drop the feature.")
+        # Each bin stands for an equal share of its category's rows.
+        mass = counts[chosen] / m / np.bincount(chosen)[chosen]
+        # Home bin: a category's first bin, else the bin covering its middle,
+        # floor((cum[c-1] + cum[c]) n_bins / (2 m)).
+        starts = ends - counts * 2 * n_bins
+        homes = np.minimum((starts + ends) // (4 * m), n_bins - 1)
+        for k in range(n_bins - 1, -1, -1):
+            homes[chosen[k]] = k
+        return chosen.astype(np.float64), mass, homes.astype(np.intp)
+
+    def encode(self, X: Any) -> np.ndarray:
+        """The ``±1`` bits of the bin of each feature of each row of ``X``.
+
+        Rows of data become points of the oracle, e.g. to ask a reconstructed
+        tree about them. Real values go to the bin whose interval holds them;
+        every row of a category to its home bin (``home_bin_``); a category
+        not seen in ``fit`` raises ``ValueError``. A DataFrame's columns are
+        taken by name. ``decode(encode(X))`` replaces each real value by its
+        bin's representative and keeps categories.
+        """
+        owner = "QuantileEncoder.encode"
+        self._check_fitted("encode")
+        data = self._select(owner, X)
+        index = np.empty((data.rows, self.n_features_in_), dtype=np.intp)
+        for j, column in enumerate(data.columns):
+            name = self.feature_names[j]
+            if j in self.thresholds_:
+                values = real_column(owner, name, j, column)
+                index[:, j] = np.searchsorted(self.thresholds_[j], values, side="right")
+                continue
+            position = {_key(value): c for c, value in enumerate(self.categories_[j].tolist())}
+            homes = self.home_bin_[j]
+            for row, value in enumerate(column.tolist()):
+                c = position.get(_key(value))
+                if c is None:
+                    raise ValueError(f"{owner}: categorical feature {name!r} has no category "
+                                     f"{value!r} (row {row}); fit saw "
+                                     f"{[plain(v) for v in self.categories_[j]]}.")
+                index[row, j] = homes[c]
+        return self._points(index)
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The condition on the feature of ``variable`` given ``bit`` and its bits on ``path``.
+
+        Real feature: an interval such as ``"2.45 <= petal length < 4.75"``
+        (one-sided at the ends), or, when the allowed bins are not contiguous,
+        the intervals joined by ``" or "``. Categorical feature: ``"color in
+        {red, blue}"``, the categories whose rows (through their home bins)
+        take this branch; ``"color in {} (no data row)"`` when none does.
+        Numbers are shown to 4 significant digits; the exact cuts are in
+        ``thresholds_``.
+        """
+        feature, allowed = self._locate(variable, bit, path)
+        name = self.feature_names[feature]
+        if feature in self.categories_:
+            labels = self.category_labels_.get(feature, {})
+            shown = [labels.get(_key(value), _fmt(value))
+                     for value, home in zip(self.categories_[feature].tolist(),
+                                            self.home_bin_[feature]) if allowed[home]]
+            if not shown:
+                return f"{name} in {{}} (no data row)"
+            return f"{name} in {{{', '.join(shown)}}}"
+        cuts = self.thresholds_[feature]
+        runs, k = [], 0
+        while k < allowed.size:
+            if not allowed[k]:
+                k += 1
+                continue
+            start = k
+            while k < allowed.size and allowed[k]:
+                k += 1
+            runs.append((start, k))
+        parts = []
+        for start, stop in runs:
+            low = _fmt(cuts[start - 1]) if start > 0 else None
+            high = _fmt(cuts[stop - 1]) if stop < allowed.size else None
+            assert low is not None or high is not None  # the described bit halves the bins
+            if low is None:
+                parts.append(f"{name} < {high}")
+            elif high is None:
+                parts.append(f"{name} >= {low}")
+            else:
+                parts.append(f"{low} <= {name} < {high}")
+        return " or ".join(parts)
+
+    def __repr__(self) -> str:
+        given = self.categorical
+        if isinstance(given, str):
+            extra = f", categorical={given!r}"
+        else:
+            extra = f", categorical={tuple(given)!r}" if tuple(given) else ""
+        return f"QuantileEncoder(bits={self.bits!r}{extra})"
+
+
+def _check_not_constant(owner: str, name: str, j: int, values: np.ndarray) -> None:
+    if values.size < 2:
+        raise ValueError(f"{owner}: feature {name!r} (column {j}) is constant "
+                         f"({plain(values[0])!r}); drop it, its bits would be dead.")
+
+
+
+def _key(value: Any) -> Any:
+    """One dictionary key per category: numbers (and bools) as floats, anything else as is."""
+    value = plain(value)
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    return value

@@ -1,0 +1,473 @@
+"""A trained model as an oracle: :func:`from_estimator` and :class:`ModelOracle`.
+
+:func:`from_estimator` wraps a batched model (a scikit-learn-style estimator,
+a LightGBM model, a Pipeline, or a plain function of a 2-D array) as an
+:class:`lca.Oracle`. An encoder (:mod:`lca.models.encoders`) turns the
+oracle's ``±1`` points into the model's input rows, and the model's outputs
+become ``±1`` by an explicit rule: ``positive=`` class, or ``threshold=`` on
+a score. A model fitted with feature names (``feature_names_in_``) is called
+with a DataFrame under those names, as it was trained.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from lca.derive import Path
+from lca.models._data import MAX_FEATURES, make_frame, plain, stack
+from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
+from lca.oracle import Oracle, OracleError, check_points
+from lca._validate import check_int, check_real
+
+__all__ = [
+    "ModelOracle",
+    "from_estimator",
+]
+
+METHODS = ("predict", "predict_proba", "decision_function")
+
+
+class ModelOracle(Oracle):
+    """A batched model as an oracle; build it with :func:`from_estimator`.
+
+    ``query(points)`` decodes the points with the encoder, calls the model's
+    ``method`` once on the whole batch, and maps its outputs to ``±1``:
+    ``predict`` outputs equal to ``positive`` give ``+1``, every other known
+    class ``-1``; scores (``decision_function``, the ``positive`` column of
+    ``predict_proba``, or a regressor's ``predict``) give ``+1`` when
+    ``>= threshold``. Anything else a model returns (an unknown class, a
+    label the mapping cannot produce, NaN or complex scores, a wrong length,
+    shape or number of columns) raises :class:`lca.OracleError` naming the
+    model. The oracle is deterministic when the model is, and pickles
+    whenever the model does.
+
+    Attributes:
+        columns: the column names the model is called with (a DataFrame),
+            or ``None`` for an array.
+    """
+
+    def __init__(self, model: Any, encoder: _Encoder, method: str, auto: bool,
+                 positive: Any, threshold: float | None, classes: np.ndarray | None,
+                 column: int | None, name: str,
+                 columns: tuple[Any, ...] | None = None) -> None:
+        self.model = model
+        self.encoder = encoder
+        self.method = method
+        self.auto = auto
+        self.positive = positive
+        self.threshold = threshold
+        self.classes = classes
+        self.column = column
+        self.name = name
+        self.columns = columns
+        self.n = encoder.n_bits
+
+    def _call(self, features: Any) -> Any:
+        function = getattr(self.model, self.method, None)
+        rows = features.shape[0]
+        try:
+            raw = (function if function is not None else self.model)(features)
+        except Exception as error:
+            error.add_note(f"while calling {self.method} of model {self.name!r} on "
+                           f"{rows} rows")
+            raise
+        return np.asarray(raw)
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        if not (isinstance(points, np.ndarray) and points.dtype == np.int8
+                and points.ndim == 2 and points.shape[1] == self.n):
+            # The library always sends int8 (m, n); validate anything else a user sends.
+            points = check_points(points, self.n, what=f"points of {self.name!r}")
+        return self._map(self._call(self._inputs(points)), points.shape[0])
+
+    def _inputs(self, points: np.ndarray) -> Any:
+        """The model's input rows for ``points``: a DataFrame under ``columns`` or an array."""
+        values = self.encoder._decode_values(points)
+        if self.columns is None and not self.encoder.categories_:
+            return values
+        return self._for_model(self.encoder._columns_of(values))
+
+    def _for_model(self, columns: list[np.ndarray]) -> Any:
+        """Columns in the encoder's order as the model takes them."""
+        if self.columns is None:
+            return stack(columns)
+        labels = self.encoder.columns_ if self.encoder.columns_ is not None else self.columns
+        frame = make_frame(columns, labels, self.encoder.categorical_dtypes_)
+        # Fitted on the same columns in another order: the model's order.
+        return frame if tuple(labels) == self.columns else frame[list(self.columns)]
+
+    def label_rows(self, X: Any) -> np.ndarray:
+        """The model's ``±1`` label of each row of data ``X`` (array or DataFrame).
+
+        The model is called on the rows as :meth:`query` calls it on decoded
+        points (a DataFrame's columns taken by name, a DataFrame under the
+        model's column names when it was fitted with them), through the same
+        mapping to ``±1``.
+        """
+        data = self.encoder._select("ModelOracle.label_rows", X)
+        features = self._for_model(list(data.columns))
+        return self._map(self._call(features), data.rows)
+
+    def _map(self, outputs: np.ndarray, m: int) -> np.ndarray:
+        if self.threshold is None:
+            return self._labels(outputs, m)
+        return self._scores(outputs, m)
+
+    def _fail(self, message: str) -> OracleError:
+        return OracleError(f"model {self.name!r} ({self.method}) {message}")
+
+    def _labels(self, outputs: np.ndarray, m: int) -> np.ndarray:
+        if outputs.ndim == 2 and outputs.shape[1:] == (1,):
+            outputs = outputs[:, 0]
+        if outputs.shape != (m,):
+            raise self._fail(f"returned shape {outputs.shape} for {m} rows; expected "
+                             f"({m},) or ({m}, 1) class labels")
+        if self.classes is not None:
+            known = np.zeros(m, dtype=bool)
+            if _numeric(outputs) == _numeric(self.classes):
+                if self.classes.size <= 8:  # a few comparisons beat np.isin's set-up
+                    for label in self.classes:
+                        known |= outputs == label
+                else:
+                    known = np.isin(outputs, self.classes)
+        elif (np.issubdtype(outputs.dtype, np.number) and outputs.dtype.kind != "c") \
+                or outputs.dtype == np.bool_:
+            known = (outputs == 0) | (outputs == 1) | (outputs == -1)
+        else:
+            known = np.zeros(m, dtype=bool)
+        if not known.all():
+            bad = outputs[~known][0]
+            bad = bad.item() if isinstance(bad, np.generic) else bad
+            expected = (f"one of its classes {self.classes.tolist()}" if self.classes is not
+                        None else "a binary label in {0, 1} or {-1, +1}")
+            raise self._fail(f"returned {bad!r}, which the mapping does not know; expected "
+                             f"{expected}")
+        if self.classes is None and self.positive in (0, -1):
+            # 0/1 labels and ±1 labels cannot both be meant: positive=0 says 0/1,
+            # positive=-1 says ±1, so the other convention's label is a mix-up
+            # under which one side of the mapping could never be produced.
+            other = -1 if self.positive == 0 else 0
+            if (outputs == other).any():
+                raise self._fail(
+                    f"returned {other}, but positive={self.positive!r} means "
+                    f"{'0/1' if other == -1 else '±1'} labels, so this model's labels "
+                    f"{'{-1, +1}' if other == -1 else '{0, 1}'} could never map to +1 "
+                    f"through positive={self.positive!r}; pass positive=1 or "
+                    f"positive={other}")
+        return np.where(outputs == self.positive, 1, -1).astype(np.int8)
+
+    def _scores(self, outputs: np.ndarray, m: int) -> np.ndarray:
+        if outputs.dtype.kind == "c":
+            raise self._fail(f"returned complex scores (dtype {outputs.dtype}); threshold="
+                             f"{self.threshold!r} needs real scores")
+        if self.method == "predict_proba" and self.classes is not None:
+            if outputs.ndim != 2 or outputs.shape != (m, self.classes.size):
+                raise self._fail(
+                    f"returned shape {outputs.shape} for {m} rows; a model with classes "
+                    f"{self.classes.tolist()} must return ({m}, {self.classes.size}) "
+                    f"probabilities, one column per class, for positive="
+                    f"{self.positive!r} to pick one")
+        if outputs.ndim == 2 and self.column is not None and outputs.shape[1] > 1:
+            if self.column >= outputs.shape[1]:
+                raise self._fail(f"returned {outputs.shape[1]} score columns; positive="
+                                 f"{self.positive!r} asks for column {self.column}")
+            outputs = outputs[:, self.column]
+        elif outputs.ndim == 2 and outputs.shape[1] == 1:
+            outputs = outputs[:, 0]
+        if outputs.shape != (m,):
+            raise self._fail(f"returned shape {outputs.shape} for {m} rows; expected "
+                             f"({m},) scores" + ("" if self.column is None else
+                                                 f" or ({m}, k) with k > {self.column}"))
+        if outputs.dtype == np.bool_ or not np.issubdtype(outputs.dtype, np.number):
+            raise self._fail(f"returned dtype {outputs.dtype}; expected numeric scores")
+        scores = outputs.astype(np.float64)
+        finite = np.isfinite(scores)
+        if not finite.all():
+            raise self._fail(f"returned {scores[~finite][0]} at row "
+                             f"{int(np.flatnonzero(~finite)[0])}; scores must be finite")
+        if self.method == "predict_proba" and (scores.min() < 0 or scores.max() > 1):
+            bad = scores[(scores < 0) | (scores > 1)][0]
+            raise self._fail(f"returned probability {bad}; expected values in [0, 1]")
+        return np.where(scores >= self.threshold, 1, -1).astype(np.int8)
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The condition ``variable = bit`` as the encoder reads it, e.g. ``"age >= 40.5"``."""
+        return self.encoder.describe(variable, bit, path)
+
+    def feature_of(self, variable: int) -> str:
+        """The name of the feature that owns ``variable`` (for node labels)."""
+        return self.encoder.feature_of(variable)
+
+    @property
+    def label_names(self) -> tuple[str, str]:
+        """Readable names of the ``-1`` and ``+1`` answers, e.g. ``("malignant", "benign")``."""
+        positive = plain(self.positive)
+        if self.classes is not None and (self.threshold is None or self.method ==
+                                         "predict_proba" or self.classes.size == 2):
+            others = [c for c in self.classes.tolist() if c != _positive_class(self)]
+            if len(others) == 1:
+                return str(others[0]), str(_positive_class(self))
+            return f"not {_positive_class(self)}", str(_positive_class(self))
+        if self.threshold is None:
+            return f"not {positive}", str(positive)
+        score = (f"{self.method}[:, {self.column}]" if self.column is not None
+                 else self.method)
+        return f"{score} < {self.threshold:g}", f"{score} >= {self.threshold:g}"
+
+    def __repr__(self) -> str:
+        rule = (f"positive={self.positive!r}" if self.threshold is None else
+                f"score >= {self.threshold!r}" + (f" (column of {self.positive!r})"
+                                                   if self.column is not None else ""))
+        how = " (auto)" if self.auto else ""
+        return (f"<ModelOracle {self.name!r} n={self.n} method={self.method!r}{how} "
+                f"{rule} encoder={self.encoder!r}>")
+
+
+
+def _positive_class(oracle: ModelOracle) -> Any:
+    """The class on the ``+1`` side (a binary model's decision_function scores classes_[1])."""
+    if oracle.positive is None and oracle.classes is not None:
+        return oracle.classes.tolist()[-1]
+    return plain(oracle.positive)
+
+
+def _classes(model: Any) -> np.ndarray | None:
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        return None
+    if isinstance(classes, list) and classes and isinstance(classes[0], np.ndarray):
+        raise TypeError("lca.models.from_estimator: multi-output models (a list of "
+                        "classes_ arrays) are not supported; wrap one output at a time.")
+    classes = np.asarray(classes)
+    if classes.ndim != 1:
+        raise TypeError("lca.models.from_estimator: the model's classes_ must be 1-D. "
+                        f"Got shape {classes.shape}.")
+    return classes
+
+
+def _pick_method(model: Any, method: Any, threshold: Any, owner: str) -> tuple[str, bool]:
+    has = [name for name in METHODS if callable(getattr(model, name, None))]
+    if method is not None:
+        if method not in METHODS:
+            raise ValueError(f"The 'method' parameter of {owner} must be one of "
+                             f"{METHODS} or None. Got {method!r} instead.")
+        if has and method not in has:
+            raise ValueError(f"{owner}: model {type(model).__name__} has no method "
+                             f"{method!r} (it has {has}).")
+        if not has and not callable(model):
+            raise TypeError(f"The 'model' parameter of {owner} must be callable or have "
+                            f"one of the methods {METHODS}. Got {type(model).__name__}.")
+        return method, False
+    if not has and not callable(model):
+        raise TypeError(f"The 'model' parameter of {owner} must be callable or have one "
+                        f"of the methods {METHODS}. Got {type(model).__name__}.")
+    if threshold is None:
+        if has and "predict" not in has:
+            raise ValueError(f"{owner}: model {type(model).__name__} has no predict; "
+                             f"pass threshold= to threshold its {has[0]} scores.")
+        return "predict", True
+    if not has:
+        return "decision_function", True
+    scorers = [name for name in ("decision_function", "predict_proba") if name in has]
+    if len(scorers) == 2:
+        raise ValueError(f"{owner}: threshold={threshold!r} is ambiguous for "
+                         f"{type(model).__name__}, which has both decision_function and "
+                         "predict_proba; pass method='decision_function' or "
+                         "method='predict_proba'.")
+    if not scorers:
+        if _classes(model) is None:
+            return "predict", True  # a regressor: its predictions are the scores
+        raise ValueError(f"{owner}: threshold= needs scores, but classifier "
+                         f"{type(model).__name__} has neither decision_function nor "
+                         "predict_proba; use positive= with predict instead.")
+    return scorers[0], True
+
+
+def from_estimator(model: Any, encoder: _Encoder | None = None, *, positive: Any = None,
+                   method: str | None = None, threshold: float | None = None,
+                   n: int | None = None) -> ModelOracle:
+    """Wrap a batched model as an :class:`lca.Oracle` (a picklable :class:`ModelOracle`).
+
+    The model is any object with ``predict``, ``predict_proba`` or
+    ``decision_function`` (scikit-learn style), or a plain function of a 2-D
+    array; it is called once per batch of points, on the encoder's decoded
+    rows: a DataFrame under the model's ``feature_names_in_`` when it was
+    fitted with names, so it sees what it was trained on.
+
+    Output mapping to ``±1`` (always explicit):
+
+    * labels (``method='predict'``): ``positive`` is the class mapped to
+      ``+1``; every other class maps to ``-1``. Labels may be ints, bools,
+      floats, strings, ``(m,)`` or ``(m, 1)``. A model with ``classes_`` may
+      only return those classes; one without must return ``0/1`` or ``±1``
+      labels (``positive=0`` means 0/1 labels and ``positive=-1`` means ±1
+      labels; a label of the other convention is an error).
+    * scores (``method='decision_function'`` or ``'predict_proba'``, or
+      ``'predict'`` of a regressor, a model without ``classes_``): ``+1``
+      when the score is ``>= threshold``. A 1-D (or ``(m, 1)``) output is the
+      score; with several columns the column of class ``positive`` (by
+      ``classes_``; an int column index for models without it) is used.
+      ``predict_proba`` of a model with ``classes_`` must return one column
+      per class.
+
+    ``method=None`` picks ``'predict'`` when no ``threshold`` is given, else
+    the model's one scoring method (both present is ambiguous and raises;
+    ``predict`` for a regressor); ``repr`` says which and that it was picked
+    automatically. For a plain function, ``method`` only says what its
+    output means.
+
+    Args:
+        model: the fitted model (or batched function).
+        encoder: a *fitted* encoder (:class:`QuantileEncoder`,
+            :class:`BinaryEncoder`). ``None`` means the model takes the
+            bits as 0/1 features directly (``+1 -> 0``, ``-1 -> 1``); then
+            ``n=`` is required, to say so (lca cannot see whether a fitted
+            model's features are 0/1), and names come from
+            ``model.feature_names_in_`` when present.
+        positive: the class mapped to ``+1`` (labels), or whose score column
+            is thresholded.
+        method: ``'predict'``, ``'predict_proba'``, ``'decision_function'``
+            or ``None`` (automatic).
+        threshold: the score cut for scoring methods.
+        n: the number of 0/1 features when ``encoder`` is ``None``, at most
+            ``2**20``; with an encoder, optional and checked.
+
+    Raises:
+        TypeError: wrong argument types, an unfitted encoder, a model that
+            is neither callable nor has a known method.
+        ValueError: an ambiguous or inconsistent mapping (e.g. ``positive``
+            not among ``classes_``, a multi-class model without ``positive``,
+            ``threshold`` with a classifier's ``predict``), no encoder and no
+            ``n``, or sizes that disagree.
+    """
+    owner = "lca.models.from_estimator"
+    method, auto = _pick_method(model, method, threshold, owner)
+    classes = _classes(model)
+    name = getattr(model, "__name__", None) or type(model).__name__
+    if threshold is not None:
+        threshold = check_real(owner, "threshold", threshold, -math.inf, math.inf)
+    elif method != "predict":
+        raise ValueError(f"{owner}: method={method!r} gives scores; pass threshold= "
+                         "(score >= threshold maps to +1).")
+    if method == "predict" and threshold is not None and classes is not None:
+        raise ValueError(f"{owner}: threshold= applies to scores, not to predict's "
+                         "labels; pass method='decision_function' or 'predict_proba', "
+                         "or drop threshold.")
+    column = None
+    if method == "predict" and threshold is None:
+        if positive is None:
+            detail = (f" (its classes are {classes.tolist()})" if classes is not None else "")
+            raise ValueError(f"{owner}: pass positive=, the class of {name}{detail} that "
+                             "maps to +1 (every other class maps to -1).")
+        if classes is not None and not _among(positive, classes):
+            raise ValueError(f"{owner}: positive={positive!r} is not one of the model's "
+                             f"classes {classes.tolist()}.")
+        if classes is None and not (isinstance(positive, (Real, np.number, bool))
+                                    and positive in (0, 1, -1)):
+            raise ValueError(f"{owner}: model {name} has no classes_, so its labels must "
+                             "be 0/1 or ±1 and positive= one of them. "
+                             f"Got positive={positive!r}.")
+    elif method == "predict":
+        if positive is not None:
+            raise ValueError(f"{owner}: positive={positive!r} has no meaning for the "
+                             f"predictions of regressor {name}, which are thresholded: "
+                             "predict >= threshold maps to +1; drop positive.")
+    elif positive is not None:
+        column = _column(owner, name, positive, classes)
+    elif classes is not None and classes.size > 2:
+        raise ValueError(f"{owner}: {name} has {classes.size} classes "
+                         f"{classes.tolist()}; pass positive= to choose the score column.")
+    elif method == "predict_proba" and classes is not None:
+        raise ValueError(f"{owner}: pass positive= (one of {classes.tolist()}) to choose "
+                         "which class's probability is thresholded.")
+    if method == "decision_function" and classes is not None and classes.size == 2 and \
+            column == 0:
+        raise ValueError(f"{owner}: the decision_function of a binary model scores its "
+                         f"second class {classes.tolist()[1]!r}; use "
+                         f"positive={classes.tolist()[1]!r} (or "
+                         "None) and a threshold on that score.")
+    if method == "decision_function" and classes is not None and classes.size == 2:
+        column = None  # a binary model's decision_function has one column
+    encoder = _encoder_for(owner, model, name, encoder, n)
+    width = getattr(model, "n_features_in_", None)
+    if width is not None and int(width) != encoder.n_features_in_:
+        raise ValueError(f"{owner}: model {name} takes {int(width)} features but the "
+                         f"encoder produces {encoder.n_features_in_}.")
+    return ModelOracle(model, encoder, method, auto, positive, threshold, classes, column,
+                       name, _model_columns(owner, model, name, encoder))
+
+
+def _model_columns(owner: str, model: Any, name: str,
+                   encoder: _Encoder) -> tuple[Any, ...] | None:
+    """The column names to call the model with, or None to call it with an array.
+
+    A model fitted with names (``feature_names_in_``) gets a DataFrame under
+    them; a scikit-learn-style model fitted without (``n_features_in_`` but no
+    names) gets an array; anything else gets what the encoder was fitted on.
+    """
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        names = tuple(names.tolist() if isinstance(names, np.ndarray) else names)
+        if encoder.columns_ is not None and set(encoder.columns_) != set(names):
+            raise ValueError(f"{owner}: model {name} was fitted on columns "
+                             f"{list(names)!r} but the encoder on {list(encoder.columns_)!r}.")
+        return names
+    if getattr(model, "n_features_in_", None) is not None:
+        return None
+    return encoder.columns_
+
+
+def _numeric(array: np.ndarray) -> bool:
+    return array.dtype == np.bool_ or np.issubdtype(array.dtype, np.number)
+
+
+def _among(value: Any, classes: np.ndarray) -> bool:
+    # Python equality, so that 1 == 1.0 == True and a string never equals a number.
+    return any(value == known for known in classes.tolist())
+
+
+def _column(owner: str, name: str, positive: Any, classes: np.ndarray | None) -> int:
+    if classes is not None:
+        where = [i for i, known in enumerate(classes.tolist()) if known == positive]
+        if len(where) != 1:
+            raise ValueError(f"{owner}: positive={positive!r} is not one of the model's "
+                             f"classes {classes.tolist()}.")
+        return where[0]
+    if isinstance(positive, bool) or not isinstance(positive, Integral) or positive < 0:
+        raise ValueError(f"{owner}: model {name} has no classes_, so positive= must be "
+                         f"the int column index of the score to use. Got {positive!r}.")
+    return int(positive)
+
+
+def _encoder_for(owner: str, model: Any, name: str, encoder: Any, n: Any) -> _Encoder:
+    if encoder is None:
+        width = getattr(model, "n_features_in_", None)
+        if n is None:
+            if width is None:
+                raise ValueError(f"{owner}: the model has no n_features_in_; pass n=, the "
+                                 "number of 0/1 features it takes, or an encoder.")
+            raise ValueError(
+                f"{owner}: no encoder given, so model {name} would get 0/1 features, and "
+                f"lca cannot see whether its {int(width)} features are 0/1. For real-valued "
+                "or categorical features pass encoder=QuantileEncoder().fit(X) (or use "
+                "lca.models.Surrogate(model).fit(X)); for 0/1 features pass "
+                f"encoder=BinaryEncoder().fit(X), which checks, or n={int(width)}.")
+        n = check_int(owner, "n", n, 1, MAX_FEATURES)
+        names = getattr(model, "feature_names_in_", None)
+        names = None if names is None else [str(label) for label in names]
+        return BinaryEncoder.of_width(owner, n, names)
+    if not isinstance(encoder, (BinaryEncoder, QuantileEncoder)):
+        raise TypeError(f"The 'encoder' parameter of {owner} must be a fitted "
+                        "lca.models encoder (QuantileEncoder or BinaryEncoder) or None. "
+                        f"Got {type(encoder).__name__} instead.")
+    if not hasattr(encoder, "table_"):
+        raise TypeError(f"The 'encoder' parameter of {owner} must be fitted: call "
+                        f"{type(encoder).__name__}(...).fit(X) first.")
+    if n is not None and check_int(owner, "n", n, 1, MAX_FEATURES) != encoder.n_bits:
+        raise ValueError(f"{owner}: n={n} disagrees with the encoder's n_bits="
+                         f"{encoder.n_bits}.")
+    return encoder

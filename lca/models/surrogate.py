@@ -1,0 +1,528 @@
+"""Distil a trained model into one fixed, readable decision tree: :class:`Surrogate`.
+
+A scikit-learn-style estimator around :func:`lca.models.from_estimator` and
+:class:`lca.Reconstructor`: ``fit(X)`` learns only the encoder from the rows
+(no labels: the model is the oracle); every answer after that is the value of
+one fixed tree ``T_seed``, built locally, the path of each row with a bounded
+number of model queries, identical in every process.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lca import derive
+from lca.derive import Path
+from lca.export import ReconstructedTree
+from lca.models._data import is_frame, is_series, plain
+from lca.models._state import encoder_from_state, encoder_state
+from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
+from lca.models.oracle import ModelOracle, _classes, from_estimator
+from lca._validate import check_int, check_seed
+from lca.decisions import LeafDecision, NodeDecision
+from lca.params import Params
+from lca.reconstruct import Reconstructor
+
+__all__ = [
+    "Agreement",
+    "Fidelity",
+    "Rules",
+    "Surrogate",
+]
+
+FORMAT = "lca.models.Surrogate"
+FORMAT_VERSION = 1
+MAX_DEPTH = 30
+_PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules that decide one row: its path in ``T_seed`` and the leaf it reaches.
+
+    Attributes:
+        conditions: the readable condition of each step, root first.
+        prediction: the surrogate's answer, in the model's labels.
+        path: the ``(variable, bit)`` steps of the path.
+        leaf: the leaf's decision (label and the samples behind it).
+    """
+
+    conditions: tuple[str, ...]
+    prediction: Any
+    path: Path
+    leaf: LeafDecision
+
+    def __str__(self) -> str:
+        agree = (self.leaf.samples + self.leaf.label * self.leaf.total) // 2
+        rules = " AND ".join(self.conditions) or "(every row)"
+        return (f"{rules} => {self.prediction!r} (leaf: {agree}/{self.leaf.samples} "
+                "samples agree)")
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """The share of ``rows`` on which the tree and the model agree, with a 95% half-width.
+
+    ``halfwidth`` is Hoeffding's, ``sqrt(ln(2/0.05) / (2 rows))``: the
+    interval ``rate ± halfwidth`` holds the true agreement with probability at
+    least 95% when the rows are independent draws (from the product
+    distribution, or from the data distribution for data rows).
+    """
+
+    rate: float
+    halfwidth: float
+    rows: int
+
+    def __str__(self) -> str:
+        return f"{self.rate:.3f} ± {self.halfwidth:.3f} ({self.rows} rows)"
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """Agreement of the surrogate with its model on the product distribution and on data."""
+
+    product: Agreement
+    data: Agreement | None = None
+
+    def __str__(self) -> str:
+        text = f"on the product distribution {self.product}"
+        return text + (f"; on the data {self.data}" if self.data is not None else "")
+
+
+class Surrogate:
+    """A trained model distilled into one fixed decision tree ``T_seed`` (scikit-learn style).
+
+    ``fit(X)`` takes the rows the model works on (an array or a pandas
+    DataFrame; no labels) and fits the encoder: real-valued columns are cut
+    into ``2**bits`` equal-mass bins, categorical ones (by name, strings
+    welcome) keep their categories, and feature names come from the columns.
+    After that the surrogate is the tree ``T_seed`` that
+    :class:`lca.Reconstructor` builds with the model as oracle, under the
+    encoder's product distribution (features independent, each with its
+    discretised data marginal; see :mod:`lca.models.encoders`). Nothing of
+    the tree is built at fit time: :meth:`predict` and :meth:`explain` build
+    the paths they need (cached), :meth:`tree` the whole tree. Every answer
+    is a deterministic function of ``(model, X, parameters)``.
+
+    The tree answers one yes/no question, the *positive side*:
+
+    * a binary classifier: the model predicts ``positive`` (default: its
+      ``classes_[1]``); with ``threshold=`` its probability of ``positive``
+      (``predict_proba``, else ``decision_function``) is ``>= threshold``.
+      ``predict`` returns the model's labels; ``classes_`` is
+      ``[other class, positive]``.
+    * a multi-class classifier: ``positive=`` is required, the question is
+      "the model predicts ``positive``" (one surrogate per class for all of
+      them); ``classes_`` is ``[False, True]``.
+    * a regressor (no ``classes_``): ``threshold=`` is required, the
+      question is ``model.predict(x) >= threshold``; ``classes_`` is
+      ``[False, True]``.
+
+    Args:
+        model: the fitted model (anything :func:`lca.models.from_estimator`
+            takes).
+        positive: the class on the positive side (see above).
+        threshold: a cut on scores (probabilities, decision values, or a
+            regressor's predictions).
+        depth: the depth cap of the tree.
+        seed: selects the tree ``T_seed``.
+        params: ``None`` for ``lca.Params.efficient(n, depth=depth)``; a
+            mapping of keyword arguments for :meth:`lca.Params.efficient`
+            (e.g. ``{"pairs": 128}``); or a full :class:`lca.Params` (its
+            ``n`` must be the encoder's number of bits, and its own depth is
+            used).
+        encoder: an unfitted (or fitted: it is refitted on ``X``) encoder;
+            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``.
+
+    Fitted attributes: ``encoder_``, ``oracle_`` (the
+    :class:`lca.models.ModelOracle`), ``params_``, ``reconstructor_``,
+    ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for a
+    DataFrame).
+    """
+
+    def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
+                 depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
+                 encoder: _Encoder | None = None) -> None:
+        self.model = model
+        self.positive = positive
+        self.threshold = threshold
+        self.depth = depth
+        self.seed = seed
+        self.params = params
+        self.encoder = encoder
+
+    # -- scikit-learn protocol -------------------------------------------------
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's arguments (``deep`` is accepted for scikit-learn and unused)."""
+        return {name: getattr(self, name) for name in _PARAMS}
+
+    def set_params(self, **params: Any) -> Surrogate:
+        """Set constructor arguments; refit afterwards. Returns self."""
+        for name, value in params.items():
+            if name not in _PARAMS:
+                raise ValueError(f"Invalid parameter {name!r} for estimator Surrogate. "
+                                 f"Valid parameters are: {list(_PARAMS)!r}.")
+            setattr(self, name, value)
+        return self
+
+    def __sklearn_clone__(self) -> Surrogate:
+        # The model is the oracle, not a sub-estimator to refit: a clone keeps
+        # the same fitted model (scikit-learn's clone would return an unfitted copy).
+        params = self.get_params()
+        params["encoder"] = copy.deepcopy(self.encoder)
+        params["params"] = copy.deepcopy(self.params)
+        return type(self)(**params)
+
+    def __repr__(self) -> str:
+        given = {name: getattr(self, name) for name in _PARAMS[1:]}
+        defaults = {"positive": None, "threshold": None, "depth": 12, "seed": 0,
+                    "params": None, "encoder": None}
+        extra = "".join(f", {k}={v!r}" for k, v in given.items() if v is not defaults[k]
+                        and v != defaults[k])
+        return f"Surrogate({type(self.model).__name__}{extra})"
+
+    # -- fitting -----------------------------------------------------------------
+
+    def fit(self, X: Any, y: Any = None) -> Surrogate:
+        """Fit the encoder on the rows of ``X`` and set up the tree; returns self.
+
+        ``y`` is ignored (accepted so pipelines can pass it): the labels
+        come from the model. No model query is spent here beyond what
+        validation needs (none).
+
+        Raises:
+            TypeError, ValueError: bad parameters, data the encoder refuses
+                (with the column named), or a model/mapping that
+                :func:`lca.models.from_estimator` refuses.
+        """
+        owner = "Surrogate.fit"
+        depth = check_int(owner, "depth", self.depth, 0, MAX_DEPTH)
+        seed = check_seed("Surrogate", self.seed)
+        positive, method = self._mapping(owner)
+        if self.encoder is None:
+            encoder: _Encoder = QuantileEncoder(bits=3, categorical="auto")
+        elif isinstance(self.encoder, (QuantileEncoder, BinaryEncoder)):
+            encoder = copy.deepcopy(self.encoder)
+        else:
+            raise TypeError(f"The 'encoder' parameter of {owner} must be a QuantileEncoder, "
+                            f"a BinaryEncoder or None. Got {type(self.encoder).__name__} "
+                            "instead.")
+        encoder.fit(X)
+        oracle = from_estimator(self.model, encoder, positive=positive, method=method,
+                                threshold=self.threshold)
+        params = self._params(owner, oracle.n, depth)
+        self.encoder_ = encoder
+        self.oracle_ = oracle
+        self.params_ = params
+        self.reconstructor_ = Reconstructor(oracle, params)
+        self.seed_ = seed
+        self.classes_ = self._classes_of(oracle)
+        self.n_features_in_ = encoder.n_features_in_
+        if is_frame(X):
+            self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.tree_: ReconstructedTree | None = None
+        return self
+
+    def _mapping(self, owner: str) -> tuple[Any, str | None]:
+        """The ``positive`` and ``method`` to wrap the model with."""
+        classes = _classes(self.model)
+        name = type(self.model).__name__
+        positive = self.positive
+        if classes is None:
+            if self.threshold is None and positive is None:
+                raise ValueError(
+                    f"{owner}: model {name} has no classes_ (a regressor or a plain "
+                    "function); pass threshold= (model.predict(x) >= threshold is the "
+                    "positive side), or positive= for a function with 0/1 or ±1 labels.")
+            return positive, None
+        if positive is None:
+            if classes.size > 2:
+                raise ValueError(
+                    f"{owner}: model {name} has {classes.size} classes "
+                    f"{classes.tolist()}, and a surrogate tree answers one yes/no "
+                    "question. Pass positive=c for 'the model predicts c' (predict "
+                    "then returns True/False); for every class fit one surrogate per "
+                    "class: {c: Surrogate(model, positive=c).fit(X) for c in "
+                    "model.classes_}.")
+            positive = classes.tolist()[-1]
+        if self.threshold is None:
+            return positive, None
+        if callable(getattr(self.model, "predict_proba", None)):
+            return positive, "predict_proba"
+        # decision_function of a binary model scores classes_[1]; from_estimator
+        # refuses positive=classes_[0] with it rather than flip silently.
+        return (None if classes.size == 2 and positive == classes.tolist()[-1]
+                else positive), None
+
+    def _params(self, owner: str, n: int, depth: int) -> Params:
+        given = self.params
+        if given is None:
+            return Params.efficient(n, depth=depth)
+        if isinstance(given, Params):
+            if given.n != n:
+                raise ValueError(f"The 'params' parameter of {owner} has n={given.n}, but "
+                                 f"the encoder makes {n} bits of these data; pass a mapping "
+                                 "of Params.efficient arguments (e.g. {'pairs': 128}) to "
+                                 "have n filled in.")
+            return given
+        if not isinstance(given, Mapping):
+            raise TypeError(f"The 'params' parameter of {owner} must be None, an lca.Params "
+                            "or a mapping of Params.efficient arguments. Got "
+                            f"{type(given).__name__} instead.")
+        try:
+            return Params.efficient(n, **{"depth": depth, **given})
+        except TypeError as error:
+            raise TypeError(f"The 'params' parameter of {owner} must hold arguments of "
+                            f"lca.Params.efficient. Got {dict(given)!r} ({error}).") from error
+
+    @staticmethod
+    def _classes_of(oracle: ModelOracle) -> np.ndarray:
+        classes = oracle.classes
+        if classes is not None and classes.size == 2:
+            values = classes.tolist()
+            positive = values[-1] if oracle.positive is None else oracle.positive
+            other = [c for c in values if c != positive][0]
+            return np.array([other, positive], dtype=classes.dtype)
+        return np.array([False, True])
+
+    def _check_fitted(self, owner: str) -> None:
+        if not hasattr(self, "encoder_"):
+            raise ValueError(f"This Surrogate is not fitted yet; call fit(X) before "
+                             f"{owner}.")
+
+    # -- answers -------------------------------------------------------------------
+
+    def _answers(self, points: np.ndarray) -> np.ndarray:
+        if self.tree_ is not None and self.tree_.complete:
+            return self.tree_.query(points)
+        return self.reconstructor_.answer_many(points, self.seed_)
+
+    def _labels(self, answers: np.ndarray) -> np.ndarray:
+        return np.where(answers > 0, self.classes_[1], self.classes_[0])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The tree's answer on every row of ``X``, in the model's labels (``classes_``).
+
+        Rows are encoded (:meth:`QuantileEncoder.encode`) and answered by
+        ``T_seed``: the same answers as ``tree().query`` on the encoded rows
+        and as :meth:`explain`, in any process.
+        """
+        self._check_fitted("predict")
+        return self._labels(self._answers(self.encoder_.encode(X)))
+
+    def explain(self, row: Any) -> Rules:
+        """The rules that decide one row: its path in ``T_seed``, built locally.
+
+        ``row`` is one row: a 1-D sequence, a pandas Series, or a 2-D array
+        or DataFrame with one row.
+        """
+        self._check_fitted("explain")
+        z = self.encoder_.encode(_one_row(row))[0]
+        if self.tree_ is not None and self.tree_.complete:
+            path: Path = ()
+            conditions = []
+            decision = self.tree_.decisions[()]
+            while isinstance(decision, NodeDecision):
+                bit = int(z[decision.variable])
+                conditions.append(self.tree_.conditions[path][0 if bit < 0 else 1])
+                path += ((decision.variable, bit),)
+                decision = self.tree_.decisions[path]
+            assert isinstance(decision, LeafDecision)
+            return Rules(tuple(conditions), plain(self._labels(np.array([decision.label]))[0]),
+                         path, decision)
+        explained = self.reconstructor_.explain(z, self.seed_)
+        return Rules(explained.conditions,
+                     plain(self._labels(np.array([explained.label]))[0]),
+                     explained.path, explained.leaf)
+
+    def tree(self, depth: int | None = None, *, progress: bool = False) -> ReconstructedTree:
+        """``T_seed`` decided down to ``depth`` (``None``: the whole tree), readable.
+
+        The whole tree is kept and then answers :meth:`predict` and
+        :meth:`explain` (the same answers as the reconstructor's).
+        ``progress=True`` draws a tqdm bar on stderr over the decisions.
+        """
+        self._check_fitted("tree")
+        owner = "Surrogate.tree"
+        if depth is not None:
+            depth = check_int(owner, "depth", depth, 0)
+        if self.tree_ is not None and self.tree_.complete:
+            if depth is None:
+                return self.tree_
+            return _cut(self.tree_, depth)
+        if not hasattr(self, "reconstructor_"):
+            raise ValueError(f"{owner}: this Surrogate was read from JSON without its model "
+                             "and holds no complete tree.")
+        levels = self.params_.path_length if depth is None else min(depth,
+                                                                     self.params_.path_length)
+        tree = self.reconstructor_.materialize(
+            self.seed_, depth, progress=progress,
+            max_decisions=max(1 << 16, (1 << (levels + 1)) - 1))
+        if depth is None or tree.complete:
+            self.tree_ = tree
+        return tree
+
+    # -- quality -------------------------------------------------------------------
+
+    def fidelity(self, X: Any = None, *, samples: int = 2000) -> Fidelity:
+        """Agreement of the tree with the model, with 95% Hoeffding intervals.
+
+        On the product distribution: ``samples`` points derived from the
+        seed (purpose ``"surrogate-fidelity"``), the tree's answer against the
+        model's on the decoded point. On the data, when ``X`` is given: the
+        tree's answer on each encoded row against the model's on the raw row,
+        so discretisation error counts. Model queries spent here are not
+        counted in ``reconstructor_.stats`` (the tree's own queries are).
+        """
+        self._check_fitted("fidelity")
+        samples = check_int("Surrogate.fidelity", "samples", samples, 1)
+        oracle = self._oracle("fidelity")
+        points = derive.sample_points(self.seed_, "surrogate-fidelity", oracle.n, samples)
+        product = _agreement(self._answers(points), oracle.query(points))
+        data = None
+        if X is not None:
+            data = _agreement(self._answers(self.encoder_.encode(X)), oracle.label_rows(X))
+        return Fidelity(product, data)
+
+    def _oracle(self, owner: str) -> ModelOracle:
+        if not hasattr(self, "oracle_"):
+            raise ValueError(f"Surrogate.{owner} compares with the model, which this "
+                             "Surrogate (read from JSON) does not hold; pass it: "
+                             "Surrogate.from_json(text, model=model).")
+        return self.oracle_
+
+    def report(self, X: Any = None) -> str:
+        """A short text summary: mapping, encoder, tree size, queries, fidelity.
+
+        Builds the whole tree and measures :meth:`fidelity` (on ``X`` too
+        when given).
+        """
+        self._check_fitted("report")
+        tree = self.tree()
+        views = tree.shown()
+        merged = sum(view.merged for view in views.values())
+        negative, positive = (str(c) for c in self.classes_)
+        lines = [
+            f"Surrogate of {tree.oracle}: {positive!r} vs {negative!r}"
+            + (f" ({self.oracle_.method} >= {self.threshold:g})" if hasattr(self, "oracle_")
+               and self.threshold is not None else ""),
+            f"  encoder: {self.encoder_!r}, {self.n_features_in_} features -> "
+            f"{tree.n} bits",
+            f"  tree T_{tree.seed}: depth {max((len(p) for p in tree.decisions), default=0)}, "
+            f"{len(tree.internal_nodes)} splits, {len(tree.leaves)} leaves"
+            + (f" ({merged} splits between equal-label leaves merged in the text)"
+               if merged else ""),
+        ]
+        if hasattr(self, "reconstructor_"):
+            lines.append(f"  model queries spent building the tree: "
+                         f"{self.reconstructor_.stats.queries:,}")
+            fidelity = self.fidelity(X)
+            lines.append(f"  agreement on the product distribution: {fidelity.product}")
+            if fidelity.data is not None:
+                lines.append(f"  agreement on the data: {fidelity.data}")
+        return "\n".join(lines)
+
+    # -- JSON ------------------------------------------------------------------------
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The whole tree, the encoder and the mapping as JSON (not the model).
+
+        :meth:`from_json` reads it back into a Surrogate whose ``predict``,
+        ``explain`` and ``tree`` equal this one's on every row; give it the
+        model too for :meth:`fidelity`.
+        """
+        self._check_fitted("to_json")
+        tree = self.tree()
+        document = {
+            "format": FORMAT, "version": FORMAT_VERSION, "model": tree.oracle,
+            "positive": plain(self.positive), "threshold": self.threshold,
+            "depth": self.depth, "seed": self.seed_,
+            "classes": [plain(c) for c in self.classes_],
+            "feature_names_in": (None if not hasattr(self, "feature_names_in_")
+                                 else self.feature_names_in_.tolist()),
+            "encoder": encoder_state(self.encoder_),
+            "tree": json.loads(tree.to_json()),
+        }
+        return json.dumps(document, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, model: Any = None) -> Surrogate:
+        """The Surrogate :meth:`to_json` wrote; with ``model`` it can measure fidelity again."""
+        owner = "Surrogate.from_json"
+        if not isinstance(text, (str, bytes)):
+            raise TypeError(f"The 'text' parameter of {owner} must be a JSON string. "
+                            f"Got {type(text).__name__} instead.")
+        document = json.loads(text)
+        if not isinstance(document, dict) or document.get("format") != FORMAT:
+            raise ValueError(f"{owner}: not a saved Surrogate (expected \"format\": "
+                             f"{FORMAT!r}).")
+        if document.get("version") != FORMAT_VERSION:
+            raise ValueError(f"{owner}: format version {document.get('version')!r} is not "
+                             f"supported (this lca reads version {FORMAT_VERSION}).")
+        tree = ReconstructedTree.from_json(json.dumps(document["tree"]))
+        surrogate = cls(model, positive=document["positive"],
+                        threshold=document["threshold"], depth=document["depth"],
+                        seed=document["seed"])
+        surrogate.encoder_ = encoder_from_state(document["encoder"])
+        surrogate.params_ = Params(**tree.params)
+        surrogate.seed_ = document["seed"]
+        surrogate.classes_ = np.array(document["classes"])
+        surrogate.n_features_in_ = surrogate.encoder_.n_features_in_
+        if document.get("feature_names_in") is not None:
+            surrogate.feature_names_in_ = np.array(document["feature_names_in"], dtype=object)
+        surrogate.tree_ = tree
+        if model is not None:
+            positive, method = surrogate._mapping(owner)
+            surrogate.oracle_ = from_estimator(model, surrogate.encoder_, positive=positive,
+                                               method=method, threshold=surrogate.threshold)
+            surrogate.reconstructor_ = Reconstructor(surrogate.oracle_, surrogate.params_)
+        return surrogate
+
+
+def _agreement(tree: np.ndarray, model: np.ndarray) -> Agreement:
+    from lca.tester import hoeffding_halfwidth
+
+    rows = int(tree.size)
+    return Agreement(float(np.mean(tree == model)), hoeffding_halfwidth(rows, 0.05), rows)
+
+
+
+def _one_row(row: Any) -> Any:
+    """A single row as a one-row 2-D input (a DataFrame stays a DataFrame)."""
+    if is_frame(row):
+        if row.shape[0] != 1:
+            raise ValueError("The 'row' parameter of Surrogate.explain must be one row. "
+                             f"Got a DataFrame of {row.shape[0]} rows.")
+        return row
+    if is_series(row):
+        return row.to_frame().T.infer_objects()
+    array = np.asarray(row, dtype=None if not isinstance(row, (list, tuple)) else object)
+    if array.ndim == 2 and array.shape[0] == 1:
+        return array
+    if array.ndim != 1:
+        raise ValueError("The 'row' parameter of Surrogate.explain must be one row (1-D, "
+                         f"or 2-D with one row). Got shape {array.shape}.")
+    if array.dtype == object and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                     for v in array):
+        array = array.astype(np.float64)
+    return array[None, :]
+
+
+def _cut(tree: ReconstructedTree, depth: int) -> ReconstructedTree:
+    """The top ``depth`` levels of a tree (nodes below are unexplored), as materialize gives."""
+    decisions = {p: d for p, d in tree.decisions.items() if len(p) <= depth}
+    conditions = {p: c for p, c in tree.conditions.items() if len(p) <= depth}
+    used = {d.variable for d in decisions.values() if isinstance(d, NodeDecision)}
+    features = {v: name for v, name in tree.features.items() if v in used}
+    return dataclasses.replace(tree, decisions=decisions, conditions=conditions,
+                               features=features)

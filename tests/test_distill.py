@@ -1,0 +1,78 @@
+"""``lca distill``: a saved model and a CSV in, report, rules and files out."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from lca.cli import main
+from lca.models import Surrogate
+
+pd = pytest.importorskip("pandas")
+joblib = pytest.importorskip("joblib")
+from sklearn.datasets import load_breast_cancer  # noqa: E402
+from sklearn.ensemble import GradientBoostingClassifier  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("distill")
+    data = load_breast_cancer(as_frame=True)
+    y = data.target.map({0: "malignant", 1: "benign"})
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0)
+    model.fit(data.data, y)
+    joblib.dump(model, folder / "model.joblib")
+    data.frame.assign(label=y).to_csv(folder / "rows.csv", index=False)  # extra columns
+    return folder, model, data.data
+
+
+@pytest.mark.parametrize("extension", [".json", ".txt", ".dot", ".png"])
+def test_distill_prints_the_report_and_writes_the_tree(saved, extension, capsys) -> None:
+    folder, model, X = saved
+    out = folder / f"tree{extension}"
+    code = main(["distill", str(folder / "model.joblib"), "--data", str(folder / "rows.csv"),
+                 "--positive", "malignant", "--depth", "3", "--out", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    assert code == 0 and out.exists()
+    expected = Surrogate(model, positive="malignant", depth=3).fit(X)
+    tree = expected.tree()
+    assert printed.startswith("Surrogate of GradientBoostingClassifier: 'malignant' vs "
+                              "'benign'\n")
+    assert tree.to_text() in printed and f"wrote {out}" in printed
+    if extension == ".json":
+        back = Surrogate.from_json(out.read_text())
+        np.testing.assert_array_equal(back.predict(X), expected.predict(X))
+        assert json.loads(out.read_text())["encoder"]["feature_names"] == list(X.columns)
+    elif extension == ".txt":
+        assert out.read_text() == tree.to_text() + "\n"
+    elif extension == ".dot":
+        assert out.read_text() == tree.to_dot()
+    else:
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--positive", "healthy"], "The 'positive' parameter must be one of the model's classes "
+                                "['benign', 'malignant']. Got 'healthy'."),
+    (["--out", "tree.svg"], "argument --out: 'tree.svg' must end in one of"),
+    (["--drop", "nope"], "The 'drop' parameter names column(s) ['nope']"),
+])
+def test_distill_refuses_bad_arguments(saved, extra, message, capsys) -> None:
+    folder, _, _ = saved
+    code = main(["distill", str(folder / "model.joblib"), "--data", str(folder / "rows.csv"),
+                 "--quiet", *extra])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_distill_says_that_loading_runs_code(saved, capsys) -> None:
+    folder, _, _ = saved
+    with pytest.raises(SystemExit):
+        main(["distill", "--help"])
+    assert "loading a pickle or joblib file runs code" in " ".join(capsys.readouterr().out.split())
+    code = main(["distill", str(folder / "missing.joblib"), "--data",
+                 str(folder / "rows.csv")])
+    assert code == 2 and "argument MODEL: cannot load" in capsys.readouterr().err

@@ -1,0 +1,313 @@
+"""lca.models.Surrogate: the estimator, DataFrames, agreement of every route, JSON, clone."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import lca
+from lca.models import QuantileEncoder, Surrogate
+from lca.tester import hoeffding_halfwidth
+
+pd = pytest.importorskip("pandas")
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone  # noqa: E402
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
+from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import OneHotEncoder  # noqa: E402
+
+# The efficient preset's LowMarginWarning is redesigned by issue 17; tests that
+# are not about warnings ignore it (the warnings test below pins it separately).
+pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    data = load_breast_cancer(as_frame=True)
+    y = data.target.map({0: "malignant", 1: "benign"})
+    model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0)
+    return data.data, model.fit(data.data, y)
+
+
+def loans(rows: int = 400):
+    """A small table with string categories and a fixed rule for its label."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "income": rng.normal(50, 15, rows).round(1),
+        "size_class": rng.choice(["small", "medium", "large"], rows, p=[0.4, 0.35, 0.25]),
+        "region": rng.choice(["north", "south", "east"], rows),
+        "age": rng.integers(18, 70, rows),
+    })
+    y = np.where((frame.income > 45) | (frame.size_class == "large"), "repaid", "default")
+    return frame, y
+
+
+@pytest.fixture(scope="module")
+def loan_model():
+    X, y = loans()
+    model = make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(), ["size_class", "region"])],
+                          remainder="passthrough"),
+        LogisticRegression(max_iter=1000))
+    return X, model.fit(X, y)
+
+
+# -- every route answers alike ---------------------------------------------------------
+
+def test_tree_predict_explain_and_json_agree_on_every_row(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=5).fit(X)
+    assert surrogate.classes_.tolist() == ["benign", "malignant"]  # positive: classes_[1]
+    before = surrogate.predict(X)  # the reconstructor, path by path
+    rules = [surrogate.explain(X.iloc[i]) for i in range(0, len(X), 7)]
+    tree = surrogate.tree()
+    assert tree.complete and tree.class_names == ("benign", "malignant")
+    points = surrogate.encoder_.encode(X)
+    expected = np.where(tree.query(points) > 0, "malignant", "benign")
+    np.testing.assert_array_equal(before, expected)
+    np.testing.assert_array_equal(surrogate.predict(X), expected)  # now from the tree
+    back = Surrogate.from_json(surrogate.to_json())
+    np.testing.assert_array_equal(back.predict(X), expected)
+    assert back.tree() == tree
+    for i, rule in zip(range(0, len(X), 7), rules):
+        assert rule.prediction == expected[i]
+        assert surrogate.explain(X.iloc[i]) == rule == back.explain(X.iloc[i])
+        # The rules are the conditions along the row's path in the tree.
+        assert rule.conditions == tuple(
+            tree.conditions[rule.path[:k]][0 if bit < 0 else 1]
+            for k, (_, bit) in enumerate(rule.path))
+    assert set(expected) == {"benign", "malignant"}  # not vacuous
+    # Rows as lists, arrays and one-row frames explain alike.
+    row = X.iloc[3]
+    assert surrogate.explain(row.to_numpy()) == surrogate.explain(X.iloc[[3]]) == \
+        surrogate.explain(row.tolist()) == surrogate.explain(row)
+    leaf = rules[0].leaf
+    agree = (leaf.samples + leaf.label * leaf.total) // 2
+    assert str(rules[0]) == " AND ".join(rules[0].conditions) + \
+        f" => {rules[0].prediction!r} (leaf: {agree}/{leaf.samples} samples agree)"
+
+
+def test_same_answers_in_another_process_and_after_pickling(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=4, seed=3).fit(X)
+    expected = surrogate.predict(X.iloc[:60])
+    again = pickle.loads(pickle.dumps(surrogate))
+    np.testing.assert_array_equal(again.predict(X.iloc[:60]), expected)
+    with lca.parallel.ReplicaPool(surrogate.oracle_, surrogate.params_, workers=2) as pool:
+        answers = pool.answer(surrogate.encoder_.encode(X.iloc[:60]), 3).answers
+    np.testing.assert_array_equal(np.where(answers > 0, "malignant", "benign"), expected)
+
+
+def test_fidelity_on_data_and_product_distribution(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=4).fit(X)
+    fidelity = surrogate.fidelity(X, samples=500)
+    model_side = model.predict(X) == "malignant"
+    assert fidelity.data.rate == np.mean((surrogate.predict(X) == "malignant") == model_side)
+    assert fidelity.data.rows == len(X)
+    assert fidelity.data.halfwidth == hoeffding_halfwidth(len(X), 0.05)
+    points = lca.derive.sample_points(0, "surrogate-fidelity", surrogate.oracle_.n, 500)
+    tree = surrogate.tree()
+    assert fidelity.product.rate == np.mean(tree.query(points) == surrogate.oracle_(points))
+    assert fidelity.product.halfwidth == hoeffding_halfwidth(500, 0.05)
+    assert 0.5 < fidelity.product.rate < 1 and 0.5 < fidelity.data.rate <= 1
+    assert surrogate.fidelity().data is None
+    report = surrogate.report(X)
+    assert report.splitlines()[0] == "Surrogate of GradientBoostingClassifier: 'malignant' " \
+                                     "vs 'benign'"
+    assert f"model queries spent building the tree: {surrogate.reconstructor_.stats.queries:,}" \
+        in report
+    assert f"agreement on the data: {fidelity.data.rate:.3f}" in report
+
+
+def test_json_holds_the_encoder_and_needs_the_model_only_for_fidelity(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=3).fit(X)
+    text = surrogate.to_json()
+    document = json.loads(text)
+    assert document["format"] == "lca.models.Surrogate" and document["encoder"]["bits"] == 3
+    alone = Surrogate.from_json(text)
+    with pytest.raises(ValueError, match=r"Surrogate.fidelity compares with the model, which "
+                                         r"this Surrogate \(read from JSON\) does not hold"):
+        alone.fidelity()
+    assert alone.to_json() == text
+    with_model = Surrogate.from_json(text, model=model)
+    assert with_model.fidelity(X) == surrogate.fidelity(X)
+    with pytest.raises(ValueError, match=r"not a saved Surrogate"):
+        Surrogate.from_json(surrogate.tree().to_json())
+    with pytest.raises(TypeError, match=r"The 'text' parameter of Surrogate.from_json"):
+        Surrogate.from_json(document)
+
+
+# -- the scikit-learn protocol -------------------------------------------------------------
+
+def test_clone_get_params_set_params_and_errors_before_fit(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=3, params={"pairs": 32})
+    copy = clone(surrogate)
+    assert copy is not surrogate and copy.model is model  # the model is the oracle: kept
+    assert copy.get_params() == surrogate.get_params()
+    with pytest.raises(ValueError, match=r"This Surrogate is not fitted yet; call fit\(X\) "
+                                         r"before predict"):
+        copy.predict(X)
+    for method in ("explain", "tree", "fidelity", "report", "to_json"):
+        with pytest.raises(ValueError, match=f"before {method}"):
+            getattr(copy, method)(*([X.iloc[0]] if method == "explain" else []))
+    fitted = copy.fit(X)
+    assert fitted is copy and copy.params_.score_samples == 32 and copy.params_.depth == 3
+    assert copy.set_params(depth=2) is copy and copy.depth == 2
+    with pytest.raises(ValueError, match=r"Invalid parameter 'bits' for estimator Surrogate"):
+        copy.set_params(bits=2)
+    assert repr(surrogate) == "Surrogate(GradientBoostingClassifier, depth=3, " \
+                              "params={'pairs': 32})"
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(depth=31), ValueError, r"The 'depth' parameter of Surrogate.fit must be an int in "
+                                 r"the range \[0, 30\]"),
+    (dict(seed=-1), ValueError,
+     r"The 'seed' parameter of Surrogate must be an int in the range \[0, 2\*\*64\)"),
+    (dict(params="fast"), TypeError, r"The 'params' parameter of Surrogate.fit must be None"),
+    (dict(params={"bits": 2}), TypeError, r"must hold arguments of lca.Params.efficient"),
+    (dict(params=lca.Params.efficient(5)), ValueError, r"has n=5, but the encoder makes 90"),
+    (dict(encoder="quantiles"), TypeError, r"The 'encoder' parameter of Surrogate.fit"),
+    (dict(positive="healthy"), ValueError, r"positive='healthy' is not one of the model's "
+                                           r"classes \['benign', 'malignant'\]"),
+])
+def test_bad_parameters_are_refused_at_fit(cancer, kwargs, error, match) -> None:
+    X, model = cancer
+    with pytest.raises(error, match=match):
+        Surrogate(model, **kwargs).fit(X)
+
+
+# -- DataFrames, strings, warnings ----------------------------------------------------------
+
+def test_string_categories_by_name_and_partitions(loan_model) -> None:
+    X, model = loan_model
+    encoder = QuantileEncoder(bits=2, categorical=["size_class", "region"]).fit(X)
+    assert encoder.feature_names == ("income", "size_class", "region", "age")
+    assert encoder.categories_[1].tolist() == ["large", "medium", "small"]
+    decoded = encoder.decode(lca.consistency.uniform_queries(1, encoder.n_bits, 50))
+    assert list(decoded.columns) == list(X.columns)
+    assert set(decoded.size_class) <= {"large", "medium", "small"}
+    # Sibling conditions partition the categories whose rows reach the node,
+    # at every node a path of this feature's other bits can make.
+    for feature, bits in ((1, (2, 3)), (2, (4, 5))):
+        categories = encoder.categories_[feature].tolist()
+        for variable in bits:
+            others = [v for v in bits if v != variable]
+            for values in itertools.product((None, -1, 1), repeat=len(others)):
+                path = tuple((v, b) for v, b in zip(others, values) if b is not None)
+                sides = [_listed(encoder.describe(variable, bit, path)) for bit in (-1, 1)]
+                reach = {c for c, home in zip(categories, encoder.home_bin_[feature])
+                         if all(((home >> (1 - (v - 2 * feature))) & 1) == (1 - b) // 2
+                                for v, b in path)}
+                assert not sides[0] & sides[1] and sides[0] | sides[1] == reach
+    # encode sends every row of a category to its home bin, so describe is true of data.
+    points = encoder.encode(X)
+    for row in range(0, len(X), 37):
+        for variable in (2, 3, 4, 5):
+            listed = _listed(encoder.describe(variable, int(points[row, variable])))
+            assert X.iloc[row, variable // 2] in listed
+
+
+def _listed(condition: str) -> set[str]:
+    inside = condition.split("{", 1)[1].split("}", 1)[0]
+    return {part.strip() for part in inside.split(",") if part.strip()}
+
+
+def test_surrogate_detects_categorical_columns_and_predicts_strings(loan_model) -> None:
+    X, model = loan_model
+    surrogate = Surrogate(model, positive="repaid", depth=4).fit(X)
+    assert surrogate.encoder_.categorical_ == {1, 2}
+    assert surrogate.feature_names_in_.tolist() == list(X.columns)
+    assert set(surrogate.predict(X)) == {"default", "repaid"}
+    text = surrogate.tree().to_text()
+    assert "size_class in {" in text and "repaid (" in text and "default (" in text
+    assert surrogate.fidelity(X, samples=300).data.rate > 0.8
+
+
+@pytest.mark.parametrize("maker", ["gradient boosting", "pipeline", "lightgbm"])
+def test_no_warnings_from_dataframe_fitted_models(maker, loan_model, cancer) -> None:
+    X, model = _warning_case(maker, loan_model, cancer)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        surrogate = Surrogate(model, depth=4).fit(X)
+        surrogate.predict(X)
+        surrogate.explain(X.iloc[0])
+        surrogate.tree()
+        surrogate.fidelity(X, samples=200)
+        surrogate.report(X)
+    others = [w for w in caught if not issubclass(w.category, lca.LowMarginWarning)]
+    assert others == [], [str(w.message) for w in others]
+
+
+@pytest.mark.xfail(strict=True, reason="LowMarginWarning is redesigned by issue 17")
+def test_no_low_margin_warning_either(cancer) -> None:
+    X, model = cancer
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        surrogate = Surrogate(model, depth=4).fit(X)
+        surrogate.predict(X)
+        surrogate.tree()
+    assert caught == []
+
+
+def _warning_case(maker, loan_model, cancer):
+    if maker == "pipeline":
+        return loan_model
+    if maker == "gradient boosting":
+        return cancer
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = loans()
+    X = X.astype({"size_class": "category", "region": "category"})
+    model = lightgbm.LGBMClassifier(n_estimators=20, verbose=-1, random_state=0).fit(X, y)
+    return X, model
+
+
+# -- regression, multi-class ------------------------------------------------------------------
+
+def test_regressors_answer_predict_at_or_above_the_threshold() -> None:
+    data = load_diabetes(as_frame=True, scaled=False)
+    model = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(data.data,
+                                                                          data.target)
+    threshold = float(np.median(data.target))
+    surrogate = Surrogate(model, threshold=threshold, depth=4).fit(data.data)
+    assert surrogate.classes_.tolist() == [False, True]
+    answers = surrogate.predict(data.data)
+    assert answers.dtype == bool and 0 < answers.mean() < 1
+    np.testing.assert_array_equal(surrogate.oracle_.label_rows(data.data) > 0,
+                                  model.predict(data.data) >= threshold)
+    assert surrogate.tree().class_names == (f"predict < {threshold:g}",
+                                            f"predict >= {threshold:g}")
+    with pytest.raises(ValueError, match=r"has no classes_ \(a regressor or a plain "
+                                         r"function\); pass threshold="):
+        Surrogate(model).fit(data.data)
+
+
+def test_multiclass_needs_positive_and_says_how() -> None:
+    iris = load_iris(as_frame=True)
+    model = LogisticRegression(max_iter=1000).fit(iris.data, iris.target)
+    with pytest.raises(ValueError, match=r"has 3 classes \[0, 1, 2\], and a surrogate tree "
+                                         r"answers one yes/no question\. Pass positive=c .* "
+                                         r"Surrogate\(model, positive=c\)\.fit\(X\) for c in "
+                                         r"model.classes_"):
+        Surrogate(model).fit(iris.data)
+    surrogates = {c: Surrogate(model, positive=c, depth=3).fit(iris.data)
+                  for c in model.classes_}
+    for c, surrogate in surrogates.items():
+        assert surrogate.classes_.tolist() == [False, True]
+        assert surrogate.tree().class_names == (f"not {c}", str(c))
+        assert surrogate.fidelity(iris.data, samples=200).data.rate > 0.8
+    # A threshold on the class's probability works too.
+    scored = Surrogate(model, positive=2, threshold=0.3, depth=3).fit(iris.data)
+    np.testing.assert_array_equal(scored.oracle_.label_rows(iris.data) > 0,
+                                  model.predict_proba(iris.data)[:, 2] >= 0.3)
