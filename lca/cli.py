@@ -15,6 +15,7 @@ from lca import derive
 from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
 from lca.reconstruct import LowMarginWarning, Reconstructor, progress_bar
+from lca.serve.cli import add_serve_command
 from lca.suite.cli import add_bench_command
 from lca.tester import add_test_command
 
@@ -79,6 +80,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_consistency_command(sub)
     add_test_command(sub)
     add_bench_command(sub)
+    add_serve_command(sub)
     for command in sub.choices.values():
         command.set_defaults(options=[option for action in command._actions
                                       for option in action.option_strings
