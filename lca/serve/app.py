@@ -216,4 +216,5 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
 
 def app_from_environment() -> Starlette:
     """The app of a worker process started by ``lca serve`` (settings in the environment)."""
+    logging.captureWarnings(True)  # LowMarginWarning and others become log records
     return create_app(ServeSettings.from_json(os.environ[SETTINGS_VARIABLE]))

@@ -97,6 +97,23 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket, or a ``ValueError`` naming ``--port``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets that say they are TCP;
+    # without it each response waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise ValueError(f"The 'port' parameter of lca serve: cannot bind {host}:{port}: "
+                         f"{error.strerror or error}") from None
+    sock.listen(2048)
+    return sock
+
+
 def _serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
@@ -111,36 +128,30 @@ def _serve(args: argparse.Namespace) -> int:
                          "port to share")
     settings = _settings(args)
     app = create_app(settings, _load(settings))  # fails here, before binding, if it must
-    logging.config.dictConfig(log_config(args.log_level))
-    logging.captureWarnings(True)
+    sock = _bind(args.host, args.port)
+    if args.workers > 1:  # uvicorn binds the port for its workers: checked free above
+        sock.close()
+        sock = None
+    # Logging is configured only once nothing can fail before serving (and uvicorn
+    # configures it again, in each worker process).
     options = dict(log_config=log_config(args.log_level), log_level=args.log_level,
                    access_log=False, lifespan="on",
                    timeout_graceful_shutdown=math.ceil(settings.request_timeout) + 1)
+    logging.config.dictConfig(options["log_config"])
+    logging.captureWarnings(True)
     if not _loopback(args.host):
         _log.warning("binding %s: every machine that reaches it can query the oracle "
                      "(docs/serving.md, 'What is safe to expose')", args.host,
                      extra={"event": "exposed", "host": args.host})
-    if args.workers > 1:
+    port = args.port if sock is None else sock.getsockname()[1]
+    _log.info("listening on http://%s:%d", args.host, port,
+              extra={"event": "listening", "host": args.host, "port": port,
+                     "workers": args.workers})
+    if sock is None:
         os.environ[SETTINGS_VARIABLE] = settings.to_json()
-        _log.info("starting %d workers on %s:%d", args.workers, args.host, args.port,
-                  extra={"event": "listening", "host": args.host, "port": args.port,
-                         "workers": args.workers})
         uvicorn.run("lca.serve.app:app_from_environment", factory=True, host=args.host,
                     port=args.port, workers=args.workers, **options)
         return 0
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((args.host, args.port))
-    except OSError as error:
-        sock.close()
-        raise ValueError(f"The 'port' parameter of lca serve: cannot bind "
-                         f"{args.host}:{args.port}: {error.strerror or error}") from None
-    sock.listen(2048)
-    port = sock.getsockname()[1]
-    _log.info("listening on http://%s:%d", args.host, port,
-              extra={"event": "listening", "host": args.host, "port": port, "workers": 1})
     server = uvicorn.Server(uvicorn.Config(app, **options))
     # uvicorn re-raises SIGTERM/SIGINT once it has shut down gracefully; ignored here so
     # the command exits 0 after a graceful stop.
