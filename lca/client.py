@@ -96,6 +96,9 @@ class Client:
 
     def __init__(self, url: str | Sequence[str], *, timeout: float = 30.0,
                  attempts: int | None = None, chunk: int = 1024) -> None:
+        if not isinstance(url, (str, Sequence)):
+            raise TypeError(f"The 'url' parameter of Client must be an http(s)://HOST:PORT "
+                            f"URL or a list of them. Got {url!r} instead.")
         urls = [url] if isinstance(url, str) else list(url)
         if not urls:
             raise ValueError("The 'url' parameter of Client must name at least one URL. "

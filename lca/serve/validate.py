@@ -92,9 +92,6 @@ async def read_body(headers: Mapping[str, str], chunks: AsyncIterator[bytes], *,
 def _decode(body: bytes, shape: type) -> Any:
     try:
         return _DECODERS[shape].decode(body)
-    except msgspec.DecodeError as error:
-        raise RequestError(400, "body", f"the request body is not valid JSON: {error}") \
-            from None
     except msgspec.ValidationError as error:
         text = str(error)
         at, named = _AT.search(text), _FIELD.search(text)
@@ -107,6 +104,9 @@ def _decode(body: bytes, shape: type) -> Any:
                    else f"the request body must be a JSON object with the fields "
                         f"{sorted(shape.__struct_fields__)}: {detail}")
         raise RequestError(422, field, message) from None
+    except msgspec.DecodeError as error:  # after ValidationError, its subclass
+        raise RequestError(400, "body", f"the request body is not valid JSON: {error}") \
+            from None
 
 
 def _seed(seed: int) -> int:
