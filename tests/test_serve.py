@@ -257,9 +257,15 @@ def test_unknown_paths_and_methods_get_json_errors(server, method, path, status,
 
 
 def test_refusals_are_logged_with_their_field(server):
-    post(server.url, "/answer", body(seed=-1))
-    record = [r for r in server.events("request") if r.get("field") == "seed"][-1]
-    assert (record["status"], record["path"], record["method"]) == (422, "/answer", "POST")
+    post(server.url, "/answer", body(seed=12345678901234567890123))
+    deadline = time.monotonic() + 10  # the record follows the response, on stderr
+    while not (logged := [r for r in server.events("request")
+                          if "12345678901234567890123" in r.get("error", "")]):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    record = logged[0]
+    assert (record["status"], record["path"], record["method"], record["field"]) == \
+        (422, "/answer", "POST", "seed")
     assert record["error"].startswith("'seed' must be")
 
 
