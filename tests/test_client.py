@@ -74,6 +74,8 @@ class TestConstruction:
         ("timeout", True, r"'timeout'"),
         ("attempts", 0, r"The 'attempts' parameter of Client must be an int >= 1. Got 0"),
         ("chunk", 1.5, r"The 'chunk' parameter of Client must be an int >= 1. Got 1.5"),
+        ("encoding", "json", r"The 'encoding' parameter of Client must be one of \('signs', "
+                             r"'points'\). Got 'json' instead."),
     ])
     def test_bad_options(self, option, value, message):
         with pytest.raises(ValueError, match=message):
@@ -81,7 +83,8 @@ class TestConstruction:
 
     def test_defaults(self):
         client = Client(["http://127.0.0.1:1", "http://127.0.0.1:2"])
-        assert (client.timeout, client.attempts, client.chunk) == (30.0, 4, 1024)
+        assert (client.timeout, client.attempts, client.chunk, client.encoding) == \
+            (30.0, 4, 1024, "signs")
 
 
 class TestAnswers:
@@ -93,6 +96,15 @@ class TestAnswers:
         assert got.dtype == np.int8
         assert np.array_equal(got, Reconstructor(small(), PARAMS).answer_many(POINTS[:50], 9))
         assert client.answer(np.zeros((0, N), dtype=np.int8), 9).shape == (0,)
+
+    @pytest.mark.parametrize("encoding", ["signs", "points"])
+    def test_both_encodings_give_the_same_answers(self, server, encoding):
+        got = Client(server.url, encoding=encoding).answer(POINTS[:100], 4)
+        assert np.array_equal(got, Reconstructor(small(), PARAMS).answer_many(POINTS[:100], 4))
+
+    def test_signs_spell_the_points(self):
+        rows = np.array([[1, -1, -1], [-1, 1, 1]], dtype=np.int8)
+        assert client_module._signs(rows) == ["+--", "-++"]
 
     def test_explain(self, server):
         served = Client(server.url).explain(POINTS[3], 4)

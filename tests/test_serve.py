@@ -68,8 +68,8 @@ def test_two_replicas_answer_like_each_other_and_lca_answer(mode, params):
     with running("--oracle", "serve_support:small", "--mode", mode, "--depth", depth) as a, \
             running("--oracle", "serve_support:small", "--mode", mode, "--depth", depth,
                     "--max-points", "300") as b:
-        first = Client(a.url, chunk=2000)
-        second = Client(b.url, chunk=300)  # other batches, in reverse order
+        first = Client(a.url, chunk=2000, encoding="points")
+        second = Client(b.url, chunk=300)  # other batches, in reverse order, as signs
         assert lca.Params(**first.describe()["params"]) == params
         answers = first.answer(POINTS, 7)
         assert np.array_equal(second.answer(POINTS[::-1], 7)[::-1], answers)
@@ -115,8 +115,11 @@ def test_killing_a_replica_mid_load_loses_no_answer(monkeypatch):
 MAX_POINTS, MAX_BODY = 2000, 600_000
 
 
-def body(seed=7, points=None, **extra) -> bytes:
-    payload = {"seed": seed, "points": [[1] * N, [-1] * N] if points is None else points}
+def body(seed=7, points=(), **extra) -> bytes:
+    """An /answer body; ``points=None`` leaves the field out."""
+    payload = {"seed": seed, "points": [[1] * N, [-1] * N] if points == () else points}
+    if points is None:
+        del payload["points"]
     return json.dumps(payload | extra).encode()
 
 
@@ -138,11 +141,27 @@ BAD_ANSWERS = [
     ("not UTF-8", b"\xff\xfe", "application/json", 400, "body", r"not valid JSON"),
     ("trailing bytes", body() + b"x", "application/json", 400, "body", r"trailing"),
     ("not an object", b"[1, 2]", "application/json", 422, "body",
-     r"must be a JSON object with the fields \['points', 'seed'\]"),
+     r"must be a JSON object with the fields \['points', 'seed', 'signs'\]"),
     ("missing seed", json.dumps({"points": []}).encode(), "application/json", 422, "seed",
      r"'seed' must be an int in \[0, 2\*\*64\): Object missing required field `seed`"),
-    ("missing points", json.dumps({"seed": 1}).encode(), "application/json", 422, "points",
-     r"missing required field `points`"),
+    ("no points", json.dumps({"seed": 1}).encode(), "application/json", 422, "points",
+     r"must hold exactly one of 'points' \(lists of ints -1 or 1\) and 'signs' \(strings "
+     r"of \+ and -\); got neither$"),
+    ("points and signs", body(signs=["+" * N]), "application/json", 422, "points",
+     r"exactly one of .* got both$"),
+    ("signs not strings", body(points=None, signs=[[1] * N]), "application/json", 422,
+     "signs", r"'signs' must be a list of points, each a string of characters \+ or -: "
+              r"Expected `str`, got `array` at signs\[0\]$"),
+    ("short signs", body(points=None, signs=["+" * N, "-" * (N - 1)]), "application/json",
+     422, "signs", r"'signs\[1\]' must hold 64 characters \+ or - \(the oracle's n\); "
+                   r"got 63 characters$"),
+    ("a sign not + or -", body(points=None, signs=["+" * 9 + "1" + "-" * (N - 10)]),
+     "application/json", 422, "signs", r"'signs\[0\]\[9\]' must be \+ or -; got '1'$"),
+    ("non-ASCII signs", body(points=None, signs=["\u2212" * N]), "application/json", 422,
+     "signs", r"'signs\[0\]' must hold .* got non-ASCII characters$"),
+    ("too many signs", body(points=None, signs=["+" * N] * (MAX_POINTS + 1)),
+     "application/json", 413, "signs", r"'signs' holds 2001 points; this server answers "
+                                       r"at most 2000 per request \(--max-points\)$"),
     ("unknown field", body(extra=1), "application/json", 422, "extra",
      r"unknown field `extra`"),
     ("float seed", body(seed=7.5), "application/json", 422, "seed",

@@ -4,6 +4,9 @@ Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
 
 * ``POST /answer`` ``{"seed": 7, "points": [[1, -1, ...], ...]}`` ->
   ``{"answers": [...], "queries": Q}``: ``T_seed`` at every point, in order.
+  ``{"seed": 7, "signs": ["+-...", ...]}`` is the same request, each point a
+  string of ``n`` characters ``+`` (1) or ``-`` (-1): about ten times
+  cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md §7).
   ``Q`` is the oracle queries spent by the ``answer_many`` call that answered
   the request (shared with the requests batched with it; 0 when every
   decision was in the cache). Answers never depend on the cache, batching

@@ -37,7 +37,8 @@ class RequestError(Exception):
 
 class _Answer(msgspec.Struct, forbid_unknown_fields=True):
     seed: int
-    points: list[list[int]]
+    points: list[list[int]] | msgspec.UnsetType = msgspec.UNSET
+    signs: list[str] | msgspec.UnsetType = msgspec.UNSET
 
 
 class _Explain(msgspec.Struct, forbid_unknown_fields=True):
@@ -47,7 +48,9 @@ class _Explain(msgspec.Struct, forbid_unknown_fields=True):
 
 _DECODERS = {_Answer: msgspec.json.Decoder(_Answer), _Explain: msgspec.json.Decoder(_Explain)}
 _EXPECTED = {"seed": SEED_RANGE, "points": "a list of points, each a list of ints -1 or 1",
+             "signs": "a list of points, each a string of characters + or -",
              "point": "a list of ints -1 or 1"}
+_PLUS, _MINUS = ord("+"), ord("-")
 # msgspec names the place of a type error as "- at `$.points[0][3]`" and a missing or
 # unknown field as "field `seed`".
 _AT = re.compile(r" - at `\$\.?([^`]*)`$")
@@ -138,15 +141,39 @@ def _rows(rows: list[list[int]], n: int, field: str) -> np.ndarray:
     return array
 
 
+def _signs(rows: list[str], n: int) -> np.ndarray:
+    """An ``(m, n)`` ``int8`` array from strings of ``+`` and ``-``, or the first bad one named."""
+    for i, row in enumerate(rows):
+        if len(row) != n or not row.isascii():
+            got = f"{len(row)} characters" if len(row) != n else "non-ASCII characters"
+            raise RequestError(422, "signs", f"'signs[{i}]' must hold {n} characters + or - "
+                               f"(the oracle's n); got {got}")
+    codes = np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8).reshape(len(rows), n)
+    plus = codes == _PLUS
+    bad = ~plus & (codes != _MINUS)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise RequestError(422, "signs", f"'signs[{i}][{j}]' must be + or -; got "
+                           f"{rows[i][j]!r}")
+    return np.where(plus, 1, -1).astype(np.int8)
+
+
 def parse_answer(body: bytes, n: int, max_points: int) -> tuple[int, np.ndarray]:
-    """``(seed, points)`` of a ``POST /answer`` body."""
+    """``(seed, points)`` of a ``POST /answer`` body: ``points`` (lists of ints ±1) or
+    ``signs`` (strings of ``+``/``-``, the compact form), exactly one of them."""
     request = _decode(body, _Answer)
     seed = _seed(request.seed)
-    if len(request.points) > max_points:
-        raise RequestError(413, "points", f"'points' holds {len(request.points)} points; "
-                           f"this server answers at most {max_points} per request "
-                           f"(--max-points)")
-    return seed, _rows(request.points, n, "points")
+    given = [name for name in ("points", "signs") if getattr(request, name) is not msgspec.UNSET]
+    if len(given) != 1:
+        raise RequestError(422, "points", "the request body must hold exactly one of "
+                           "'points' (lists of ints -1 or 1) and 'signs' (strings of + "
+                           "and -); got " + ("both" if given else "neither"))
+    field = given[0]
+    rows = getattr(request, field)
+    if len(rows) > max_points:
+        raise RequestError(413, field, f"'{field}' holds {len(rows)} points; this server "
+                           f"answers at most {max_points} per request (--max-points)")
+    return seed, _rows(rows, n, "points") if field == "points" else _signs(rows, n)
 
 
 def parse_explain(body: bytes, n: int) -> tuple[int, np.ndarray]:
