@@ -12,7 +12,8 @@ For each request shape (points per request) the same list of requests is
   reconstructor is not to be entered by two threads at once);
 * sent to the server by 1, 8 and 64 concurrent clients (threads of this
   process, each with its own keep-alive connection), bodies encoded in
-  advance, every answer checked against the in-process one.
+  advance, every answer checked against the in-process one; points sent as
+  ``signs`` (strings of ``+``/``-``) and as ``points`` (lists of ints).
 
 Reported per cell: requests and points per second, p50/p99 latency, the
 mean number of requests per ``answer_many`` call in the server (its
@@ -41,7 +42,7 @@ import numpy as np
 
 import lca
 from lca import derive
-from lca.client import Client
+from lca.client import Client, _signs
 from lca.serve import demo_oracle
 from lca.serve.validate import parse_answer
 
@@ -132,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", default="1,64", help="points per request (default 1,64)")
     parser.add_argument("--clients", default="1,8,64",
                         help="concurrent clients (default 1,8,64)")
+    parser.add_argument("--encodings", default="signs,points",
+                        help="how requests carry points (default signs,points)")
     parser.add_argument("--requests", type=int, default=3000,
                         help="requests per cell with 1 point each; shape k sends "
                              "max(200, requests / k**0.5) (default 3000)")
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     rec = lca.Reconstructor(demo_oracle(), params)
     pool = derive.sample_points(args.seed, "bench-serve", N, args.warm_points)
     process, port = _start_server(args.log_level)
-    lines = []
+    lines, notes = [], []
     try:
         client = Client(f"http://127.0.0.1:{port}", chunk=1000)
         start = time.perf_counter()
@@ -169,52 +172,55 @@ def main(argv: list[str] | None = None) -> int:
             f"{local_warm_time:.1f} s; answers identical. Cache entries in process: "
             f"{rec.stats.nodes_built + rec.stats.leaves_built} decisions.",
             "",
-            "| points/request | clients | served req/s | served points/s | in-process "
-            "req/s | served / in-process | p50 ms | p99 ms | in-process p50 / p99 ms | "
-            "requests per batch | server CPU | client CPU |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| points/request | encoding | clients | served req/s | served points/s | "
+            "in-process req/s | served / in-process | p50 ms | p99 ms | in-process p50 / "
+            "p99 ms | requests per batch | server CPU | client CPU |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for shape in (int(s) for s in args.shapes.split(",")):
             count = min(len(pool) // shape, 2000)
             requests = [pool[i * shape:(i + 1) * shape] for i in range(count)]
-            bodies = [json.dumps({"seed": args.seed, "points": r.tolist()},
-                                 separators=(",", ":")).encode() for r in requests]
             expected = [rec.answer_many(r, args.seed).tolist() for r in requests]
             budget = max(200, int(args.requests / shape ** 0.5))
             order = [requests[i % count] for i in range(budget)]
             local_time, local_lat = _in_process(rec, order, args.seed)
             local_rate = budget / local_time
-            # What the server does per request besides answer_many: parse and check.
-            begin = time.perf_counter()
-            for body in bodies[:200]:
-                parse_answer(body, N, 4096)
-            parse_ms = (time.perf_counter() - begin) / min(200, count) * 1e3
-            for clients in (int(c) for c in args.clients.split(",")):
-                health = client.healthz()
-                cpu_server, cpu_client = _cpu_seconds(process.pid), time.process_time()
-                elapsed, lat = _served(port, bodies, expected, clients, budget,
-                                       args.max_seconds)
-                cpu_server = _cpu_seconds(process.pid) - cpu_server
-                cpu_client = time.process_time() - cpu_client
-                after = client.healthz()
-                batch = (after["requests"] - health["requests"]) / max(
-                    1, after["batches"] - health["batches"])
-                rate = len(lat) / elapsed
-                lines.append(
-                    f"| {shape} | {clients} | {rate:,.0f} | {rate * shape:,.0f} | "
-                    f"{local_rate:,.0f} | {rate / local_rate:.0%} | "
-                    f"{np.median(lat) * 1e3:.2f} | {np.percentile(lat, 99) * 1e3:.2f} | "
-                    f"{np.median(local_lat) * 1e3:.3f} / "
-                    f"{np.percentile(local_lat, 99) * 1e3:.3f} | {batch:.1f} | "
-                    f"{cpu_server / elapsed:.0%} | {cpu_client / elapsed:.0%} |")
-                print(lines[-1], flush=True)
-            lines.append(f"<!-- shape {shape}: parsing and checking one request body "
-                         f"(msgspec + numpy) costs {parse_ms:.3f} ms in process -->")
-            print(f"shape {shape}: parse_answer {parse_ms:.3f} ms per request", flush=True)
+            for encoding in args.encodings.split(","):
+                bodies = [json.dumps({"seed": args.seed, encoding: _signs(r) if encoding ==
+                                      "signs" else r.tolist()},
+                                     separators=(",", ":")).encode() for r in requests]
+                # What the server does per request besides answer_many: parse and check.
+                begin = time.perf_counter()
+                for body in bodies[:200]:
+                    parse_answer(body, N, 4096)
+                parse_ms = (time.perf_counter() - begin) / min(200, count) * 1e3
+                for clients in (int(c) for c in args.clients.split(",")):
+                    health = client.healthz()
+                    cpu_server, cpu_client = _cpu_seconds(process.pid), time.process_time()
+                    elapsed, lat = _served(port, bodies, expected, clients, budget,
+                                           args.max_seconds)
+                    cpu_server = _cpu_seconds(process.pid) - cpu_server
+                    cpu_client = time.process_time() - cpu_client
+                    after = client.healthz()
+                    batch = (after["requests"] - health["requests"]) / max(
+                        1, after["batches"] - health["batches"])
+                    rate = len(lat) / elapsed
+                    lines.append(
+                        f"| {shape} | {encoding} | {clients} | {rate:,.0f} | "
+                        f"{rate * shape:,.0f} | {local_rate:,.0f} | {rate / local_rate:.0%} | "
+                        f"{np.median(lat) * 1e3:.2f} | {np.percentile(lat, 99) * 1e3:.2f} | "
+                        f"{np.median(local_lat) * 1e3:.3f} / "
+                        f"{np.percentile(local_lat, 99) * 1e3:.3f} | {batch:.1f} | "
+                        f"{cpu_server / elapsed:.0%} | {cpu_client / elapsed:.0%} |")
+                    print(lines[-1], flush=True)
+                notes.append(f"{shape} point(s) per request as {encoding}: reading and "
+                             f"checking one body (msgspec, numpy) takes {parse_ms:.3f} ms "
+                             f"in process; one warm answer_many call "
+                             f"{np.median(local_lat) * 1e3:.3f} ms (median).")
     finally:
         process.terminate()
         process.wait(30)
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines + [""] + notes) + "\n"
     print(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:

@@ -20,6 +20,8 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from lca.oracle import _all_plus_minus_one
+
 __all__ = ["RequestError", "parse_answer", "parse_explain", "read_body"]
 
 SEED_RANGE = "an int in [0, 2**64)"
@@ -50,7 +52,6 @@ _DECODERS = {_Answer: msgspec.json.Decoder(_Answer), _Explain: msgspec.json.Deco
 _EXPECTED = {"seed": SEED_RANGE, "points": "a list of points, each a list of ints -1 or 1",
              "signs": "a list of points, each a string of characters + or -",
              "point": "a list of ints -1 or 1"}
-_PLUS, _MINUS = ord("+"), ord("-")
 # msgspec names the place of a type error as "- at `$.points[0][3]`" and a missing or
 # unknown field as "field `seed`".
 _AT = re.compile(r" - at `\$\.?([^`]*)`$")
@@ -149,13 +150,13 @@ def _signs(rows: list[str], n: int) -> np.ndarray:
             raise RequestError(422, "signs", f"'signs[{i}]' must hold {n} characters + or - "
                                f"(the oracle's n); got {got}")
     codes = np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8).reshape(len(rows), n)
-    plus = codes == _PLUS
-    bad = ~plus & (codes != _MINUS)
-    if bad.any():
-        i, j = np.argwhere(bad)[0]
+    # "+" is 43 and "-" is 45: 44 - code is 1 or 255, i.e. int8 1 or -1, for them alone.
+    values = (np.uint8(44) - codes).view(np.int8)
+    if not _all_plus_minus_one(values):
+        i, j = np.argwhere((values != 1) & (values != -1))[0]
         raise RequestError(422, "signs", f"'signs[{i}][{j}]' must be + or -; got "
                            f"{rows[i][j]!r}")
-    return np.where(plus, 1, -1).astype(np.int8)
+    return values
 
 
 def parse_answer(body: bytes, n: int, max_points: int) -> tuple[int, np.ndarray]:
