@@ -361,6 +361,24 @@ def test_an_oracle_error_is_a_500_with_its_message_and_the_worker_lives():
         assert len(errors) == 2 and all("sensor offline" in e["traceback"] for e in errors)
 
 
+def test_past_the_request_timeout_a_slow_body_gets_408_and_a_slow_answer_503():
+    with running("--oracle", "serve_support:slow", "--depth", "3",
+                 "--request-timeout", "0.5") as s:
+        with socket.create_connection(("127.0.0.1", s.port), timeout=30) as raw:
+            raw.sendall(b"POST /answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                        b"\r\nContent-Length: 1000\r\n\r\n{\"seed\": 1,")  # and no more
+            response = http.client.HTTPResponse(raw)
+            response.begin()
+            reply = json.loads(response.read())
+        assert (response.status, reply["error"]) == (408, {"field": "body", "message": (
+            "the request body did not arrive within the request timeout (--request-timeout)")})
+        # A cold path costs over 100 slow oracle calls, more than 0.5 s.
+        status, reply, _ = post(s.url, "/answer", body(points=[row()]))
+        assert (status, reply["error"]) == (503, {"field": None, "message": (
+            "not answered within the request timeout (--request-timeout)")})
+        assert get(s.url, "/healthz")[0] == 200
+
+
 def test_sigterm_finishes_the_request_in_flight_then_exits_0():
     with running("--oracle", "serve_support:slow", "--depth", "3") as s:
         client = Client(s.url)

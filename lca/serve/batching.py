@@ -138,7 +138,8 @@ class AnswerQueue:
         self._pending.append(job)
         self._arrived.set()
         try:
-            return await asyncio.wait_for(job.future, job.deadline - time.monotonic())
+            async with asyncio.timeout(job.deadline - time.monotonic()):
+                return await job.future  # cancelled at the deadline
         except TimeoutError:
             raise AnswerTimeout("not answered within the request timeout "
                                 "(--request-timeout)") from None

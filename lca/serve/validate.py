@@ -76,21 +76,22 @@ async def read_body(headers: Mapping[str, str], chunks: AsyncIterator[bytes], *,
         raise RequestError(413, "body", f"{too_large}; Content-Length is {declared}")
     parts: list[bytes] = []
     size = 0
-    iterator = aiter(chunks)
-    while True:
-        remaining = deadline - time.monotonic()
-        try:
-            chunk = await asyncio.wait_for(anext(iterator), max(remaining, 0.0))
-        except StopAsyncIteration:
-            break
-        except TimeoutError:
-            raise RequestError(408, "body", "the request body did not arrive within the "
-                               "request timeout (--request-timeout)") from None
-        size += len(chunk)
-        if size > max_bytes:
-            raise RequestError(413, "body", f"{too_large}; got more")
-        parts.append(chunk)
+    try:
+        async with asyncio.timeout_at(_loop_time(deadline)):
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise RequestError(413, "body", f"{too_large}; got more")
+                parts.append(chunk)
+    except TimeoutError:
+        raise RequestError(408, "body", "the request body did not arrive within the "
+                           "request timeout (--request-timeout)") from None
     return b"".join(parts)
+
+
+def _loop_time(deadline: float) -> float:
+    """A :func:`time.monotonic` deadline on the running loop's clock."""
+    return asyncio.get_running_loop().time() + deadline - time.monotonic()
 
 
 def _decode(body: bytes, shape: type) -> Any:
