@@ -400,6 +400,12 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0():
                           Reconstructor(small(), params).answer_many(POINTS[:50], 5))
 
 
+def test_the_listening_record_shows_at_any_log_level():
+    with running("--oracle", "serve_support:small", "--log-level", "error") as s:
+        assert get(s.url, "/healthz")[0] == 200
+        assert s.events("listening")[0]["level"] == "ERROR"
+
+
 def test_two_workers_each_a_replica():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -144,9 +144,10 @@ def _serve(args: argparse.Namespace) -> int:
                      "(docs/serving.md, 'What is safe to expose')", args.host,
                      extra={"event": "exposed", "host": args.host})
     port = args.port if sock is None else sock.getsockname()[1]
-    _log.info("listening on http://%s:%d", args.host, port,
-              extra={"event": "listening", "host": args.host, "port": port,
-                     "workers": args.workers})
+    # At the configured level, so that it shows at any --log-level: it names the port.
+    _log.log(logging.getLevelName(args.log_level.upper()), "listening on http://%s:%d",
+             args.host, port, extra={"event": "listening", "host": args.host, "port": port,
+                                     "workers": args.workers})
     if sock is None:
         os.environ[SETTINGS_VARIABLE] = settings.to_json()
         uvicorn.run("lca.serve.app:app_from_environment", factory=True, host=args.host,
