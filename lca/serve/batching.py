@@ -157,7 +157,11 @@ class AnswerQueue:
             jobs = self._take()
             if not jobs:
                 continue
-            outcomes = await loop.run_in_executor(self._thread, self._run, jobs)
+            try:
+                outcomes = await loop.run_in_executor(self._thread, self._run, jobs)
+            except Exception as error:  # a bug in this module: fail the batch, keep serving
+                _log.error("answering thread failed", exc_info=error, extra={"event": "bug"})
+                outcomes = [AnsweringError.of(error)] * len(jobs)
             if not jobs[0].explain:
                 self.batches += 1
                 self.requests += sum(isinstance(outcome, Answered) for outcome in outcomes)
