@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pytest
 
 from lca import targets
+from lca.client import Client
 from lca.oracle import Oracle, OracleError
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -69,6 +71,22 @@ not_an_oracle = 42
 
 def returns_a_number() -> int:
     return 7
+
+
+@pytest.fixture(autouse=True)
+def close_clients(monkeypatch):
+    """Close every :class:`Client` a test made (their keep-alive sockets) when it ends."""
+    made = []
+    init = Client.__init__
+
+    def tracked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(Client, "__init__", tracked)
+    yield
+    for client in made:
+        client.close()
 
 
 @dataclass
@@ -129,4 +147,5 @@ def running(*options: str, start_timeout: float = 30.0) -> Iterator[Server]:
             process.kill()
         process.wait(10)
         reader.join(10)
+        process.stderr.close()
 SLOW = Slow(0.0)  # a dotted name, serve_support:SLOW.inner, reaches its wrapped oracle

@@ -9,6 +9,7 @@ import threading
 import numpy as np
 import pytest
 from serve_support import N, running, small
+from serve_support import close_clients  # noqa: F401 (an autouse fixture)
 
 import lca
 from lca import client as client_module

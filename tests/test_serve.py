@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 from serve_support import N, Slow, failing, running, small
+from serve_support import close_clients  # noqa: F401 (an autouse fixture)
 
 import lca
 from lca import derive
