@@ -8,6 +8,7 @@ import http.client
 import json
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -568,3 +569,16 @@ def test_an_oracle_factory_is_called_and_a_dotted_name_resolves():
     assert oracle_from_import_path("serve_support:small").name == small().name
     assert oracle_from_import_path("serve_support:failing").name == "failing"
     assert oracle_from_import_path("serve_support:SLOW.inner").name == small().name
+
+
+@pytest.mark.parametrize("missing", ["uvicorn", "starlette", "msgspec"])
+def test_without_the_serve_extra_the_command_says_what_to_install(capsys, monkeypatch,
+                                                                 missing):
+    for name in list(sys.modules):
+        if name == missing or name.startswith(f"{missing}.") or name.startswith("lca.serve.") \
+                and name.rsplit(".", 1)[1] in ("app", "validate", "batching", "logs"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, missing, None)  # import fails
+    assert main(["serve", "--oracle", "serve_support:small"]) == 2
+    assert capsys.readouterr().err == f"lca serve: error: needs {missing}: " \
+                                      f"pip install 'lca[serve]'\n"

@@ -25,7 +25,7 @@ _log = logging.getLogger("lca.serve")
 def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``lca serve`` on the ``add_subparsers()`` object of the ``lca`` parser."""
     parser = subparsers.add_parser(
-        "serve", help=f"answer T_seed(z) over HTTP, stateless replicas (needs lca[serve])",
+        "serve", help="answer T_seed(z) over HTTP, stateless replicas (needs lca[serve])",
         description="Serve POST /answer, POST /explain, GET /healthz and GET /describe "
                     "(docs/serving.md). Every worker, and every other replica started "
                     "with the same options, answers from the same tree T_seed for each "
@@ -121,7 +121,8 @@ def _serve(args: argparse.Namespace) -> int:
         from lca.serve.app import SETTINGS_VARIABLE, create_app
         from lca.serve.logs import log_config
     except ImportError as error:
-        print(f"lca serve: error: needs {error.name}: {SERVE_EXTRA}", file=sys.stderr)
+        package = (error.name or "a package").split(".")[0]
+        print(f"lca serve: error: needs {package}: {SERVE_EXTRA}", file=sys.stderr)
         return 2
     if args.port == 0 and args.workers > 1:
         raise ValueError("--port 0 (any free port) needs --workers 1: give the workers a "
