@@ -16,6 +16,7 @@ from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
 from lca._cli_parallel import add_consistency_command
 from lca.models.cli import add_distill_command
 from lca.reconstruct import LowMarginWarning, Reconstructor, progress_bar
+from lca.serve.cli import add_serve_command
 from lca.suite.cli import add_bench_command
 from lca.tester import add_test_command
 
@@ -92,6 +93,7 @@ def _build_parser() -> argparse.ArgumentParser:
     add_test_command(sub)
     add_bench_command(sub)
     add_distill_command(sub)
+    add_serve_command(sub)
     for command in sub.choices.values():
         command.set_defaults(options=[option for action in command._actions
                                       for option in action.option_strings

@@ -1,0 +1,306 @@
+"""A thin client for ``lca serve`` replicas (standard library only).
+
+    >>> from lca.client import Client
+    >>> client = Client(["http://127.0.0.1:8000", "http://127.0.0.1:8001"])  # doctest: +SKIP
+    >>> client.answer(points, seed=7)          # int8 array, one answer per row  # doctest: +SKIP
+
+Every replica started with the same oracle, mode and depth answers from the
+same tree, so a request can go to any of them: the client sends each request
+to the URL that answered last and, when a connection fails (refused, reset,
+timed out) or a replica answers 503 (timed out or shutting down), retries it
+on the next URL, up to ``attempts`` tries in all. Answering is a pure
+function of ``(oracle, params, seed, point)``, so a retried request gets the
+same answer wherever it lands. A request the server refuses (4xx) raises
+:class:`RequestRejected`, a ``ValueError`` carrying the server's message;
+an oracle error (500) raises :class:`ServerError`; neither is retried.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from lca.derive import Path
+from lca.oracle import check_points
+
+__all__ = ["ENCODINGS", "Client", "RequestRejected", "ServedExplanation", "ServerError",
+           "ServerUnavailable"]
+
+ENCODINGS = ("signs", "points")
+"""How :meth:`Client.answer` sends points (``POST /answer`` accepts both)."""
+
+
+class RequestRejected(ValueError):
+    """The server refused the request (4xx): ``status``, ``field``, ``url``; the message is
+    the server's."""
+
+    def __init__(self, message: str, *, status: int, field: str | None, url: str) -> None:
+        super().__init__(message)
+        self.status, self.field, self.url = status, field, url
+
+
+class ServerError(RuntimeError):
+    """The server failed to answer (5xx other than 503), e.g. the oracle raised."""
+
+    def __init__(self, message: str, *, status: int, url: str) -> None:
+        super().__init__(message)
+        self.status, self.url = status, url
+
+
+class ServerUnavailable(ConnectionError):
+    """No attempt reached a server that answered; the message lists every failure."""
+
+
+@dataclass(frozen=True)
+class ServedExplanation:
+    """``POST /explain``: the point's path through ``T_seed``, its label and the queries
+    the server spent (0 when the path was cached)."""
+
+    seed: int
+    label: int
+    path: Path
+    conditions: tuple[str, ...]
+    low_margin: tuple[bool, ...]
+    queries: int
+
+
+def _check_url(url: Any) -> tuple[str, str, int]:
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname \
+            or parts.path not in ("", "/"):
+        raise ValueError(f"The 'url' parameter of Client must be an http(s)://HOST:PORT "
+                         f"URL or a list of them. Got {url!r} instead.")
+    return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+class Client:
+    """Answers from ``lca serve`` replicas at one URL or a list of them.
+
+    Args:
+        url: ``"http://HOST:PORT"`` or a list of such URLs (replicas of one tree).
+        timeout: seconds to connect and for each response; a timeout counts as a
+            failed connection and moves to the next URL.
+        attempts: tries per request across the URLs (default: each URL twice);
+            a short pause (0.05 s, doubling, at most 1 s) separates rounds.
+        chunk: most points per ``/answer`` request; :meth:`answer` splits larger
+            arrays (the server refuses more than its ``--max-points``).
+        encoding: how :meth:`answer` sends points: ``"signs"`` (default), each
+            point a string of ``+`` and ``-``, about 10 times cheaper for the
+            server to read than ``"points"``, lists of ints ``±1``. Answers are
+            the same either way.
+
+    A client may be shared by threads: each thread keeps its own connections.
+    """
+
+    def __init__(self, url: str | Sequence[str], *, timeout: float = 30.0,
+                 attempts: int | None = None, chunk: int = 1024,
+                 encoding: str = "signs") -> None:
+        if not isinstance(url, (str, Sequence)):
+            raise TypeError(f"The 'url' parameter of Client must be an http(s)://HOST:PORT "
+                            f"URL or a list of them. Got {url!r} instead.")
+        urls = [url] if isinstance(url, str) else list(url)
+        if not urls:
+            raise ValueError("The 'url' parameter of Client must name at least one URL. "
+                             "Got an empty list instead.")
+        self._targets = [_check_url(each) for each in urls]
+        self.urls = tuple(urls)
+        if isinstance(timeout, bool) or not isinstance(timeout, Real) or not timeout > 0:
+            raise ValueError(f"The 'timeout' parameter of Client must be a number of seconds "
+                             f"> 0. Got {timeout!r} instead.")
+        self.timeout = float(timeout)
+        self.attempts = 2 * len(urls) if attempts is None else _positive("attempts", attempts)
+        self.chunk = _positive("chunk", chunk)
+        if encoding not in ENCODINGS:
+            raise ValueError(f"The 'encoding' parameter of Client must be one of {ENCODINGS}. "
+                             f"Got {encoding!r} instead.")
+        self.encoding = encoding
+        self.last_queries = 0
+        """Oracle queries the server(s) spent on the last :meth:`answer` or :meth:`explain`."""
+        self._preferred = 0
+        self._n: int | None = None
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[http.client.HTTPConnection] = []
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every connection this client opened (in any thread)."""
+        with self._lock:
+            for connection in self._all:
+                connection.close()
+            self._all.clear()
+
+    # -- the API ---------------------------------------------------------------
+
+    def answer(self, points: Any, seed: int) -> np.ndarray:
+        """``T_seed`` at every row of an ``(m, n)`` array of ``±1``, as ``int8``.
+
+        Checked here like :meth:`lca.Reconstructor.answer_many` (``TypeError``
+        for a wrong type or shape, ``ValueError`` for values; ``n`` comes from
+        the server's ``/describe``); sent in requests of at most ``chunk`` rows.
+        """
+        seed = _seed(seed, "Client.answer")
+        points = check_points(points, self.n, what="points")
+        answers, queries = [], 0
+        for lo in range(0, len(points), self.chunk):
+            rows = points[lo:lo + self.chunk]
+            sent = _signs(rows) if self.encoding == "signs" else rows.tolist()
+            reply = self._request("POST", "/answer", {"seed": seed, self.encoding: sent})
+            got = reply.get("answers")
+            if not isinstance(got, list) or len(got) != len(rows):
+                raise ServerError(f"the server answered {len(rows)} points with {got!r:.80}",
+                                  status=200, url=reply["url"])
+            answers.append(np.asarray(got, dtype=np.int8))
+            queries += reply["queries"]
+        self.last_queries = queries
+        return np.concatenate(answers) if answers else np.zeros(0, dtype=np.int8)
+
+    def explain(self, point: Any, seed: int) -> ServedExplanation:
+        """The path of one point (``n`` values ``±1``) through ``T_seed``, and its label."""
+        seed = _seed(seed, "Client.explain")
+        point = np.asarray(point)
+        if point.ndim != 1:
+            raise TypeError(f"The 'point' parameter of Client.explain must be a 1-D array of "
+                            f"{self.n} values ±1. Got shape {point.shape} instead.")
+        point = check_points(point[None, :], self.n, what="point")[0]
+        reply = self._request("POST", "/explain", {"seed": seed, "point": point.tolist()})
+        self.last_queries = reply["queries"]
+        return ServedExplanation(reply["seed"], reply["label"],
+                                 tuple((var, value) for var, value in reply["path"]),
+                                 tuple(reply["conditions"]), tuple(reply["low_margin"]),
+                                 reply["queries"])
+
+    def describe(self) -> dict[str, Any]:
+        """``GET /describe``: the oracle, mode, parameters and limits of the replicas."""
+        reply = self._request("GET", "/describe", None)
+        reply.pop("url")
+        return reply
+
+    def healthz(self) -> dict[str, Any]:
+        """``GET /healthz`` of whichever replica answers."""
+        reply = self._request("GET", "/healthz", None)
+        reply.pop("url")
+        return reply
+
+    @property
+    def n(self) -> int:
+        """The oracle's ``n``, asked of the server once."""
+        if self._n is None:
+            self._n = int(self.describe()["oracle"]["n"])
+        return self._n
+
+    # -- transport ---------------------------------------------------------------
+
+    def _request(self, method: str, path: str, payload: Any) -> dict[str, Any]:
+        """The JSON reply of the first replica that answers, plus its ``"url"``."""
+        body = None if payload is None else json.dumps(payload).encode()
+        failures = []
+        start = self._preferred
+        for attempt in range(self.attempts):
+            if attempt and attempt % len(self.urls) == 0:
+                time.sleep(min(0.05 * 2 ** (attempt // len(self.urls) - 1), 1.0))
+            index = (start + attempt) % len(self.urls)
+            url = self.urls[index]
+            try:
+                status, text = self._exchange(index, method, path, body)
+            except (OSError, http.client.HTTPException) as error:
+                self._drop(index)
+                failures.append(f"{url}: {type(error).__name__}: {error}")
+                continue
+            try:
+                reply = json.loads(text)
+                error = reply.get("error") if status >= 400 else None
+                message = error["message"] if error else None
+            except (ValueError, AttributeError, TypeError, KeyError):
+                reply, error, message = None, None, text.decode("utf-8", "replace")[:500]
+            if status == 503:
+                failures.append(f"{url}: 503: {message}")
+                continue
+            self._preferred = index
+            if 400 <= status < 500:
+                raise RequestRejected(f"{url}{path} refused the request ({status}): {message}",
+                                      status=status, field=error and error.get("field"),
+                                      url=url)
+            if status >= 400 or not isinstance(reply, dict):
+                raise ServerError(f"{url}{path} failed ({status}): {message}",
+                                  status=status, url=url)
+            reply["url"] = url
+            return reply
+        raise ServerUnavailable(f"no lca serve replica answered {method} {path} in "
+                                f"{self.attempts} attempts: " + "; ".join(failures))
+
+    def _exchange(self, index: int, method: str, path: str,
+                  body: bytes | None) -> tuple[int, bytes]:
+        connection = self._connections().get(index)
+        if connection is not None:
+            try:
+                return _send(connection, method, path, body)
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self._drop(index)  # kept alive, closed by the server meanwhile: reconnect
+        return _send(self._connect(index), method, path, body)
+
+    def _connections(self) -> dict[int, http.client.HTTPConnection]:
+        if not hasattr(self._local, "connections"):
+            self._local.connections = {}
+        return self._local.connections
+
+    def _connect(self, index: int) -> http.client.HTTPConnection:
+        scheme, host, port = self._targets[index]
+        kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+        connection = kind(host, port, timeout=self.timeout)
+        connection.connect()  # http.client sets TCP_NODELAY on it
+        self._connections()[index] = connection
+        with self._lock:
+            self._all.append(connection)
+        return connection
+
+    def _drop(self, index: int) -> None:
+        connection = self._connections().pop(index, None)
+        if connection is not None:
+            connection.close()
+            with self._lock:
+                if connection in self._all:
+                    self._all.remove(connection)
+
+
+def _signs(rows: np.ndarray) -> list[str]:
+    """Each row of ``±1`` as a string of ``+`` and ``-`` (``44 - 1`` is ``+``, ``44 + 1`` is ``-``)."""
+    n = rows.shape[1]
+    text = (44 - rows.astype(np.int16)).astype(np.uint8).tobytes().decode("ascii")
+    return [text[i:i + n] for i in range(0, len(text), n)]
+
+
+def _send(connection: http.client.HTTPConnection, method: str, path: str,
+          body: bytes | None) -> tuple[int, bytes]:
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"The {name!r} parameter of Client must be an int >= 1. "
+                         f"Got {value!r} instead.")
+    return int(value)
+
+
+def _seed(seed: Any, owner: str) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, Integral):
+        raise TypeError(f"The 'seed' parameter of {owner} must be an int in [0, 2**64). "
+                        f"Got {seed!r} instead.")
+    return int(seed)

@@ -1,0 +1,223 @@
+"""The ASGI application of one ``lca serve`` worker (Starlette).
+
+Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
+
+* ``POST /answer`` ``{"seed": 7, "points": [[1, -1, ...], ...]}`` ->
+  ``{"answers": [...], "queries": Q}``: ``T_seed`` at every point, in order.
+  ``{"seed": 7, "signs": ["+-...", ...]}`` is the same request, each point a
+  string of ``n`` characters ``+`` (1) or ``-`` (-1): about ten times
+  cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md §7).
+  ``Q`` is the oracle queries spent by the ``answer_many`` call that answered
+  the request (shared with the requests batched with it; 0 when every
+  decision was in the cache). Answers never depend on the cache, batching
+  or worker; ``Q`` does.
+* ``POST /explain`` ``{"seed": 7, "point": [...]}`` -> ``{"seed", "label",
+  "path": [[variable, value], ...], "conditions": [...], "low_margin":
+  [...], "queries"}``: the root-to-leaf path of the point in ``T_seed``.
+* ``GET /healthz`` -> ``{"status": "ok", "pid", "requests", "batches",
+  "queued"}``.
+* ``GET /describe`` -> the oracle's name, ``n`` and source, the mode, the
+  parameters (``lca.Params(**describe["params"])`` rebuilds them, so
+  ``lca.answer`` gives the same bits in process), the limits and versions.
+
+Statuses: 200; 4xx for a bad request (:mod:`lca.serve.validate`), 404/405
+for an unknown path or method; 500 when answering raised (the oracle's
+exception type and message, never a traceback), 503 when the request
+timeout passed first or the worker is shutting down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import lca
+from lca.oracle import Oracle
+from lca.reconstruct import Reconstructor
+from lca.serve.batching import AnswerQueue, AnswerTimeout, AnsweringError
+from lca.serve.config import ServeSettings
+from lca.serve.validate import RequestError, parse_answer, parse_explain, read_body
+
+__all__ = ["SETTINGS_VARIABLE", "app_from_environment", "create_app"]
+
+SETTINGS_VARIABLE = "LCA_SERVE_SETTINGS"
+"""Environment variable carrying :meth:`ServeSettings.to_json` to worker processes."""
+
+_log = logging.getLogger("lca.serve")
+_encode = msgspec.json.Encoder().encode
+
+
+def _json(content: Any, status: int = 200) -> Response:
+    return Response(_encode(content), status_code=status, media_type="application/json")
+
+
+def _error(status: int, field: str | None, message: str) -> Response:
+    return _json({"error": {"field": field, "message": message}}, status)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _refusals(handler: Handler) -> Handler:
+    """Turn every exception of ``handler`` into a JSON error; log unexpected ones."""
+    async def run(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except RequestError as error:
+            request.state.log = {"field": error.field, "error": error.message}
+            return _error(error.status, error.field, error.message)
+        except ClientDisconnect:
+            return _error(400, "body", "the client disconnected before sending the body")
+        except AnswerTimeout as error:
+            return _error(503, None, str(error))
+        except AnsweringError as error:
+            request.state.log = {"error": str(error)}
+            return _error(500, None, f"answering failed: {error}")
+        except Exception as error:  # a bug here: logged with its traceback, not sent
+            _log.error("unexpected error", exc_info=error, extra={"event": "bug"})
+            return _error(500, None, "internal server error (logged by the server)")
+    return run
+
+
+class _AccessLog:
+    """Log every HTTP request as one record: method, path, status, ms, and fields the
+    endpoint left in ``request.state.log``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def send_and_note(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            state = scope.get("state", {})
+            _log.info("%s %s %d", scope["method"], scope["path"], status, extra={
+                "event": "request", "method": scope["method"], "path": scope["path"],
+                "status": status, "ms": round((time.perf_counter() - start) * 1e3, 3),
+                **state.get("log", {})})
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    return _error(error.status_code, None, f"{request.method} {request.url.path}: "
+                  f"{error.detail}; the endpoints are POST /answer, POST /explain, "
+                  f"GET /healthz, GET /describe")
+
+
+async def _unexpected(request: Request, error: Exception) -> Response:
+    _log.error("unexpected error", exc_info=error, extra={"event": "bug"})
+    return _error(500, None, "internal server error (logged by the server)")
+
+
+def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlette:
+    """The application of one worker: its own oracle, reconstructor and answering thread.
+
+    ``oracle`` skips loading it again when the caller already has
+    ``settings.load_oracle()``.
+    """
+    if oracle is None:
+        oracle = settings.load_oracle()
+    params = settings.params(oracle.n)
+    if settings.cache_size < params.path_length + 1:
+        raise ValueError(f"The 'cache_size' parameter of lca serve must be at least "
+                         f"{params.path_length + 1} (one root-to-leaf path, so /explain "
+                         f"reads its path from the cache). Got {settings.cache_size} instead.")
+    rec = Reconstructor(oracle, params, cache_size=settings.cache_size)
+    queue = AnswerQueue(rec, max_points=settings.max_points, batch_wait=settings.batch_wait)
+    n = oracle.n
+    description = {
+        "oracle": {"name": oracle.name, "n": n, "source": settings.source,
+                   "spec": settings.spec},
+        "mode": settings.mode,
+        "params": dataclasses.asdict(params),
+        "params_text": params.describe(),
+        "cache_size": settings.cache_size,
+        "limits": {"max_points": settings.max_points,
+                   "max_body_bytes": settings.max_body_bytes,
+                   "request_timeout": settings.request_timeout,
+                   "batch_wait": settings.batch_wait},
+        "versions": {"lca": lca.__version__},
+    }
+
+    async def body(request: Request, deadline: float) -> bytes:
+        return await read_body(request.headers, request.stream(),
+                               max_bytes=settings.max_body_bytes, deadline=deadline)
+
+    @_refusals
+    async def answer(request: Request) -> Response:
+        deadline = time.monotonic() + settings.request_timeout
+        seed, points = parse_answer(await body(request, deadline), n, settings.max_points)
+        request.state.log = {"seed": seed, "points": len(points)}
+        done = await queue.answer(points, seed, deadline)
+        request.state.log |= {"queries": done.queries, "batch_requests": done.batch_requests,
+                              "batch_points": done.batch_points}
+        return _json({"answers": done.answers.tolist(), "queries": done.queries})
+
+    @_refusals
+    async def explain(request: Request) -> Response:
+        deadline = time.monotonic() + settings.request_timeout
+        seed, point = parse_explain(await body(request, deadline), n)
+        request.state.log = {"seed": seed, "points": 1}
+        done = await queue.explain(point, seed, deadline)
+        found = done.explanation
+        request.state.log |= {"queries": done.queries}
+        return _json({"seed": seed, "label": found.label,
+                      "path": [[variable, value] for variable, value in found.path],
+                      "conditions": list(found.conditions),
+                      "low_margin": [node.low_margin for node in found.nodes],
+                      "queries": done.queries})
+
+    async def healthz(request: Request) -> Response:
+        return _json({"status": "ok", "pid": os.getpid(), "requests": queue.requests,
+                      "batches": queue.batches, "queued": queue.queued})
+
+    async def describe(request: Request) -> Response:
+        return _json(description)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        queue.start()
+        _log.info("ready", extra={"event": "ready", "oracle": oracle.name, "n": n,
+                                  "mode": settings.mode, "depth": settings.depth})
+        yield
+        await queue.close()
+        _log.info("stopped", extra={"event": "stopped", "requests": queue.requests})
+
+    routes = [Route("/answer", answer, methods=["POST"]),
+              Route("/explain", explain, methods=["POST"]),
+              Route("/healthz", healthz, methods=["GET"]),
+              Route("/describe", describe, methods=["GET"])]
+    return Starlette(routes=routes, middleware=[Middleware(_AccessLog)], lifespan=lifespan,
+                     exception_handlers={HTTPException: _http_error, Exception: _unexpected})
+
+
+def app_from_environment() -> Starlette:
+    """The app of a worker process started by ``lca serve`` (settings in the environment)."""
+    logging.captureWarnings(True)  # LowMarginWarning and others become log records
+    return create_app(ServeSettings.from_json(os.environ[SETTINGS_VARIABLE]))

@@ -1,0 +1,184 @@
+"""Reading and checking request bodies: every refusal names its field.
+
+A :class:`RequestError` carries the HTTP status and the field at fault;
+:mod:`lca.serve.app` turns it into ``{"error": {"field": ..., "message":
+...}}``. Statuses: 400 a body that is not JSON, 408 a body still arriving
+at the request timeout, 413 a body or a point count over the limits, 415 a
+content type other than JSON, 422 a field of the wrong type or value.
+Parsing is strict (:mod:`msgspec`): ``true``, ``1.0`` or ``"1"`` is not an
+int, and unknown fields are refused rather than ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from lca.oracle import _all_plus_minus_one
+
+__all__ = ["RequestError", "parse_answer", "parse_explain", "read_body"]
+
+SEED_RANGE = "an int in [0, 2**64)"
+
+
+class RequestError(Exception):
+    """A request refused before answering: HTTP ``status``, the ``field`` at fault."""
+
+    def __init__(self, status: int, field: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.field = field
+        self.message = message
+
+
+class _Answer(msgspec.Struct, forbid_unknown_fields=True):
+    seed: int
+    points: list[list[int]] | msgspec.UnsetType = msgspec.UNSET
+    signs: list[str] | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Explain(msgspec.Struct, forbid_unknown_fields=True):
+    seed: int
+    point: list[int]
+
+
+_DECODERS = {_Answer: msgspec.json.Decoder(_Answer), _Explain: msgspec.json.Decoder(_Explain)}
+_EXPECTED = {"seed": SEED_RANGE, "points": "a list of points, each a list of ints -1 or 1",
+             "signs": "a list of points, each a string of characters + or -",
+             "point": "a list of ints -1 or 1"}
+# msgspec names the place of a type error as "- at `$.points[0][3]`" and a missing or
+# unknown field as "field `seed`".
+_AT = re.compile(r" - at `\$\.?([^`]*)`$")
+_FIELD = re.compile(r"field `([^`]*)`")
+
+
+async def read_body(headers: Mapping[str, str], chunks: AsyncIterator[bytes], *,
+                    max_bytes: int, deadline: float) -> bytes:
+    """The whole body, if it is JSON, at most ``max_bytes`` and in by ``deadline``.
+
+    ``deadline`` is on the :func:`time.monotonic` clock. A declared
+    ``Content-Length`` over the limit is refused before any byte is read.
+    """
+    media_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if media_type != "application/json":
+        raise RequestError(415, "content-type",
+                           f"Content-Type must be application/json; got "
+                           f"{headers.get('content-type', '(none)')!r}")
+    declared = headers.get("content-length")
+    too_large = f"the request body must be at most {max_bytes} bytes (--max-body-bytes)"
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise RequestError(413, "body", f"{too_large}; Content-Length is {declared}")
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout_at(_loop_time(deadline)):
+            async for chunk in chunks:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise RequestError(413, "body", f"{too_large}; got more")
+                parts.append(chunk)
+    except TimeoutError:
+        raise RequestError(408, "body", "the request body did not arrive within the "
+                           "request timeout (--request-timeout)") from None
+    return b"".join(parts)
+
+
+def _loop_time(deadline: float) -> float:
+    """A :func:`time.monotonic` deadline on the running loop's clock."""
+    return asyncio.get_running_loop().time() + deadline - time.monotonic()
+
+
+def _decode(body: bytes, shape: type) -> Any:
+    try:
+        return _DECODERS[shape].decode(body)
+    except msgspec.ValidationError as error:
+        text = str(error)
+        at, named = _AT.search(text), _FIELD.search(text)
+        if at:
+            field = re.split(r"[.\[]", at.group(1))[0]
+            detail = f"{_AT.sub('', text)} at {at.group(1)}"
+        else:
+            field, detail = (named.group(1) if named else "body"), text
+        message = (f"{field!r} must be {_EXPECTED[field]}: {detail}" if field in _EXPECTED
+                   else f"the request body must be a JSON object with the fields "
+                        f"{sorted(shape.__struct_fields__)}: {detail}")
+        raise RequestError(422, field, message) from None
+    except msgspec.DecodeError as error:  # after ValidationError, its subclass
+        raise RequestError(400, "body", f"the request body is not valid JSON: {error}") \
+            from None
+
+
+def _seed(seed: int) -> int:
+    if not 0 <= seed < 1 << 64:
+        raise RequestError(422, "seed", f"'seed' must be {SEED_RANGE}; got {seed}")
+    return seed
+
+
+def _rows(rows: list[list[int]], n: int, field: str) -> np.ndarray:
+    """An ``(m, n)`` ``int8`` array of the rows, or the first bad row or value named.
+
+    ``field`` is ``"points"`` (rows named ``points[i]``) or ``"point"`` (one row).
+    """
+    def name(i: int) -> str:
+        return f"points[{i}]" if field == "points" else "point"
+
+    for i, row in enumerate(rows):
+        if len(row) != n:
+            raise RequestError(422, field, f"'{name(i)}' must hold {n} values -1 or 1 "
+                               f"(the oracle's n); got {len(row)}")
+    try:
+        array = np.array(rows, dtype=np.int8).reshape(len(rows), n)
+    except OverflowError:  # an int beyond int8: found below like any other bad value
+        array = None
+    if array is None or not np.all((array == 1) | (array == -1)):
+        i, j, value = next((i, j, value) for i, row in enumerate(rows)
+                           for j, value in enumerate(row) if value not in (1, -1))
+        raise RequestError(422, field, f"'{name(i)}[{j}]' must be -1 or 1; got {value}")
+    return array
+
+
+def _signs(rows: list[str], n: int) -> np.ndarray:
+    """An ``(m, n)`` ``int8`` array from strings of ``+`` and ``-``, or the first bad one named."""
+    for i, row in enumerate(rows):
+        if len(row) != n or not row.isascii():
+            got = f"{len(row)} characters" if len(row) != n else "non-ASCII characters"
+            raise RequestError(422, "signs", f"'signs[{i}]' must hold {n} characters + or - "
+                               f"(the oracle's n); got {got}")
+    codes = np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8).reshape(len(rows), n)
+    # "+" is 43 and "-" is 45: 44 - code is 1 or 255, i.e. int8 1 or -1, for them alone.
+    values = (np.uint8(44) - codes).view(np.int8)
+    if not _all_plus_minus_one(values):
+        i, j = np.argwhere((values != 1) & (values != -1))[0]
+        raise RequestError(422, "signs", f"'signs[{i}][{j}]' must be + or -; got "
+                           f"{rows[i][j]!r}")
+    return values
+
+
+def parse_answer(body: bytes, n: int, max_points: int) -> tuple[int, np.ndarray]:
+    """``(seed, points)`` of a ``POST /answer`` body: ``points`` (lists of ints ±1) or
+    ``signs`` (strings of ``+``/``-``, the compact form), exactly one of them."""
+    request = _decode(body, _Answer)
+    seed = _seed(request.seed)
+    given = [name for name in ("points", "signs") if getattr(request, name) is not msgspec.UNSET]
+    if len(given) != 1:
+        raise RequestError(422, "points", "the request body must hold exactly one of "
+                           "'points' (lists of ints -1 or 1) and 'signs' (strings of + "
+                           "and -); got " + ("both" if given else "neither"))
+    field = given[0]
+    rows = getattr(request, field)
+    if len(rows) > max_points:
+        raise RequestError(413, field, f"'{field}' holds {len(rows)} points; this server "
+                           f"answers at most {max_points} per request (--max-points)")
+    return seed, _rows(rows, n, "points") if field == "points" else _signs(rows, n)
+
+
+def parse_explain(body: bytes, n: int) -> tuple[int, np.ndarray]:
+    """``(seed, point)`` of a ``POST /explain`` body."""
+    request = _decode(body, _Explain)
+    return _seed(request.seed), _rows([request.point], n, "point")[0]

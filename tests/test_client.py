@@ -1,0 +1,261 @@
+"""``lca.client.Client``: checks, errors carrying the server's message, failover."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+
+import numpy as np
+import pytest
+from serve_support import N, running, small
+from serve_support import close_clients  # noqa: F401 (an autouse fixture)
+
+import lca
+from lca import client as client_module
+from lca import derive
+from lca.client import Client, RequestRejected, ServerError, ServerUnavailable
+from lca.reconstruct import Reconstructor
+
+POINTS = derive.sample_points(12, "client-test", N, 400)
+PARAMS = lca.Params.efficient(N, depth=6)
+pytestmark = pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running("--oracle", "serve_support:small", "--depth", "6",
+                 "--max-points", "100") as s:
+        yield s
+
+
+@pytest.fixture
+def dead_url():
+    """A loopback URL nothing listens on (connections are refused)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def answered(client) -> int:
+    """``/answer`` requests the server has answered (its own count, exact)."""
+    return client.healthz()["requests"]
+
+
+def recording(client) -> list[int]:
+    """Record the URL index of every exchange ``client`` makes from now on."""
+    tried = []
+    exchange = client._exchange
+
+    def record(index, *args):
+        tried.append(index)
+        return exchange(index, *args)
+
+    client._exchange = record
+    return tried
+
+
+class TestConstruction:
+    @pytest.mark.parametrize("url", ["127.0.0.1:8000", "ftp://h:1", "http://", "http://h:1/x",
+                                     [], ["http://h:1", 5]])
+    def test_bad_urls(self, url):
+        with pytest.raises(ValueError, match=r"The 'url' parameter of Client must"):
+            Client(url)
+
+    def test_url_type(self):
+        with pytest.raises(TypeError, match=r"The 'url' parameter of Client must be an "
+                                            r"http\(s\)://HOST:PORT URL or a list of them. "
+                                            r"Got 5 instead."):
+            Client(5)
+
+    @pytest.mark.parametrize("option, value, message", [
+        ("timeout", 0, r"The 'timeout' parameter of Client must be a number of seconds > 0. "
+                       r"Got 0 instead."),
+        ("timeout", True, r"'timeout'"),
+        ("attempts", 0, r"The 'attempts' parameter of Client must be an int >= 1. Got 0"),
+        ("chunk", 1.5, r"The 'chunk' parameter of Client must be an int >= 1. Got 1.5"),
+        ("encoding", "json", r"The 'encoding' parameter of Client must be one of \('signs', "
+                             r"'points'\). Got 'json' instead."),
+    ])
+    def test_bad_options(self, option, value, message):
+        with pytest.raises(ValueError, match=message):
+            Client("http://127.0.0.1:1", **{option: value})
+
+    def test_defaults(self):
+        client = Client(["http://127.0.0.1:1", "http://127.0.0.1:2"])
+        assert (client.timeout, client.attempts, client.chunk, client.encoding) == \
+            (30.0, 4, 1024, "signs")
+
+
+class TestAnswers:
+    def test_answers_in_chunks_equal_the_reconstructors(self, server):
+        client = Client(server.url, chunk=7)
+        before = answered(client)
+        got = client.answer(POINTS[:50], 9)
+        assert answered(client) - before == 8  # ceil(50 / 7)
+        assert got.dtype == np.int8
+        assert np.array_equal(got, Reconstructor(small(), PARAMS).answer_many(POINTS[:50], 9))
+        assert client.answer(np.zeros((0, N), dtype=np.int8), 9).shape == (0,)
+
+    @pytest.mark.parametrize("encoding", ["signs", "points"])
+    def test_both_encodings_give_the_same_answers(self, server, encoding):
+        got = Client(server.url, encoding=encoding).answer(POINTS[:100], 4)
+        assert np.array_equal(got, Reconstructor(small(), PARAMS).answer_many(POINTS[:100], 4))
+
+    def test_signs_spell_the_points(self):
+        rows = np.array([[1, -1, -1], [-1, 1, 1]], dtype=np.int8)
+        assert client_module._signs(rows) == ["+--", "-++"]
+
+    def test_explain(self, server):
+        served = Client(server.url).explain(POINTS[3], 4)
+        local = Reconstructor(small(), PARAMS).explain(POINTS[3], 4)
+        assert (served.label, served.path, served.conditions) == \
+            (local.label, local.path, local.conditions)
+
+    def test_one_client_shared_by_threads(self, server):
+        client = Client(server.url, chunk=10)
+        got = [None] * 4
+
+        def ask(i):
+            got[i] = client.answer(POINTS[100 * i:100 * i + 100], 3)
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        expected = Reconstructor(small(), PARAMS).answer_many(POINTS, 3)
+        assert np.array_equal(np.concatenate(got), expected)
+        client.close()
+        assert client._all == []
+
+
+class TestChecksAndRefusals:
+    @pytest.mark.parametrize("points, error, message", [
+        (np.ones((2, N), dtype=float), TypeError, r"points must be an integer array"),
+        (np.ones((2, N - 1), dtype=int), TypeError, r"points must have shape \(m, 64\)"),
+        (np.ones(N, dtype=int), TypeError, r"points must have shape \(m, 64\)"),
+        (np.zeros((1, N), dtype=int), ValueError, r"points must contain only -1 and \+1"),
+    ])
+    def test_points_are_checked_before_sending(self, server, points, error, message):
+        client = Client(server.url)
+        client.n  # /describe, once
+        tried = recording(client)
+        with pytest.raises(error, match=message):
+            client.answer(points, 1)
+        assert tried == []
+
+    @pytest.mark.parametrize("seed", [True, 1.0, "1"])
+    def test_seed_type_is_checked_before_sending(self, seed):
+        with pytest.raises(TypeError, match=r"The 'seed' parameter of Client.answer must be "
+                                            r"an int in \[0, 2\*\*64\)"):
+            Client("http://127.0.0.1:1").answer(np.ones((1, N), dtype=int), seed)
+
+    def test_explain_needs_one_point(self, server):
+        with pytest.raises(TypeError, match=r"The 'point' parameter of Client.explain must "
+                                            r"be a 1-D array of 64 values"):
+            Client(server.url).explain(np.ones((1, N), dtype=int), 1)
+
+    def test_a_refusal_carries_the_servers_message_and_is_not_retried(self, server):
+        client = Client([server.url, server.url], attempts=5)
+        client.n
+        tried = recording(client)
+        with pytest.raises(RequestRejected, match=r"/answer refused the request \(422\): "
+                                                  r"'seed' must be an int in \[0, 2\*\*64\); "
+                                                  r"got -1$") as refused:
+            client.answer(POINTS[:2], -1)
+        assert (refused.value.status, refused.value.field, refused.value.url) == \
+            (422, "seed", server.url)
+        assert isinstance(refused.value, ValueError)
+        assert tried == [0]
+
+
+class TestFailover:
+    def test_every_replica_down(self, dead_url):
+        client = Client([dead_url, dead_url.replace("127.0.0.1", "127.0.0.2")], attempts=3,
+                        timeout=2)
+        with pytest.raises(ServerUnavailable, match=r"no lca serve replica answered GET "
+                                                    r"/describe in 3 attempts: ") as down:
+            client.describe()
+        assert str(down.value).count("ConnectionRefusedError") == 3
+
+    def test_a_silent_replica_times_out_and_the_next_answers(self, server):
+        with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never replies
+            silent_url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+            with pytest.raises(ServerUnavailable, match=r"TimeoutError: timed out"):
+                Client(silent_url, attempts=1, timeout=0.2).describe()
+            client = Client([silent_url, server.url], timeout=0.5)
+            got = client.answer(POINTS[:5], 2)
+        assert np.array_equal(got, Reconstructor(small(), PARAMS).answer_many(POINTS[:5], 2))
+
+    def test_a_kept_alive_connection_closed_meanwhile_is_reopened(self, server):
+        client = Client(server.url, attempts=1)
+        client.answer(POINTS[:3], 5)
+        # The server closing an idle connection (its keep-alive timeout) looks like this:
+        client._connections()[0].sock.shutdown(socket.SHUT_RDWR)
+        got = client.answer(POINTS[:3], 5)  # one attempt: not counted as a failure
+        assert np.array_equal(got, Reconstructor(small(), PARAMS).answer_many(POINTS[:3], 5))
+
+    def test_the_next_url_is_tried_and_then_preferred(self, server, dead_url):
+        client = Client([dead_url, server.url])
+        tried = recording(client)
+        client.answer(POINTS[:3], 1)
+        client.answer(POINTS[:3], 1)
+        assert tried == [0, 1, 1, 1]  # /describe (refused, then ok), two /answer
+
+
+class TestRetryRules:
+    """The rules of Client._request, on a stub transport: which replies move on."""
+
+    def run(self, monkeypatch, replies, attempts=5):
+        client = Client(["http://127.0.0.1:1", "http://127.0.0.1:2"], attempts=attempts)
+        tried, pauses = [], []
+
+        def exchange(index, method, path, body):
+            tried.append(index)
+            reply = replies[len(tried) - 1]
+            if isinstance(reply, Exception):
+                raise reply
+            return reply
+
+        monkeypatch.setattr(client, "_exchange", exchange)
+        monkeypatch.setattr(client_module.time, "sleep", pauses.append)
+        try:
+            return client._request("GET", "/healthz", None), tried, pauses
+        except Exception as error:
+            return error, tried, pauses
+
+    def test_503_moves_on(self, monkeypatch):
+        reply, tried, _ = self.run(monkeypatch, [
+            (503, b'{"error": {"field": null, "message": "timed out"}}'),
+            (200, b'{"status": "ok"}')])
+        assert (reply["status"], tried) == ("ok", [0, 1])
+
+    def test_500_is_not_retried(self, monkeypatch):
+        error, tried, _ = self.run(monkeypatch, [
+            (500, b'{"error": {"field": null, "message": "answering failed: E: x"}}')])
+        assert isinstance(error, ServerError) and tried == [0]
+        assert str(error) == "http://127.0.0.1:1/healthz failed (500): answering failed: E: x"
+
+    def test_4xx_is_not_retried(self, monkeypatch):
+        error, tried, _ = self.run(monkeypatch, [
+            (413, b'{"error": {"field": "points", "message": "too many"}}')])
+        assert isinstance(error, RequestRejected) and tried == [0]
+        assert (error.status, error.field) == (413, "points")
+
+    def test_a_reply_that_is_not_json(self, monkeypatch):
+        error, _, _ = self.run(monkeypatch, [(400, b"Invalid HTTP request received.")])
+        assert isinstance(error, RequestRejected)
+        assert str(error).endswith("(400): Invalid HTTP request received.")
+
+    def test_rounds_pause_doubling(self, monkeypatch):
+        error, tried, pauses = self.run(monkeypatch, [ConnectionResetError("reset")] * 5)
+        assert isinstance(error, ServerUnavailable)
+        assert tried == [0, 1, 0, 1, 0] and pauses == [0.05, 0.1]
+        assert str(error).count("ConnectionResetError: reset") == 5
+
+    def test_http_protocol_errors_move_on(self, monkeypatch):
+        reply, tried, _ = self.run(monkeypatch, [http.client.BadStatusLine("x"),
+                                                 (200, b'{"status": "ok"}')])
+        assert reply["status"] == "ok" and tried == [0, 1]

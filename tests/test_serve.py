@@ -1,0 +1,584 @@
+"""``lca serve``: real servers on 127.0.0.1, their answers, refusals and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import http.client
+import json
+import signal
+import socket
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+from serve_support import N, Slow, failing, running, small
+from serve_support import close_clients  # noqa: F401 (an autouse fixture)
+
+import lca
+from lca import derive
+from lca.cli import _build_parser, main
+from lca.client import Client
+from lca.reconstruct import Reconstructor
+from lca.serve import ServeSettings, demo_oracle
+from lca.serve.batching import AnswerQueue, AnsweringError, AnswerTimeout
+from lca.serve.config import oracle_from_import_path
+
+POINTS = derive.sample_points(11, "serve-test", N, 10_000)
+EFFICIENT = lca.Params.efficient(N, depth=8)
+PAPER = lca.Params.practical(n=N, depth=6, noise_rate=0.1, score_samples=1000,
+                             leaf_samples=500)
+pytestmark = pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+
+
+def post(url: str, path: str, body: bytes, content_type: str | None = "application/json",
+         *, chunked: bool = False) -> tuple[int, dict, str]:
+    """Status, decoded JSON and raw text of one request (no client-side checks)."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    headers = {} if content_type is None else {"Content-Type": content_type}
+    if chunked:
+        connection.request("POST", path, body=iter([body[i:i + 65536] for i in
+                                                    range(0, len(body), 65536)]),
+                           headers=headers, encode_chunked=True)
+    else:
+        connection.request("POST", path, body=body, headers=headers)
+    response = connection.getresponse()
+    text = response.read().decode()
+    connection.close()
+    return response.status, json.loads(text), text
+
+
+def get(url: str, path: str, method: str = "GET") -> tuple[int, dict]:
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    connection.request(method, path)
+    response = connection.getresponse()
+    status, payload = response.status, json.loads(response.read())
+    connection.close()
+    return status, payload
+
+
+# -- replicas agree ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode, params", [("efficient", EFFICIENT), ("paper", PAPER)])
+def test_two_replicas_answer_like_each_other_and_lca_answer(mode, params):
+    depth = str(params.depth)
+    with running("--oracle", "serve_support:small", "--mode", mode, "--depth", depth) as a, \
+            running("--oracle", "serve_support:small", "--mode", mode, "--depth", depth,
+                    "--max-points", "300") as b:
+        first = Client(a.url, chunk=2000, encoding="points")
+        second = Client(b.url, chunk=300)  # other batches, in reverse order, as signs
+        assert lca.Params(**first.describe()["params"]) == params
+        answers = first.answer(POINTS, 7)
+        assert np.array_equal(second.answer(POINTS[::-1], 7)[::-1], answers)
+        last_seed = 2 ** 64 - 1
+        assert np.array_equal(first.answer(POINTS[:500], last_seed),
+                              second.answer(POINTS[:500], last_seed))
+    assert answers.dtype == np.int8 and answers.shape == (10_000,)
+    f = small()
+    assert np.array_equal(answers, Reconstructor(f, params).answer_many(POINTS, 7))
+    # The pure function costs a whole path per point: 200 of the 10^4.
+    assert [lca.answer(z, 7, oracle=f, params=params) for z in POINTS[:200]] \
+        == answers[:200].tolist()
+
+
+def test_killing_a_replica_mid_load_loses_no_answer(monkeypatch):
+    points = POINTS[:5000]
+    expected = Reconstructor(small(), EFFICIENT).answer_many(points, 7)
+    with running("--oracle", "serve_support:small", "--depth", "8") as a, \
+            running("--oracle", "serve_support:small", "--depth", "8") as b:
+        # Kill replica a with its 10th /answer request sent and its reply not yet read.
+        replies, read_reply = [], http.client.HTTPConnection.getresponse
+
+        def kill_a_on_its_10th_answer(connection):
+            if connection.port == a.port:
+                replies.append(connection)
+                if len(replies) == 11:  # /describe, then 10 /answer requests
+                    a.process.kill()
+                    a.process.wait(10)
+            return read_reply(connection)
+
+        monkeypatch.setattr(http.client.HTTPConnection, "getresponse",
+                            kill_a_on_its_10th_answer)
+        got = Client([a.url, b.url], chunk=20).answer(points, 7)  # 250 requests
+        served_a = [r for r in a.events("request") if r["path"] == "/answer"]
+        served_b = [r for r in b.events("request") if r["path"] == "/answer"]
+    assert a.process.returncode == -signal.SIGKILL
+    assert np.array_equal(got, expected)
+    assert len(served_a) <= 10 and len(served_b) >= 240  # a's 10th: answered or not
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+MAX_POINTS, MAX_BODY = 2000, 600_000
+
+
+def body(seed=7, points=(), **extra) -> bytes:
+    """An /answer body; ``points=None`` leaves the field out."""
+    payload = {"seed": seed, "points": [[1] * N, [-1] * N] if points == () else points}
+    if points is None:
+        del payload["points"]
+    return json.dumps(payload | extra).encode()
+
+
+def row(**changes) -> list:
+    values = [1] * N
+    for index, value in changes.items():
+        values[int(index[1:])] = value
+    return values
+
+
+BAD_ANSWERS = [
+    # (case, body, content type, status, field, message)
+    ("text content type", body(), "text/plain", 415, "content-type",
+     r"Content-Type must be application/json; got 'text/plain'"),
+    ("no content type", body(), None, 415, "content-type", r"got '\(none\)'"),
+    ("malformed JSON", b'{"seed": 7, "points": [[1,', "application/json", 400, "body",
+     r"not valid JSON: Input data was truncated"),
+    ("empty body", b"", "application/json", 400, "body", r"not valid JSON"),
+    ("not UTF-8", b"\xff\xfe", "application/json", 400, "body", r"not valid JSON"),
+    ("trailing bytes", body() + b"x", "application/json", 400, "body", r"trailing"),
+    ("not an object", b"[1, 2]", "application/json", 422, "body",
+     r"must be a JSON object with the fields \['points', 'seed', 'signs'\]"),
+    ("missing seed", json.dumps({"points": []}).encode(), "application/json", 422, "seed",
+     r"'seed' must be an int in \[0, 2\*\*64\): Object missing required field `seed`"),
+    ("no points", json.dumps({"seed": 1}).encode(), "application/json", 422, "points",
+     r"must hold exactly one of 'points' \(lists of ints -1 or 1\) and 'signs' \(strings "
+     r"of \+ and -\); got neither$"),
+    ("points and signs", body(signs=["+" * N]), "application/json", 422, "points",
+     r"exactly one of .* got both$"),
+    ("signs not strings", body(points=None, signs=[[1] * N]), "application/json", 422,
+     "signs", r"'signs' must be a list of points, each a string of characters \+ or -: "
+              r"Expected `str`, got `array` at signs\[0\]$"),
+    ("short signs", body(points=None, signs=["+" * N, "-" * (N - 1)]), "application/json",
+     422, "signs", r"'signs\[1\]' must hold 64 characters \+ or - \(the oracle's n\); "
+                   r"got 63 characters$"),
+    ("a sign not + or -", body(points=None, signs=["+" * 9 + "1" + "-" * (N - 10)]),
+     "application/json", 422, "signs", r"'signs\[0\]\[9\]' must be \+ or -; got '1'$"),
+    ("non-ASCII signs", body(points=None, signs=["\u2212" * N]), "application/json", 422,
+     "signs", r"'signs\[0\]' must hold .* got non-ASCII characters$"),
+    ("too many signs", body(points=None, signs=["+" * N] * (MAX_POINTS + 1)),
+     "application/json", 413, "signs", r"'signs' holds 2001 points; this server answers "
+                                       r"at most 2000 per request \(--max-points\)$"),
+    ("unknown field", body(extra=1), "application/json", 422, "extra",
+     r"unknown field `extra`"),
+    ("float seed", body(seed=7.5), "application/json", 422, "seed",
+     r"Expected `int`, got `float` at seed"),
+    ("string seed", body(seed="7"), "application/json", 422, "seed", r"got `str`"),
+    ("bool seed", body(seed=True), "application/json", 422, "seed", r"got `bool`"),
+    ("null seed", body(seed=None), "application/json", 422, "seed", r"got `null`"),
+    ("negative seed", body(seed=-1), "application/json", 422, "seed",
+     r"'seed' must be an int in \[0, 2\*\*64\); got -1$"),
+    ("seed 2**64", body(seed=2 ** 64), "application/json", 422, "seed",
+     r"got 18446744073709551616$"),
+    ("points not a list", body(points=5), "application/json", 422, "points",
+     r"'points' must be a list of points.*Expected `array`, got `int` at points$"),
+    ("a point not a list", body(points=[1, -1]), "application/json", 422, "points",
+     r"Expected `array`, got `int` at points\[0\]$"),
+    ("short point", body(points=[[1] * N, [1] * (N - 1)]), "application/json", 422,
+     "points", r"'points\[1\]' must hold 64 values -1 or 1 \(the oracle's n\); got 63$"),
+    ("long point", body(points=[[1] * (N + 1)]), "application/json", 422, "points",
+     r"'points\[0\]' must hold 64 .* got 65$"),
+    ("value 0", body(points=[row(), row(x5=0)]), "application/json", 422, "points",
+     r"'points\[1\]\[5\]' must be -1 or 1; got 0$"),
+    ("value 2", body(points=[row(x63=2)]), "application/json", 422, "points",
+     r"'points\[0\]\[63\]' must be -1 or 1; got 2$"),
+    ("huge int", body(points=[row(x1=10 ** 30)]), "application/json", 422, "points",
+     r"'points\[0\]\[1\]' must be -1 or 1; got 1000000000000000000000000000000$"),
+    ("float value", body(points=[row(x3=1.0)]), "application/json", 422, "points",
+     r"Expected `int`, got `float` at points\[0\]\[3\]$"),
+    ("bool value", body(points=[row(x3=True)]), "application/json", 422, "points",
+     r"got `bool` at points\[0\]\[3\]$"),
+    ("null value", body(points=[row(x0=None)]), "application/json", 422, "points",
+     r"got `null` at points\[0\]\[0\]$"),
+    ("string value", body(points=[row(x0="1")]), "application/json", 422, "points",
+     r"got `str` at points\[0\]\[0\]$"),
+    ("too many points", body(points=[row()] * (MAX_POINTS + 1)), "application/json", 413,
+     "points", r"'points' holds 2001 points; this server answers at most 2000 per request"),
+    ("body too large", body(points=[row()] * 1500 + [[1] * 200_000]), "application/json",
+     413, "body", r"the request body must be at most 600000 bytes .*Content-Length is"),
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with running("--oracle", "serve_support:small", "--depth", "8",
+                 "--max-points", str(MAX_POINTS), "--max-body-bytes", str(MAX_BODY)) as s:
+        status, health = get(s.url, "/healthz")
+        assert status == 200
+        s.pid = health["pid"]
+        yield s
+
+
+def assert_alive(server) -> None:
+    status, health = get(server.url, "/healthz")
+    assert (status, health["status"], health["pid"]) == (200, "ok", server.pid)
+    assert server.process.poll() is None
+
+
+@pytest.mark.parametrize("case, data, content_type, status, field, message", BAD_ANSWERS,
+                         ids=[case[0] for case in BAD_ANSWERS])
+def test_a_bad_answer_request_gets_a_4xx_naming_its_field(server, case, data, content_type,
+                                                          status, field, message):
+    got, reply, text = post(server.url, "/answer", data, content_type)
+    assert (got, reply["error"]["field"]) == (status, field)
+    assert re.search(message, reply["error"]["message"]), reply
+    assert "Traceback" not in text and "File \"" not in text
+    assert_alive(server)
+
+
+def test_a_streamed_body_over_the_limit_is_refused_while_it_arrives(server):
+    data = body(points=[row()] * 1500 + [[1] * 200_000])
+    assert len(data) > MAX_BODY
+    status, reply, _ = post(server.url, "/answer", data, chunked=True)
+    assert (status, reply["error"]["field"]) == (413, "body")
+    assert re.search(r"at most 600000 bytes .*; got more", reply["error"]["message"])
+    assert_alive(server)
+
+
+BAD_EXPLAINS = [
+    ("missing point", json.dumps({"seed": 1}).encode(), 422, "point",
+     r"'point' must be a list of ints -1 or 1: Object missing required field `point`"),
+    ("short point", json.dumps({"seed": 1, "point": [1] * 10}).encode(), 422, "point",
+     r"'point' must hold 64 values -1 or 1 \(the oracle's n\); got 10$"),
+    ("value 0", json.dumps({"seed": 1, "point": row(x7=0)}).encode(), 422, "point",
+     r"'point\[7\]' must be -1 or 1; got 0$"),
+    ("points instead", body(), 422, "points", r"unknown field `points`"),
+    ("seed too large", json.dumps({"seed": 2 ** 64, "point": row()}).encode(), 422, "seed",
+     r"'seed' must be an int in \[0, 2\*\*64\); got 18446744073709551616$"),
+]
+
+
+@pytest.mark.parametrize("case, data, status, field, message", BAD_EXPLAINS,
+                         ids=[case[0] for case in BAD_EXPLAINS])
+def test_a_bad_explain_request_gets_a_4xx_naming_its_field(server, case, data, status,
+                                                           field, message):
+    got, reply, text = post(server.url, "/explain", data)
+    assert (got, reply["error"]["field"]) == (status, field)
+    assert re.search(message, reply["error"]["message"]), reply
+    assert "Traceback" not in text
+    assert_alive(server)
+
+
+@pytest.mark.parametrize("method, path, status, detail", [
+    ("GET", "/answer", 405, "Method Not Allowed"), ("POST", "/healthz", 405,
+                                                    "Method Not Allowed"),
+    ("GET", "/nowhere", 404, "Not Found")])
+def test_unknown_paths_and_methods_get_json_errors(server, method, path, status, detail):
+    got, reply = get(server.url, path, method)
+    assert got == status
+    assert reply["error"]["message"] == (
+        f"{method} {path}: {detail}; the endpoints are POST /answer, POST /explain, "
+        f"GET /healthz, GET /describe")
+    assert_alive(server)
+
+
+def test_refusals_are_logged_with_their_field(server):
+    post(server.url, "/answer", body(seed=12345678901234567890123))
+    deadline = time.monotonic() + 10  # the record follows the response, on stderr
+    while not (logged := [r for r in server.events("request")
+                          if "12345678901234567890123" in r.get("error", "")]):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    record = logged[0]
+    assert (record["status"], record["path"], record["method"], record["field"]) == \
+        (422, "/answer", "POST", "seed")
+    assert record["error"].startswith("'seed' must be")
+
+
+# -- what a replica says about itself, explanations --------------------------------------
+
+
+def test_describe_and_healthz(server):
+    status, described = get(server.url, "/describe")
+    assert status == 200
+    assert described["oracle"] == {"name": small().name, "n": N, "source": "oracle",
+                                   "spec": "serve_support:small"}
+    assert described["mode"] == "efficient"
+    assert lca.Params(**described["params"]) == EFFICIENT
+    assert described["params_text"] == EFFICIENT.describe()
+    assert described["limits"] == {"max_points": MAX_POINTS, "max_body_bytes": MAX_BODY,
+                                   "request_timeout": 30.0, "batch_wait": 0.0}
+    assert described["cache_size"] == 1 << 16
+    status, health = get(server.url, "/healthz")
+    assert health["pid"] == server.process.pid and health["queued"] == 0
+
+
+def test_explain_is_the_reconstructors_path(server):
+    client = Client(server.url)
+    rec = Reconstructor(small(), EFFICIENT)
+    for z, seed in ((POINTS[0], 7), (POINTS[1], 8), (-POINTS[1], 2 ** 64 - 1)):
+        served = client.explain(z, seed)
+        local = rec.explain(z, seed)
+        assert (served.seed, served.label, served.path, served.conditions) == \
+            (seed, local.label, local.path, local.conditions)
+        assert served.low_margin == tuple(node.low_margin for node in local.nodes)
+        assert client.answer(z[None, :], seed)[0] == local.label
+
+
+def test_concurrent_requests_get_the_answers_of_lca(server):
+    client = Client(server.url, chunk=37)
+    seeds = [7, 7, 8, 7, 9, 8, 7, 7]
+    slices = [POINTS[100 * i:100 * i + 100] for i in range(len(seeds))]
+    got = [None] * len(seeds)
+    start = threading.Barrier(len(seeds))
+
+    def ask(i):
+        start.wait()
+        got[i] = client.answer(slices[i], seeds[i])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(seeds))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    rec = Reconstructor(small(), EFFICIENT)
+    for i, seed in enumerate(seeds):
+        assert np.array_equal(got[i], rec.answer_many(slices[i], seed))
+
+
+# -- oracle errors, timeouts, shutdown ------------------------------------------------
+
+
+def test_an_oracle_error_is_a_500_with_its_message_and_the_worker_lives():
+    with running("--oracle", "serve_support:failing") as s:
+        for path, data in (("/answer", body()), ("/explain",
+                                                  json.dumps({"seed": 3, "point": row()})
+                                                  .encode())):
+            status, reply, text = post(s.url, path, data)
+            assert status == 500
+            assert reply["error"]["field"] is None
+            assert re.fullmatch(r"answering failed: OracleError: sensor offline \(lca: raised "
+                                r"while querying 'failing' for search samples at node path "
+                                r"\(\) \(seed [37]\)\)", reply["error"]["message"])
+            assert "Traceback" not in text
+        status, health = get(s.url, "/healthz")
+        assert status == 200 and s.process.poll() is None
+        # The traceback goes to the server's log, not to the client.
+        errors = s.events("answer-error") + s.events("explain-error")
+        assert len(errors) == 2 and all("sensor offline" in e["traceback"] for e in errors)
+
+
+def test_past_the_request_timeout_a_slow_body_gets_408_and_a_slow_answer_503():
+    with running("--oracle", "serve_support:slow", "--depth", "3",
+                 "--request-timeout", "0.5") as s:
+        with socket.create_connection(("127.0.0.1", s.port), timeout=30) as raw:
+            raw.sendall(b"POST /answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                        b"\r\nContent-Length: 1000\r\n\r\n{\"seed\": 1,")  # and no more
+            response = http.client.HTTPResponse(raw)
+            response.begin()
+            reply = json.loads(response.read())
+        assert (response.status, reply["error"]) == (408, {"field": "body", "message": (
+            "the request body did not arrive within the request timeout (--request-timeout)")})
+        # A cold path costs over 100 slow oracle calls, more than 0.5 s.
+        status, reply, _ = post(s.url, "/answer", body(points=[row()]))
+        assert (status, reply["error"]) == (503, {"field": None, "message": (
+            "not answered within the request timeout (--request-timeout)")})
+        assert get(s.url, "/healthz")[0] == 200
+
+
+def test_sigterm_finishes_the_request_in_flight_then_exits_0():
+    with running("--oracle", "serve_support:slow", "--depth", "3") as s:
+        client = Client(s.url)
+        client.n  # ask /describe before the slow request
+        result = {}
+        asking = threading.Thread(
+            target=lambda: result.update(got=client.answer(POINTS[:50], 5)))
+        asking.start()
+        time.sleep(0.5)  # the request is in flight: a cold path takes seconds here
+        assert s.stop(signal.SIGTERM) == 0
+        asking.join(30)
+        order = [r.get("event") or r.get("message") for r in s.log]
+        # The request was in flight: answered after uvicorn began shutting down.
+        assert order.index("Shutting down") < order.index("request", order.index(
+            "Shutting down")) < order.index("stopped")
+        assert [r for r in s.events("request") if r["path"] == "/answer"][0]["status"] == 200
+    params = lca.Params.efficient(N, depth=3)
+    assert np.array_equal(result["got"],
+                          Reconstructor(small(), params).answer_many(POINTS[:50], 5))
+
+
+def test_the_listening_record_shows_at_any_log_level():
+    with running("--oracle", "serve_support:small", "--log-level", "error") as s:
+        assert get(s.url, "/healthz")[0] == 200
+        assert s.events("listening")[0]["level"] == "ERROR"
+
+
+def test_two_workers_each_a_replica():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with running("--oracle", "serve_support:small", "--depth", "8", "--workers", "2",
+                 "--port", str(port)) as s:
+        s.port = port
+        deadline = time.monotonic() + 30
+        while len(s.events("ready")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len({r["pid"] for r in s.events("ready")}) == 2
+        got = Client(s.url, chunk=100).answer(POINTS[:1000], 7)
+        assert s.stop(signal.SIGTERM) == 0
+    assert np.array_equal(got, Reconstructor(small(), EFFICIENT).answer_many(POINTS[:1000], 7))
+
+
+# -- the answering queue: batching, deadlines, errors -----------------------------------
+
+
+def run_queue(rec, jobs, *, max_points=20):
+    """Submit ``(seed, points[, seconds])`` jobs at once (30 s unless given); their
+    results or exceptions, in order."""
+    async def main():
+        queue = AnswerQueue(rec, max_points=max_points, batch_wait=0.0)
+        queue.start()
+        now = time.monotonic()
+        tasks = [asyncio.create_task(queue.answer(job[1], job[0], now + (job[2:] or [30])[0]))
+                 for job in jobs]
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        await queue.close()
+        return queue, results
+    return asyncio.run(main())
+
+
+class CountingReconstructor(Reconstructor):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = []
+
+    def answer_many(self, points, seed, **kwargs):
+        self.calls.append((seed, len(points)))
+        return super().answer_many(points, seed, **kwargs)
+
+
+def test_queued_requests_for_one_seed_share_one_call_and_keep_their_answers():
+    rec = CountingReconstructor(small(), EFFICIENT)
+    seeds = [7, 7, 8, 7, 7, 8, 7]
+    jobs = [(seed, POINTS[10 * i:10 * i + 10]) for i, seed in enumerate(seeds)]
+    queue, results = run_queue(rec, jobs, max_points=20)
+    # Oldest first; same-seed requests join it up to max_points = 20 points in all.
+    assert rec.calls == [(7, 20), (8, 20), (7, 20), (7, 10)]
+    assert [r.batch_requests for r in results] == [2, 2, 2, 2, 2, 2, 1]
+    assert (queue.batches, queue.requests) == (4, 7)
+    alone, f = Reconstructor(small(), EFFICIENT), small()
+    for (seed, points), result in zip(jobs, results):
+        assert np.array_equal(result.answers, alone.answer_many(points, seed))
+        assert result.answers[:2].tolist() == [lca.answer(z, seed, oracle=f, params=EFFICIENT)
+                                               for z in points[:2]]
+
+
+def test_a_request_larger_than_the_batch_limit_runs_alone():
+    rec = CountingReconstructor(small(), EFFICIENT)
+    jobs = [(7, POINTS[:30]), (7, POINTS[30:35])]
+    _, results = run_queue(rec, jobs, max_points=20)
+    assert rec.calls == [(7, 30), (7, 5)]
+    assert np.array_equal(results[0].answers,
+                          Reconstructor(small(), EFFICIENT).answer_many(POINTS[:30], 7))
+
+
+def test_a_batch_that_raises_is_retried_request_by_request():
+    rec = CountingReconstructor(failing, EFFICIENT)
+    _, results = run_queue(rec, [(7, POINTS[:3]), (7, POINTS[3:6])])
+    assert rec.calls == [(7, 6), (7, 3), (7, 3)]
+    for result in results:
+        assert isinstance(result, AnsweringError)
+        assert str(result).startswith("OracleError: sensor offline (lca: raised while")
+
+
+def test_past_its_deadline_a_request_times_out_and_the_rest_of_its_batch_is_answered():
+    shallow = lca.Params.efficient(N, depth=3)
+    rec = CountingReconstructor(Slow(0.005), shallow)
+    # Same seed, one batch: the first has 0.2 s, the second 60 s. answer_many stops at
+    # the first deadline (a cold path costs over 100 oracle calls, 0.5 s here); the
+    # second goes back to the queue and is answered.
+    _, results = run_queue(rec, [(7, POINTS[:40], 0.2), (7, POINTS[40:80], 60.0)],
+                           max_points=100)
+    assert isinstance(results[0], AnswerTimeout)
+    assert str(results[0]).startswith("not answered within the request timeout")
+    assert np.array_equal(results[1].answers,
+                          Reconstructor(small(), shallow).answer_many(POINTS[40:80], 7))
+    assert rec.calls[0] == (7, 80) and rec.calls[1:] == [(7, 40)] * (len(rec.calls) - 1)
+
+
+# -- the command -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--oracle", "no_colon"], r"argument --oracle: The 'oracle' parameter of lca serve "
+                               r"must be MODULE:NAME, .* Got 'no_colon' instead"),
+    (["--oracle", "no_such_module_for_lca:f"],
+     r"argument --oracle: .* could not be loaded: ModuleNotFoundError"),
+    (["--oracle", "serve_support:missing"], r"argument --oracle: .* could not be loaded: "
+                                            r"AttributeError"),
+    (["--oracle", "serve_support:not_an_oracle"],
+     r"serve_support:not_an_oracle must be an lca.Oracle or a zero-argument callable "
+     r"returning one; got int"),
+    (["--oracle", "serve_support:returns_a_number"],
+     r"serve_support:returns_a_number\(\) must return an lca.Oracle; got int"),
+    (["--oracle", "serve_support:small", "--port", "0", "--workers", "2"],
+     r"--port 0 \(any free port\) needs --workers 1"),
+    (["--oracle", "serve_support:small", "--depth", "8", "--cache-size", "8"],
+     r"argument --cache-size: The 'cache_size' parameter of lca serve must be at least 9"),
+])
+def test_the_command_refuses_bad_options_before_serving(capsys, options, message):
+    assert main(["serve", *options]) == 2
+    assert re.search(r"lca serve: error: " + message, capsys.readouterr().err)
+
+
+def test_the_command_refuses_a_port_in_use(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--oracle", "serve_support:small", "--port", str(port)]) == 2
+    assert re.search(rf"argument --port: The 'port' parameter of lca serve: cannot bind "
+                     rf"127.0.0.1:{port}: Address already in use", capsys.readouterr().err)
+
+
+def test_the_command_binds_loopback_unless_told():
+    args = _build_parser().parse_args(["serve", "--oracle", "m:f"])
+    assert (args.host, args.port, args.workers, args.mode, args.depth) == \
+        ("127.0.0.1", 8000, 1, "efficient", 12)
+    assert (args.max_points, args.max_body_bytes, args.request_timeout,
+            args.batch_wait_ms, args.cache_size) == (4096, 16 << 20, 30.0, 0.0, 1 << 16)
+
+
+def test_settings_travel_to_workers_unchanged():
+    settings = ServeSettings(source="oracle", spec="m:f", mode="paper", depth=5,
+                             cache_size=100, max_points=7, max_body_bytes=1000,
+                             request_timeout=2.5, batch_wait=0.001)
+    assert ServeSettings.from_json(settings.to_json()) == settings
+    with pytest.raises(ValueError, match=r"The 'mode' parameter of ServeSettings must be "
+                                         r"one of \('efficient', 'paper'\)\. Got 'fast'"):
+        ServeSettings(source="oracle", spec="m:f", mode="fast")
+    with pytest.raises(ValueError, match=r"The 'batch_wait' parameter of ServeSettings "
+                                         r"must be a real number in the range \[0.0, 1.0\]"):
+        ServeSettings(source="oracle", spec="m:f", batch_wait=2.0)
+
+
+def test_the_demo_oracle_is_lca_demos():
+    from lca._cli_options import noisy_tree_setup
+    _, f, params = noisy_tree_setup(_build_parser().parse_args(["demo"]))
+    assert demo_oracle().name == f.name and params == lca.Params.efficient(1000, depth=12)
+    points = derive.sample_points(1, "demo-oracle", 1000, 200)
+    assert np.array_equal(demo_oracle()(points), f(points))
+
+
+def test_an_oracle_factory_is_called_and_a_dotted_name_resolves():
+    assert oracle_from_import_path("serve_support:small").name == small().name
+    assert oracle_from_import_path("serve_support:failing").name == "failing"
+    assert oracle_from_import_path("serve_support:SLOW.inner").name == small().name
+
+
+@pytest.mark.parametrize("missing", ["uvicorn", "starlette", "msgspec"])
+def test_without_the_serve_extra_the_command_says_what_to_install(capsys, monkeypatch,
+                                                                 missing):
+    for name in list(sys.modules):
+        if name == missing or name.startswith(f"{missing}.") or name.startswith("lca.serve.") \
+                and name.rsplit(".", 1)[1] in ("app", "validate", "batching", "logs"):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, missing, None)  # import fails
+    assert main(["serve", "--oracle", "serve_support:small"]) == 2
+    assert capsys.readouterr().err == f"lca serve: error: needs {missing}: " \
+                                      f"pip install 'lca[serve]'\n"
