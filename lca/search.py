@@ -577,19 +577,34 @@ def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
     return (yield Request(FLIP, node.size, rows, paths))
 
 
-def _inherited_correlations(inherited: list[Labelled], handed_down: list[np.ndarray | None],
-                            n: int) -> np.ndarray:
-    """``(B, n)`` correlations of each node's inherited points: handed down, or summed."""
-    out = np.empty((len(inherited), n), dtype=np.int64)
-    missing = [b for b, sums in enumerate(handed_down) if sums is None]
-    for b, sums in enumerate(handed_down):
-        if sums is not None:
-            out[b] = sums
-    if missing:
-        out[missing] = _grouped_correlations(
-            np.concatenate([inherited[b].words for b in missing]),
-            np.concatenate([inherited[b].values for b in missing]),
-            np.array([len(inherited[b]) for b in missing], dtype=np.int64), n)
+def _summed(parts: Iterator[tuple[int, np.ndarray, np.ndarray]], nodes: int,
+            n: int) -> np.ndarray:
+    """``(nodes, n)`` correlations: each part ``(b, words, values)`` adds its rows to row ``b``.
+
+    Parts are summed in batches of bounded size, so a generator of parts
+    (rows gathered a chunk at a time) never holds more than one batch.
+    """
+    out = np.zeros((nodes, n), dtype=np.int64)
+    batch: list[tuple[int, np.ndarray, np.ndarray]] = []
+    size = 0
+
+    def flush() -> None:
+        owners = np.array([b for b, _, _ in batch])
+        counts = np.array([values.size for _, _, values in batch], dtype=np.int64)
+        sums = _grouped_correlations(np.concatenate([words for _, words, _ in batch]),
+                                     np.concatenate([values for _, _, values in batch]),
+                                     counts, n)
+        np.add.at(out, owners, sums)
+        batch.clear()
+
+    for part in parts:
+        batch.append(part)
+        size += part[2].size
+        if size * n >= _SEARCH_BYTES:
+            flush()
+            size = 0
+    if batch:
+        flush()
     return out
 
 
@@ -629,16 +644,15 @@ def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]]
 
 
 def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
-                 inherited: list[Labelled],
-                 handed_down: list[np.ndarray | None] | None = None) -> Steps:
+                 inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> Steps:
     """Decide the nodes ``paths`` of ``T_seed`` together (module docstring).
 
     Every node follows the rules of :func:`round_rule` and :func:`cap_rule`
     on its own counts; the group shares derivation, searches and oracle
-    calls. ``inherited[b]`` are node ``b``'s ancestors' labelled points in
-    its subcube: they count in the correlation test, not in the certified
-    constant test; ``handed_down[b]``, if given, is their
-    :func:`correlations` (else they are summed here). Returns one
+    calls. Node ``b``'s ancestors' labelled points in its subcube (its
+    inherited points) number ``inherited_counts[b]`` and have the
+    :func:`correlations` ``inherited_correlations[b]``: they count in the
+    correlation test, not in the certified constant test. Returns one
     :class:`SearchNode` per path.
     """
     size_b = len(paths)
@@ -650,10 +664,10 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     free_counts = free.sum(axis=1).tolist()
     terms = {count: _Terms.of(len(rounds), count, params.delta) for count in set(free_counts)}
     constant_term = terms[free_counts[0]].constant  # R alone sets it: the same for all
-    counts = np.array([len(points) for points in inherited], dtype=np.int64)
     group = _Group(free, np.zeros((size_b, n), dtype=np.int64),
-                   _inherited_correlations(inherited, handed_down or [None] * size_b, n),
-                   counts, np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
+                   inherited_correlations.astype(np.int64),
+                   inherited_counts.astype(np.int64), np.zeros(size_b, dtype=np.int64),
+                   np.zeros(size_b, dtype=np.int64),
                    # Room for every round's points; a node reads only what it drew.
                    np.empty((size_b, 2 * rounds[-1], width), dtype=np.uint64),
                    np.empty((size_b, 2 * rounds[-1]), dtype=np.int8))
@@ -752,7 +766,9 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
     ``inherited`` are the ancestors' labelled points in this subcube: they
     count in the correlation test, not in the certified constant test.
     """
-    return drive(_nodes_steps(oracle.n, seed, [path], params, [inherited]), oracle, seed)[0]
+    steps = _nodes_steps(oracle.n, seed, [path], params, np.array([len(inherited)]),
+                         correlations(inherited, oracle.n)[None])
+    return drive(steps, oracle, seed)[0]
 
 
 # -- the estimator ----------------------------------------------------------------------
@@ -771,14 +787,36 @@ def max_samples(n: int) -> int:
     return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n)
 
 
+@dataclass(frozen=True)
+class _Pool:
+    """A node's labelled points as row indices: ``rows[k]`` selects own points of
+    its ancestor (or itself) at depth ``k``. Holds no points, only where they are."""
+
+    rows: tuple[np.ndarray, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(rows.nbytes for rows in self.rows)
+
+
+def _agree(words: np.ndarray, rows: np.ndarray, step: tuple[int, int]) -> np.ndarray:
+    """The ``rows`` of packed ``words`` whose coordinate ``step[0]`` equals ``step[1]``."""
+    word, offset = divmod(step[0], 64)
+    is_minus = (words[rows, word] >> np.uint64(offset)) & np.uint64(1) == 1
+    return rows[is_minus if step[1] == -1 else ~is_minus]
+
+
 class SearchEstimator(Estimator):
     """``Params.estimator = "search"``: the efficient mode (module docstring).
 
-    A node keeps its own points' values for its descendants. A node's *pool*
-    (its inherited points and its own) is re-derivable from its ancestors'
-    streams and kept values, so it lives in the reconstructor's memo: a
-    child's inherited points are its parent's pool restricted to the child's
-    branch, and an evicted pool is rebuilt from the lineage.
+    A node keeps its own points' values for its descendants (the kept
+    values). Everything else a descendant needs is re-derivable and lives in
+    the reconstructor's memo, so evicting it costs work, never a query or an
+    answer: a node's own points (re-derived from their stream), its *pool*
+    (its inherited points and its own, as row indices into its ancestors'
+    own points; a child's inherited points are its parent's pool on its
+    branch) and the correlation sums over a child's inherited points, handed
+    down when its parent splits.
     """
 
     name = "search"
@@ -801,57 +839,108 @@ class SearchEstimator(Estimator):
                              f"adaptive=False. Got eps={params.eps!r}, "
                              f"delta={params.delta!r}, adaptive={params.adaptive!r}.")
 
-    # -- what the reconstructor runs --
+    # -- what descendants read: the lineage and the memo --
 
-    def _pool(self, context: NodeContext, k: int) -> Labelled:
-        """Inherited and own points of the decided ancestor ``path[:k]``."""
+    @staticmethod
+    def _own(context: NodeContext, k: int) -> Labelled:
+        """Own points of the decided ancestor ``path[:k]``, words re-derived if evicted."""
         n, seed, prefix = context.n, context.seed, context.path[:k]
-        pool = context.memo.get(("pool", seed, prefix))
+        values = context.lineage(k)
+        words = context.memo.get(("own", seed, prefix))
+        if words is None:
+            words = derive.uniform_points(derive.node_key(seed, PAIRS, prefix), n, 0,
+                                          values.size, prefix)
+            context.memo.put(("own", seed, prefix), words)
+        return Labelled(words, values)
+
+    def _pool(self, context: NodeContext, k: int) -> _Pool:
+        """Pool of the decided ancestor ``path[:k]``: inherited rows, then all its own."""
+        key = ("pool", context.seed, context.path[:k])
+        pool = context.memo.get(key)
         if pool is None:
-            values = context.lineage(k)
-            own = Labelled(derive.uniform_points(derive.node_key(seed, PAIRS, prefix), n, 0,
-                                                 values.size, prefix), values)
-            pool = own if k == 0 else self._pool(context, k - 1).where(
-                prefix[-1:]).plus(own)
-            context.memo.put(("pool", seed, prefix), pool)
+            inherited = () if k == 0 else self._branch(
+                context, self._pool(context, k - 1), context.path[k - 1])
+            pool = _Pool(inherited + (np.arange(context.lineage(k).size),))
+            context.memo.put(key, pool)
         return pool
 
-    def _inherited(self, context: NodeContext) -> Labelled:
+    def _branch(self, context: NodeContext, pool: _Pool,
+                step: tuple[int, int]) -> tuple[np.ndarray, ...]:
+        """The rows of an ancestor's ``pool`` on the branch ``step`` of its split."""
+        return tuple(_agree(self._own(context, j).words, rows, step)
+                     for j, rows in enumerate(pool.rows))
+
+    def _inherited(self, context: NodeContext) -> tuple[np.ndarray, ...]:
+        """The node's inherited points: rows of each ancestor's own points."""
         path = context.path
         if not path:
-            return Labelled.empty(context.n)
-        return self._pool(context, len(path) - 1).where(path[-1:])
+            return ()
+        return self._branch(context, self._pool(context, len(path) - 1), path[-1])
+
+    def _count(self, context: NodeContext, rows: tuple[np.ndarray, ...]) -> tuple[int, int]:
+        """How many inherited points, and the sum of their values."""
+        return (sum(r.size for r in rows),
+                sum(int(context.lineage(j)[r].sum(dtype=np.int64)) for j, r in enumerate(rows)))
+
+    def _parts(self, b: int, context: NodeContext, rows: tuple[np.ndarray, ...],
+               own: Labelled | None = None,
+               step: tuple[int, int] | None = None) -> Iterator[tuple[int, np.ndarray,
+                                                                     np.ndarray]]:
+        """Chunks ``(b, words, values)`` of the points ``rows`` selects (and ``own``),
+        restricted to the branch ``step`` if given, for :func:`_summed`."""
+        chunk = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(context.n)))
+        levels = [(self._own(context, j), r) for j, r in enumerate(rows)]
+        if own is not None:
+            levels.append((own, np.arange(len(own))))
+        for points, selected in levels:
+            if step is not None:
+                selected = _agree(points.words, selected, step)
+            for lo in range(0, selected.size, chunk):
+                picked = selected[lo:lo + chunk]
+                yield b, points.words[picked], points.values[picked]
+
+    # -- what the reconstructor runs --
 
     def nodes(self, contexts: list[NodeContext]) -> Steps:
         first = contexts[0]
         n, seed, params, memo = first.n, first.seed, first.params, first.memo
         inherited = [self._inherited(context) for context in contexts]
-        nodes = yield from _nodes_steps(n, seed, [c.path for c in contexts], params, inherited,
-                                        [memo.get(("correlations", seed, c.path)) for c in contexts])
+        counts = np.array([self._count(c, rows)[0] for c, rows in zip(contexts, inherited)])
+        handed = [memo.get(("correlations", seed, c.path)) for c in contexts]
+        missing = [b for b, sums in enumerate(handed) if sums is None]
+        summed = _summed((part for b in missing for part in self._parts(
+            b, contexts[b], inherited[b])), len(contexts), n)
+        sums = np.stack([summed[b] if handed[b] is None else handed[b]
+                         for b in range(len(contexts))]) if contexts else summed
+        nodes = yield from _nodes_steps(n, seed, [c.path for c in contexts], params, counts,
+                                        sums)
+        del sums, summed
         results: list[Any] = [None] * len(contexts)
-        pools = [points.plus(node.own) for points, node in zip(inherited, nodes)]
         early, split = [], []
         for b, (context, node) in enumerate(zip(contexts, nodes)):
             if node.variable is None:
                 early.append(b)
                 continue
             split.append(b)
-            memo.put(("pool", seed, context.path), pools[b])
+            memo.put(("own", seed, context.path), np.ascontiguousarray(node.own.words))
+            memo.put(("pool", seed, context.path),
+                     _Pool(inherited[b] + (np.arange(len(node.own)),)))
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
                                        node.rule), node.own.values.copy())
-        self._hand_down(contexts, pools, nodes, split)
-        del inherited
-        labels = yield from self._labels([contexts[b] for b in early],
-                                         [pools[b] for b in early],
+        self._hand_down(contexts, inherited, nodes, split)
+        reused = []
+        for b in early:
+            count, total = self._count(contexts[b], inherited[b])
+            reused.append((count + len(nodes[b].own), total + nodes[b].own.total))
+        labels = yield from self._labels([contexts[b] for b in early], reused,
                                          [nodes[b].certified for b in early])
         for b, leaf in zip(early, labels):
             results[b] = (leaf, None)
         return results
 
-    @staticmethod
-    def _hand_down(contexts: list[NodeContext], pools: list[Labelled],
+    def _hand_down(self, contexts: list[NodeContext], inherited: list[tuple[np.ndarray, ...]],
                    nodes: list[SearchNode], split: list[int]) -> None:
         """Give the children of every split node their inherited points' correlations.
 
@@ -862,37 +951,38 @@ class SearchEstimator(Estimator):
         if not split:
             return
         n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
-        plus = [pools[b].restrict(nodes[b].variable, 1) for b in split]
-        sums = _grouped_correlations(np.concatenate([p.words for p in plus]),
-                                     np.concatenate([p.values for p in plus]),
-                                     np.array([len(p) for p in plus], dtype=np.int64), n)
-        for b, plus_sums in zip(split, sums):
+        plus = _summed((part for at, b in enumerate(split) for part in self._parts(
+            at, contexts[b], inherited[b], nodes[b].own, (nodes[b].variable, 1))),
+            len(split), n)
+        for b, plus_sums in zip(split, plus):
             path, variable = contexts[b].path, nodes[b].variable
             memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums.copy())
             memo.put(("correlations", seed, path + ((variable, -1),)),
                      nodes[b].correlations - plus_sums)
 
     def leaves(self, contexts: list[NodeContext]) -> Steps:
-        return (yield from self._labels(contexts, [self._inherited(c) for c in contexts],
-                                        [None] * len(contexts)))
+        reused = [self._count(c, self._inherited(c)) for c in contexts]
+        return (yield from self._labels(contexts, reused, [None] * len(contexts)))
 
-    def _labels(self, contexts: list[NodeContext], reused: list[Labelled],
+    def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
                 certified: list[bool | None]) -> Steps:
-        """Leaf labels from reused points, each topped up with fresh ones to ``leaf_samples``."""
+        """Leaf labels from ``(count, total)`` of reused points, each topped up with fresh
+        ones to ``leaf_samples``."""
         if not contexts:
             return []
         n, seed, params = contexts[0].n, contexts[0].seed, contexts[0].params
-        fresh = [_fresh_words(n, seed, c.path, params.leaf_samples - len(points))
-                 for c, points in zip(contexts, reused)]
+        fresh = [_fresh_words(n, seed, c.path, params.leaf_samples - count)
+                 for c, (count, _) in zip(contexts, reused)]
         words = np.concatenate(fresh)
         values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
             if words.shape[0] else np.zeros(0, dtype=np.int8)
-        bounds = np.cumsum([0] + [words.shape[0] for words in fresh])
+        bounds = np.cumsum([0] + [block.shape[0] for block in fresh])
         labels = []
-        for points, first, last, sure in zip(reused, bounds[:-1], bounds[1:], certified):
-            total = points.total + int(values[first:last].sum(dtype=np.int64))
-            labels.append(LeafDecision(leaf_label(total), len(points) + int(last - first),
-                                       total, sure))
+        for (count, total), first, last, sure in zip(reused, bounds[:-1], bounds[1:],
+                                                      certified):
+            total += int(values[first:last].sum(dtype=np.int64))
+            labels.append(LeafDecision(leaf_label(total), count + int(last - first), total,
+                                       sure))
         return labels
 
     # -- bounds and memory --
