@@ -54,6 +54,7 @@ round's flips of all candidates; the scheduler batches them across nodes.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -111,6 +112,8 @@ FLIP = "search-flip"
 # per variable per pair while the orders are sorted, 3 after).
 _SEARCH_BYTES = 1 << 24
 _ALL_ONES = (1 << 64) - 1
+# Rows at least this long have their correlation sums added block by block.
+_LONG_ROWS = 4096
 
 
 @dataclass(frozen=True)
@@ -358,28 +361,53 @@ def correlations(labelled: Labelled, n: int) -> np.ndarray:
 
 
 def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
-                          n: int) -> np.ndarray:
+                          n: int, owners: np.ndarray | None = None,
+                          out: np.ndarray | None = None) -> np.ndarray:
     """:func:`correlations` of consecutive blocks of ``counts[b]`` rows, one row per block.
 
     ``words (sum(counts), W)`` and ``values`` hold the blocks one after the
-    other; the result is ``(len(counts), n)`` ``int64`` (exact). Rows are
-    unpacked a bounded number at a time (3 bytes per variable per row).
+    other; the result is ``(len(counts), n)`` ``int64`` (exact). With
+    ``owners`` (non-decreasing) block ``b``'s sums are added to row
+    ``owners[b]`` of ``out`` instead (several blocks may share a row). Rows are unpacked a bounded
+    number at a time (3 bytes per variable per row).
     """
-    out = np.zeros((counts.size, n), dtype=np.int64)
-    node = np.repeat(np.arange(counts.size), counts)
+    if owners is None:
+        owners = np.arange(counts.size)
+        out = np.zeros((counts.size, n), dtype=np.int64)
+    assert (np.diff(owners) >= 0).all(), "blocks come in owner order"
+    node = np.repeat(owners, counts)
     starts = np.cumsum(counts) - counts
     step = max(1, _SEARCH_BYTES // (3 * n))
     for lo in range(0, words.shape[0], step):
         hi = min(lo + step, words.shape[0])
-        signed = _bits(words[lo:hi], n).astype(np.int16)
-        signed *= values[lo:hi, None]
-        # Blocks that meet this slice, and where each starts in it.
-        present = np.unique(node[lo:hi])
+        # Blocks that meet this slice, and where each starts and ends in it.
+        present = np.flatnonzero((starts < hi) & (starts + counts > lo) & (counts > 0))
         firsts = np.maximum(starts[present], lo) - lo
-        out[present] -= 2 * np.add.reduceat(signed, firsts, axis=0, dtype=np.int64)
-    totals = np.zeros(counts.size, dtype=np.int64)
+        lasts = np.minimum(starts[present] + counts[present], hi) - lo
+        bits = _bits(words[lo:hi], n)
+        if n >= _LONG_ROWS:
+            # Long rows: add row vectors, the +1 rows of a block minus its -1 rows.
+            sums = np.empty((present.size, n), dtype=np.int64)
+            for at, (first, last) in enumerate(zip(firsts, lasts)):
+                block, signs = bits[first:last], values[lo + first:lo + last]
+                sums[at] = block[signs > 0].sum(axis=0, dtype=np.int32)
+                sums[at] -= block[signs < 0].sum(axis=0, dtype=np.int32)
+        else:
+            # Short rows, many blocks: one reduction over all of them.
+            signed = bits.astype(np.int16)
+            signed *= values[lo:hi, None]
+            sums = np.add.reduceat(signed, firsts, axis=0, dtype=np.int64)
+        sums *= -2
+        # Blocks are in owner order: merge the blocks of one owner, then add.
+        rows = owners[present]
+        first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+        if first.size < rows.size:
+            sums, rows = np.add.reduceat(sums, first, axis=0), rows[first]
+        out[rows] += sums
+    totals = np.zeros(out.shape[0], dtype=np.int64)
     np.add.at(totals, node, values)
-    return out + totals[:, None]
+    out += totals[:, None]
+    return out
 
 
 # -- steps: the rows a group of nodes asks for ------------------------------------------
@@ -454,11 +482,11 @@ def _switching_orders(priority: np.ndarray, differing: np.ndarray,
     position = np.arange(rows.size) - np.repeat(starts, lengths)
     keys[rows, position] = (priority[rows, cols] & high) | (cols.astype(np.uint64) + 1)
     keys.sort(axis=1)
+    shared = (keys[:, 1:] & high) == (keys[:, :-1] & high)
+    shared &= np.arange(width - 1) < (lengths - 1)[:, None]
     keys &= low
     keys -= np.uint64(1)  # padding becomes low - 1, past every coordinate
     order = keys.astype(np.int32 if n < 1 << 31 else np.int64)
-    shared = (keys[:, 1:] & high) == (keys[:, :-1] & high)
-    shared &= np.arange(width - 1) < (lengths - 1)[:, None]
     for row in np.flatnonzero(shared.any(axis=1)):
         coordinates = np.flatnonzero(diff[row])
         exact = coordinates[np.lexsort((coordinates, priority[row, coordinates]))]
@@ -589,12 +617,10 @@ def _summed(parts: Iterator[tuple[int, np.ndarray, np.ndarray]], nodes: int,
     size = 0
 
     def flush() -> None:
-        owners = np.array([b for b, _, _ in batch])
-        counts = np.array([values.size for _, _, values in batch], dtype=np.int64)
-        sums = _grouped_correlations(np.concatenate([words for _, words, _ in batch]),
-                                     np.concatenate([values for _, _, values in batch]),
-                                     counts, n)
-        np.add.at(out, owners, sums)
+        _grouped_correlations(np.concatenate([words for _, words, _ in batch]),
+                              np.concatenate([values for _, _, values in batch]),
+                              np.array([values.size for _, _, values in batch], dtype=np.int64),
+                              n, np.array([b for b, _, _ in batch]), out)
         batch.clear()
 
     for part in parts:
@@ -889,10 +915,12 @@ class SearchEstimator(Estimator):
         """Chunks ``(b, words, values)`` of the points ``rows`` selects (and ``own``),
         restricted to the branch ``step`` if given, for :func:`_summed`."""
         chunk = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(context.n)))
-        levels = [(self._own(context, j), r) for j, r in enumerate(rows)]
+        # One level's points at a time: an evicted ancestor's are re-derived, used, dropped.
+        levels = ((lambda j=j: self._own(context, j), r) for j, r in enumerate(rows))
         if own is not None:
-            levels.append((own, np.arange(len(own))))
-        for points, selected in levels:
+            levels = itertools.chain(levels, [(lambda: own, np.arange(len(own)))])
+        for points_of, selected in levels:
+            points = points_of()
             if step is not None:
                 selected = _agree(points.words, selected, step)
             for lo in range(0, selected.size, chunk):
@@ -922,7 +950,7 @@ class SearchEstimator(Estimator):
                 early.append(b)
                 continue
             split.append(b)
-            memo.put(("own", seed, context.path), np.ascontiguousarray(node.own.words))
+            memo.put(("own", seed, context.path), node.own.words.copy())
             memo.put(("pool", seed, context.path),
                      _Pool(inherited[b] + (np.arange(len(node.own)),)))
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
