@@ -54,7 +54,6 @@ round's flips of all candidates; the scheduler batches them across nodes.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -605,35 +604,6 @@ def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
     return (yield Request(FLIP, node.size, rows, paths))
 
 
-def _summed(parts: Iterator[tuple[int, np.ndarray, np.ndarray]], nodes: int,
-            n: int) -> np.ndarray:
-    """``(nodes, n)`` correlations: each part ``(b, words, values)`` adds its rows to row ``b``.
-
-    Parts are summed in batches of bounded size, so a generator of parts
-    (rows gathered a chunk at a time) never holds more than one batch.
-    """
-    out = np.zeros((nodes, n), dtype=np.int64)
-    batch: list[tuple[int, np.ndarray, np.ndarray]] = []
-    size = 0
-
-    def flush() -> None:
-        _grouped_correlations(np.concatenate([words for _, words, _ in batch]),
-                              np.concatenate([values for _, _, values in batch]),
-                              np.array([values.size for _, _, values in batch], dtype=np.int64),
-                              n, np.array([b for b, _, _ in batch]), out)
-        batch.clear()
-
-    for part in parts:
-        batch.append(part)
-        size += part[2].size
-        if size * n >= _SEARCH_BYTES:
-            flush()
-            size = 0
-    if batch:
-        flush()
-    return out
-
-
 @dataclass
 class _Group:
     """Counts of a group of nodes decided together, one row per node."""
@@ -832,6 +802,91 @@ def _agree(words: np.ndarray, rows: np.ndarray, step: tuple[int, int]) -> np.nda
     return rows[is_minus if step[1] == -1 else ~is_minus]
 
 
+class _Lineage:
+    """The ancestors' own points of a group of nodes, one depth at a time.
+
+    At depth ``j`` each distinct ancestor of the nodes (siblings share all of
+    theirs) is fetched once (:meth:`SearchEstimator._own`), so an operation on
+    every node's rows of every ancestor costs a few numpy calls per depth,
+    whatever the number of nodes. Rows are given per node as a tuple with one
+    index array per depth.
+    """
+
+    def __init__(self, estimator: SearchEstimator, contexts: list[NodeContext]) -> None:
+        self.estimator = estimator
+        self.contexts = contexts
+
+    def level(self, nodes: list[int], j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Words and values of the depth-``j`` ancestors of ``nodes``, stacked, and where
+        each node's ancestor starts."""
+        first: dict[Path, int] = {}
+        distinct: list[Labelled] = []
+        which = []
+        for b in nodes:
+            prefix = self.contexts[b].path[:j]
+            if prefix not in first:
+                first[prefix] = len(distinct)
+                distinct.append(self.estimator._own(self.contexts[b], j))
+            which.append(first[prefix])
+        sizes = np.array([len(points) for points in distinct])
+        starts = np.cumsum(sizes) - sizes
+        if len(distinct) == 1:
+            return distinct[0].words, distinct[0].values, starts[which]
+        return (np.concatenate([points.words for points in distinct]),
+                np.concatenate([points.values for points in distinct]), starts[which])
+
+    def _depths(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]
+                ) -> Iterator[tuple[int, list[int], np.ndarray, np.ndarray, np.ndarray,
+                                    np.ndarray, np.ndarray]]:
+        """Per depth ``j``: the rows present, as global indices into the level, with
+        their position in ``rows`` (the owner), and the level's words and values."""
+        for j in range(max((len(r) for r in rows), default=0)):
+            at = [i for i, r in enumerate(rows) if len(r) > j]
+            words, values, starts = self.level([nodes[i] for i in at], j)
+            sizes = np.array([rows[i][j].size for i in at])
+            owner = np.repeat(np.array(at, dtype=np.int64), sizes)
+            flat = np.concatenate([rows[i][j] for i in at]) + np.repeat(starts, sizes)
+            yield j, at, owner, flat, np.repeat(starts, sizes), words, values
+
+    def on_branch(self, rows: list[tuple[np.ndarray, ...]], steps: list[tuple[int, int]],
+                  nodes: list[int] | None = None) -> list[tuple[np.ndarray, ...]]:
+        """The rows of each ``rows[i]`` whose coordinate ``steps[i][0]`` is ``steps[i][1]``."""
+        nodes = list(range(len(rows))) if nodes is None else nodes
+        out: list[list[np.ndarray]] = [[] for _ in rows]
+        variables = np.array([variable for variable, _ in steps], dtype=np.int64)
+        minus = np.array([bit == -1 for _, bit in steps])
+        for _, at, owner, flat, start, words, _ in self._depths(rows, nodes):
+            variable = variables[owner]
+            is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
+                & np.uint64(1) == 1
+            keep = is_minus == minus[owner]
+            kept = np.bincount(owner[keep], minlength=len(rows))[at]
+            for i, piece in zip(at, np.split((flat - start)[keep], np.cumsum(kept)[:-1])):
+                out[i].append(piece)
+        return [tuple(pieces) for pieces in out]
+
+    def totals(self, rows: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        """How many points each ``rows[i]`` selects, and the sum of their values."""
+        counts = np.array([sum(r.size for r in node) for node in rows], dtype=np.int64)
+        totals = np.zeros(len(rows), dtype=np.int64)
+        for _, _, owner, flat, _, _, values in self._depths(rows, list(range(len(rows)))):
+            np.add.at(totals, owner, values[flat])
+        return counts, totals
+
+    def sums(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]) -> np.ndarray:
+        """:func:`correlations` of the points each ``rows[i]`` selects: ``(len(rows), n)``."""
+        n = self.contexts[0].n
+        out = np.zeros((len(rows), n), dtype=np.int64)
+        chunk = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        for _, _, owner, flat, _, words, values in self._depths(rows, nodes):
+            # Gathered a chunk of rows at a time: owners stay in order within a depth.
+            for lo in range(0, flat.size, chunk):
+                picked, owners = flat[lo:lo + chunk], owner[lo:lo + chunk]
+                present, counts = np.unique(owners, return_counts=True)
+                _grouped_correlations(words[picked], values[picked], counts, n, present, out)
+        return out
+
+
 class SearchEstimator(Estimator):
     """``Params.estimator = "search"``: the efficient mode (module docstring).
 
@@ -893,56 +948,32 @@ class SearchEstimator(Estimator):
     def _branch(self, context: NodeContext, pool: _Pool,
                 step: tuple[int, int]) -> tuple[np.ndarray, ...]:
         """The rows of an ancestor's ``pool`` on the branch ``step`` of its split."""
-        return tuple(_agree(self._own(context, j).words, rows, step)
-                     for j, rows in enumerate(pool.rows))
+        return _Lineage(self, [context]).on_branch([pool.rows], [step])[0]
 
-    def _inherited(self, context: NodeContext) -> tuple[np.ndarray, ...]:
-        """The node's inherited points: rows of each ancestor's own points."""
-        path = context.path
-        if not path:
-            return ()
-        return self._branch(context, self._pool(context, len(path) - 1), path[-1])
-
-    def _count(self, context: NodeContext, rows: tuple[np.ndarray, ...]) -> tuple[int, int]:
-        """How many inherited points, and the sum of their values."""
-        return (sum(r.size for r in rows),
-                sum(int(context.lineage(j)[r].sum(dtype=np.int64)) for j, r in enumerate(rows)))
-
-    def _parts(self, b: int, context: NodeContext, rows: tuple[np.ndarray, ...],
-               own: Labelled | None = None,
-               step: tuple[int, int] | None = None) -> Iterator[tuple[int, np.ndarray,
-                                                                     np.ndarray]]:
-        """Chunks ``(b, words, values)`` of the points ``rows`` selects (and ``own``),
-        restricted to the branch ``step`` if given, for :func:`_summed`."""
-        chunk = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(context.n)))
-        # One level's points at a time: an evicted ancestor's are re-derived, used, dropped.
-        levels = ((lambda j=j: self._own(context, j), r) for j, r in enumerate(rows))
-        if own is not None:
-            levels = itertools.chain(levels, [(lambda: own, np.arange(len(own)))])
-        for points_of, selected in levels:
-            points = points_of()
-            if step is not None:
-                selected = _agree(points.words, selected, step)
-            for lo in range(0, selected.size, chunk):
-                picked = selected[lo:lo + chunk]
-                yield b, points.words[picked], points.values[picked]
+    def _inherited(self, lineage: _Lineage) -> list[tuple[np.ndarray, ...]]:
+        """Each node's inherited points: rows of each ancestor's own points."""
+        contexts = lineage.contexts
+        pools = [self._pool(c, len(c.path) - 1).rows if c.path else () for c in contexts]
+        return lineage.on_branch(pools, [c.path[-1] if c.path else (0, 1) for c in contexts])
 
     # -- what the reconstructor runs --
 
     def nodes(self, contexts: list[NodeContext]) -> Steps:
         first = contexts[0]
         n, seed, params, memo = first.n, first.seed, first.params, first.memo
-        inherited = [self._inherited(context) for context in contexts]
-        counts = np.array([self._count(c, rows)[0] for c, rows in zip(contexts, inherited)])
+        lineage = _Lineage(self, contexts)
+        inherited = self._inherited(lineage)
+        counts, totals = lineage.totals(inherited)
         handed = [memo.get(("correlations", seed, c.path)) for c in contexts]
         missing = [b for b, sums in enumerate(handed) if sums is None]
-        summed = _summed((part for b in missing for part in self._parts(
-            b, contexts[b], inherited[b])), len(contexts), n)
-        sums = np.stack([summed[b] if handed[b] is None else handed[b]
-                         for b in range(len(contexts))]) if contexts else summed
+        sums = np.empty((len(contexts), n), dtype=np.int64)
+        sums[missing] = lineage.sums([inherited[b] for b in missing], missing)
+        for b, handed_sums in enumerate(handed):
+            if handed_sums is not None:
+                sums[b] = handed_sums
         nodes = yield from _nodes_steps(n, seed, [c.path for c in contexts], params, counts,
                                         sums)
-        del sums, summed
+        del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
         for b, (context, node) in enumerate(zip(contexts, nodes)):
@@ -957,40 +988,46 @@ class SearchEstimator(Estimator):
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
                                        node.rule), node.own.values.copy())
-        self._hand_down(contexts, inherited, nodes, split)
-        reused = []
-        for b in early:
-            count, total = self._count(contexts[b], inherited[b])
-            reused.append((count + len(nodes[b].own), total + nodes[b].own.total))
-        labels = yield from self._labels([contexts[b] for b in early], reused,
-                                         [nodes[b].certified for b in early])
+        self._hand_down(lineage, inherited, nodes, split)
+        labels = yield from self._labels(
+            [contexts[b] for b in early],
+            [(int(counts[b]) + len(nodes[b].own), int(totals[b]) + nodes[b].own.total)
+             for b in early], [nodes[b].certified for b in early])
         for b, leaf in zip(early, labels):
             results[b] = (leaf, None)
         return results
 
-    def _hand_down(self, contexts: list[NodeContext], inherited: list[tuple[np.ndarray, ...]],
+    @staticmethod
+    def _hand_down(lineage: _Lineage, inherited: list[tuple[np.ndarray, ...]],
                    nodes: list[SearchNode], split: list[int]) -> None:
         """Give the children of every split node their inherited points' correlations.
 
         A child's inherited points are its parent's pool on its branch: the
-        ``+1`` branch's sums are computed, the ``-1`` branch's are the pool's
-        (already known) minus them.
+        ``+1`` branch's sums are computed (ancestors' points and the parent's
+        own), the ``-1`` branch's are the pool's (already known) minus them.
         """
         if not split:
             return
+        contexts = lineage.contexts
         n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
-        plus = _summed((part for at, b in enumerate(split) for part in self._parts(
-            at, contexts[b], inherited[b], nodes[b].own, (nodes[b].variable, 1))),
-            len(split), n)
+        steps = [(nodes[b].variable, 1) for b in split]
+        plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
+                            split)
+        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps)]
+        plus += _grouped_correlations(np.concatenate([points.words for points in own]),
+                                      np.concatenate([points.values for points in own]),
+                                      np.array([len(points) for points in own]), n)
         for b, plus_sums in zip(split, plus):
             path, variable = contexts[b].path, nodes[b].variable
-            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums.copy())
+            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
             memo.put(("correlations", seed, path + ((variable, -1),)),
                      nodes[b].correlations - plus_sums)
 
     def leaves(self, contexts: list[NodeContext]) -> Steps:
-        reused = [self._count(c, self._inherited(c)) for c in contexts]
-        return (yield from self._labels(contexts, reused, [None] * len(contexts)))
+        lineage = _Lineage(self, contexts)
+        counts, totals = lineage.totals(self._inherited(lineage))
+        return (yield from self._labels(contexts, list(zip(counts.tolist(), totals.tolist())),
+                                        [None] * len(contexts)))
 
     def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
                 certified: list[bool | None]) -> Steps:
