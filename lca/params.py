@@ -441,14 +441,6 @@ class Params:
                    preset="theory", size=s, eps=eps, delta=delta, tau=tau,
                    constants=constants, adaptive=adaptive)
 
-    @classmethod
-    def for_measure(cls, measure: str, d: int, eps: float, delta: float, n: int,
-                    **kwargs: object) -> Params:
-        """Table 1 row ``measure`` with bound ``d``; see :func:`lca.measures.params_for_measure`."""
-        from lca.measures import params_for_measure  # measures builds on params
-
-        return params_for_measure(measure, d, eps, delta, n, **kwargs)
-
     def describe(self) -> str:
         """A human-readable summary, including the predicted cost per answer."""
         return self.estimation.describe(self)

@@ -229,11 +229,12 @@ class TestParams:
         (lambda: lca.Params.from_theory(4, 1e-110, 0.05, 8), ("'eps'",)),
         (lambda: lca.Params.from_theory(4, 0.1, 0.05, 8, lca.TheoryConstants(depth=1e308)),
          ("'constants'",)),
-        (lambda: lca.Params.for_measure("depth", 2, 0.1, 5e-324, 8, preset="practical"),
+        (lambda: lca.measures.params_for_measure("depth", 2, 0.1, 5e-324, 8,
+                                                 preset="practical"),
          ("'delta'",)),
-        (lambda: lca.Params.for_measure("depth", 10 ** 100, 0.1, 0.05, 8), ("'d'",)),
-        (lambda: lca.Params.for_measure("fourier_degree", 10 ** 100, 0.1, 0.05, 8,
-                                        noise_rate=None), ("'d'",)),
+        (lambda: lca.measures.params_for_measure("depth", 10 ** 100, 0.1, 0.05, 8), ("'d'",)),
+        (lambda: lca.measures.params_for_measure("fourier_degree", 10 ** 100, 0.1, 0.05, 8,
+                                                 noise_rate=None), ("'d'",)),
     ])
     def test_preset_overflow_names_the_parameter_and_limit(self, call, names):
         message = rejects(call, *names)
@@ -257,7 +258,7 @@ class TestParams:
            st.floats(5e-324, 0.999), st.sampled_from(["theory", "practical"]))
     def test_for_measure_answers_or_names_the_limit(self, name, d, eps, delta, preset):
         try:
-            params = lca.Params.for_measure(name, d, eps, delta, 8, preset=preset)
+            params = lca.measures.params_for_measure(name, d, eps, delta, 8, preset=preset)
         except ValueError as error:
             assert re.search(r"'(d|eps|delta|relation_constant|constants|tau|n|depth)'",
                              str(error)), error
@@ -1078,7 +1079,7 @@ REAL_PARAMETERS = {
     "Params.from_theory eps": (lambda v: lca.Params.from_theory(4, v, 0.1, 8), "'eps'"),
     "Params.from_theory constants": (lambda v: lca.Params.from_theory(
         4, 0.1, 0.1, 8, lca.TheoryConstants(depth=v)), "'constants.depth'"),
-    "Params.for_measure relation_constant": (lambda v: lca.Params.for_measure(
+    "params_for_measure relation_constant": (lambda v: lca.measures.params_for_measure(
         "depth", 2, 0.1, 0.1, 8, relation_constant=v), "'relation_constant'"),
     "answer_many time_limit": (lambda v: lca.Reconstructor(F, PARAMS).answer_many(
         np.ones((1, N), dtype=np.int8), 1, time_limit=v), "'time_limit'"),

@@ -6,6 +6,7 @@ import pickle
 import pytest
 
 from lca import Params, TheoryConstants
+from lca.measures import params_for_measure
 
 
 class TestPractical:
@@ -103,7 +104,7 @@ class TestDescribeGuarantee:
         assert "dist(T, f) <= 20 opt_s + 11 eps" in theory.describe()
         adaptive = Params.from_theory(16, 0.1, 0.01, 100, adaptive=True)
         assert "dist(T, f) <= 20 opt_s + 12 eps" in adaptive.describe()
-        assert "22 opt_d + 11 eps" in Params.for_measure("deg", 2, 0.1, 0.01, 100).describe()
+        assert "22 opt_d + 11 eps" in params_for_measure("deg", 2, 0.1, 0.01, 100).describe()
 
     def test_constants_outside_the_proof_claim_nothing(self):
         old_defaults = TheoryConstants(depth=1.0, noise=1.0, tau=1.0)
