@@ -46,6 +46,7 @@ __all__ = [
     "leaf_label",
     "leaf_sum",
     "ln_upper",
+    "ln_upper_exact",
     "samples_for_accuracy",
     "score_counts",
     "score_estimates",
@@ -235,15 +236,20 @@ def leaf_label(total: int) -> int:
 _LN2_UPPER = Fraction(693147180559946, 10 ** 15)
 
 
-def ln_upper(value: Fraction | int) -> float:
-    """An upper bound on ``ln(value)`` for ``value >= 1`` without ``libm``.
+def ln_upper_exact(value: Fraction | int) -> Fraction:
+    """An upper bound on ``ln(value)`` for ``value >= 1``, as an exact rational.
 
     ``ln v <= ceil(log2(ceil(v)^64)) / 64 * ln 2``, from integer bit lengths,
     so the bound is the same on every platform; it overshoots by less than
     ``ln(ceil(v)/v) + ln(2)/64``.
     """
     power = math.ceil(Fraction(value)) ** 64
-    return float(Fraction((power - 1).bit_length(), 64) * _LN2_UPPER)
+    return Fraction((power - 1).bit_length(), 64) * _LN2_UPPER
+
+
+def ln_upper(value: Fraction | int) -> float:
+    """:func:`ln_upper_exact` rounded once to the nearest double."""
+    return float(ln_upper_exact(value))
 
 
 def _radius_terms(samples: int, log_term: float) -> tuple[float, float]:

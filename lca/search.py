@@ -54,6 +54,7 @@ round's flips of all candidates; the scheduler batches them across nodes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
@@ -66,7 +67,7 @@ from lca._validate import MAX_ARRAY_BYTES, check_int
 from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
 from lca.engine import Request, Steps, drive
-from lca.estimate import anytime_rounds, bernoulli_upper, lead_is_certified, leaf_label, ln_upper
+from lca.estimate import anytime_rounds, lead_is_certified, leaf_label, ln_upper, ln_upper_exact
 from lca.estimator import Estimator, NodeContext
 from lca.oracle import Oracle
 
@@ -96,6 +97,10 @@ SEARCH_CANDIDATES = 2
 """How many vote leaders a node measures the influence of, besides its correlation
 leader (chosen by ``scripts/diagnose_split_rules.py``)."""
 
+NOISY_ROUNDS = 2
+"""Rounds a noisy node draws past the pair cap, each doubling its pairs: a noisy node
+may draw ``2**NOISY_ROUNDS * score_samples`` pairs (chosen by ``scripts/diagnose_noise.py``)."""
+
 PAIRS = "search"
 """Purpose of a node's pair points: ``x_k`` is sample ``2k``, ``y_k`` sample ``2k + 1``."""
 ORDER = "search-order"
@@ -105,6 +110,9 @@ LEAF = "search-leaf"
 """Purpose of a leaf's fresh points, drawn only when reused points are too few."""
 FLIP = "search-flip"
 """Names the flip queries in oracle error notes; they use no derived bits of their own."""
+PROBE = "search-probe"
+"""Purpose of the probe variables: word ``j`` of stream 0 picks pair ``j``'s probe
+(:func:`probe_variables`)."""
 
 # Working memory of one node's binary searches: pairs are searched in groups
 # small enough that their switching orders and hybrids fit (about 25 bytes
@@ -167,8 +175,10 @@ class SearchNode:
     ``votes[i]`` counts the pairs whose search found variable ``i``;
     ``pairs`` were drawn, ``disagreements`` of them had ``f(x) != f(y)``.
     ``certified`` is true for a certified lead or a certified constant;
-    ``own`` holds the node's ``2 * pairs`` labelled points for reuse and
-    ``correlations`` the sums ``sum f(u) u_i`` over its inherited and own points.
+    ``own`` holds the node's ``2 * pairs`` labelled points for reuse,
+    ``correlations`` the sums ``sum f(u) u_i`` over its inherited and own
+    points and ``probes`` the probe edges (0 unless it reached a cap with
+    minority points).
     """
 
     variable: int | None
@@ -181,6 +191,7 @@ class SearchNode:
     certified: bool
     own: Labelled
     correlations: np.ndarray
+    probes: int = 0
 
 
 # -- rules: pure functions of a node's counts (docs/randomness.md §6) -----------------
@@ -266,20 +277,45 @@ def influence_lead(members: list[int],
     return leader, runner, a, b
 
 
+def schedule(first_round: int, cap: int) -> tuple[list[int], int]:
+    """The cumulative pair counts a node may reach, and how many of them are quiet.
+
+    The quiet rounds are :func:`lca.estimate.anytime_rounds` ``(first_round,
+    cap)``; a noisy node goes on for :data:`NOISY_ROUNDS` more, each doubling
+    its pairs (``[16, 32, 64, 128, 256]`` and 3 for ``first_round = 16, cap =
+    64``).
+    """
+    quiet = anytime_rounds(first_round, cap)
+    return quiet + [cap << r for r in range(1, NOISY_ROUNDS + 1)], len(quiet)
+
+
+def certifying_points(rounds: int, eps: float, delta: float) -> int:
+    """The fewest own points whose unanimity certifies a node ``eps``-close to constant.
+
+    ``ceil(ln_upper(2 R / delta) / eps)``, in exact rationals (``eps`` and
+    ``delta`` at their binary values). If both values of ``f_path`` have
+    share above ``eps``, ``P`` independent uniform points of the subcube are
+    unanimous with probability at most ``2 (1 - eps)^P <= 2 e^(-eps P) <=
+    delta / R``; over ``R`` rounds, ``delta`` (docs/theory.md §7).
+    """
+    bound = ln_upper_exact(Fraction(2 * rounds) / Fraction(delta)) / Fraction(eps)
+    return math.ceil(bound)
+
+
 @dataclass(frozen=True)
 class _Terms:
-    """The log terms of a node's tests (docs/randomness.md §6)."""
+    """The thresholds of a node's tests (docs/randomness.md §6)."""
 
-    constant: float     # Lc = ln_upper(R / delta)
+    zero_points: int    # certifying_points(R, eps, delta)
     lead: float         # Ll = ln_upper(R (K + 1) K / delta)
     votes: float        # L1 = ln_upper(1 / delta)
     correlation: float  # Ls = ln_upper(2 F / delta)
 
     @classmethod
-    def of(cls, rounds: int, free: int, delta: float) -> _Terms:
+    def of(cls, rounds: int, free: int, eps: float, delta: float) -> _Terms:
         exact = Fraction(delta)
         most = SEARCH_CANDIDATES + 1
-        return cls(ln_upper(Fraction(rounds) / exact),
+        return cls(certifying_points(rounds, eps, delta),
                    ln_upper(Fraction(rounds * most * (most - 1)) / exact),
                    ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact))
 
@@ -294,6 +330,7 @@ class _Round:
     correlations: np.ndarray   # (n,) int64, inherited and own points
     labelled: int              # inherited and own points
     own_total: int             # sum of the own points' values
+    probes: int = 0            # probe edges over the node's pairs
 
     @property
     def points(self) -> int:
@@ -305,22 +342,51 @@ class _Round:
         return min(plus, self.points - plus)
 
 
-def round_rule(minority: np.ndarray, points: int, eps: float,
-               log_term: float) -> tuple[np.ndarray, np.ndarray]:
+def round_rule(minority: np.ndarray, points: int,
+               zero_points: int) -> tuple[np.ndarray, np.ndarray]:
     """Rules 1 and 2 after a round, for nodes with ``points`` own points each.
 
     Returns two masks over ``minority`` (each node's minority count):
-    *constant* (rule 1: ``U(minority) <= eps`` at level ``log_term``, an
-    early leaf) and *unanimous* (rule 2: ``minority == 0`` and not constant;
-    nothing to flip this round). The other nodes measure their candidates.
+    *constant* (rule 1: the own points are unanimous and at least
+    ``zero_points``, :func:`certifying_points`: a certified early leaf) and
+    *unanimous* (rule 2: ``minority == 0`` and not constant; nothing to flip
+    this round). The other nodes measure their candidates.
     """
-    minority = np.asarray(minority)
-    constant = bernoulli_upper(minority, points, log_term) <= eps
-    return constant, ~constant & (minority == 0)
+    unanimous = np.asarray(minority) == 0
+    constant = unanimous & (points >= zero_points)
+    return constant, unanimous & ~constant
+
+
+def is_noisy(probe_edges: int, leader_edges: int) -> bool:
+    """Rule 7: does the node go on past the pair cap? (a heuristic, docs/theory.md §7)
+
+    A probe flips a free variable drawn independently of ``f``; under
+    independent label noise ``eta`` its edge rate is at least ``2 eta (1 -
+    eta)``, the offset every candidate's flip-edge rate carries, while on a
+    noise-free ``f_path`` it is the mean influence of a free variable. The
+    node is noisy when the probes found an edge and at least half as many
+    edges as the influence leader: noise, not the candidates, makes most of
+    the leader's edges, so more pairs can still separate the candidates.
+    """
+    return probe_edges > 0 and 2 * probe_edges >= leader_edges
+
+
+def noise_like(probe_edges: int, minority: int) -> bool:
+    """Could label noise explain the node's minority points? (a heuristic, rule 4)
+
+    If ``f_path`` is a constant ``g`` under label noise ``eta``, the
+    minority count of ``2q`` own points is about ``2 q eta`` and the probe
+    edges of ``q`` first points about ``2 q eta (1 - eta)``; if the minority
+    points are a region of ``f_path`` fixed by ``k`` of ``F`` free
+    variables, the probes find about ``k / F`` of that. The test asks for
+    at least half of the noise value: ``2 * probe_edges >= minority``.
+    """
+    return 2 * probe_edges >= minority
 
 
 def cap_rule(state: _Round, free: np.ndarray, eps: float, terms: _Terms) -> str:
-    """At the pair cap: ``"no structure"`` (rule 4), ``"correlation"`` (5) or ``"influence"`` (6)."""
+    """At the node's last round: ``"no structure"`` (rule 4), ``"correlation"`` (5) or
+    ``"influence"`` (6)."""
     vote_leader = _ranked(state.votes, free)[0]
     correlation_leader = _ranked(np.abs(state.correlations), free)[0]
     structure = (
@@ -328,11 +394,25 @@ def cap_rule(state: _Round, free: np.ndarray, eps: float, terms: _Terms) -> str:
                       terms.votes)
         or correlated(int(state.correlations[correlation_leader]), state.labelled,
                       terms.correlation))
-    if not structure and state.minority <= eps * state.points:
+    if (not structure and state.minority <= eps * state.points
+            and noise_like(state.probes, state.minority)):
         return "no structure"
     if state.minority == 0:
         return "correlation"
     return "influence"
+
+
+def probe_variables(seed: int, path: Path, free: np.ndarray, start: int,
+                    stop: int) -> np.ndarray:
+    """The probe variables of pairs ``start..stop-1`` of the node ``path``.
+
+    Pair ``j``'s probe is free variable number ``w_j mod F`` in increasing
+    order, ``w_j`` word ``j`` of stream 0 of purpose :data:`PROBE` and ``F``
+    the number of free variables (``free`` is the node's mask).
+    """
+    words = derive.raw_words(derive.node_key(seed, PROBE, path), 0, start, stop - start)
+    indices = np.flatnonzero(free)
+    return indices[(words % np.uint64(indices.size)).astype(np.int64)]
 
 
 # -- sums over labelled points ------------------------------------------------------
@@ -614,12 +694,17 @@ class _Group:
     labelled: np.ndarray       # (B,) inherited and own points
     own_total: np.ndarray      # (B,) sum of the own points' values
     disagreements: np.ndarray  # (B,)
-    words: np.ndarray          # (B, 2 q, W) own points
-    values: np.ndarray         # (B, 2 q) their values
+    probes: np.ndarray         # (B,) probe edges
+    words: np.ndarray          # (B, 2 Q, W) own points
+    values: np.ndarray         # (B, 2 Q) their values
 
     def state(self, b: int, pairs: int) -> _Round:
         return _Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
-                      int(self.labelled[b]), int(self.own_total[b]))
+                      int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b]))
+
+    def minority(self, rows: np.ndarray, pairs: int) -> np.ndarray:
+        plus = (2 * pairs + self.own_total[rows]) // 2
+        return np.minimum(plus, 2 * pairs - plus)
 
 
 def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
@@ -643,12 +728,12 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
                  inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> Steps:
     """Decide the nodes ``paths`` of ``T_seed`` together (module docstring).
 
-    Every node follows the rules of :func:`round_rule` and :func:`cap_rule`
-    on its own counts; the group shares derivation, searches and oracle
-    calls. Node ``b``'s ancestors' labelled points in its subcube (its
-    inherited points) number ``inherited_counts[b]`` and have the
-    :func:`correlations` ``inherited_correlations[b]``: they count in the
-    correlation test, not in the certified constant test. Returns one
+    Every node follows the rules of :func:`round_rule`, :func:`is_noisy` and
+    :func:`cap_rule` on its own counts; the group shares derivation,
+    searches and oracle calls. Node ``b``'s ancestors' labelled points in
+    its subcube (its inherited points) number ``inherited_counts[b]`` and
+    have the :func:`correlations` ``inherited_correlations[b]``: they count
+    in the correlation test, not in the certified constant test. Returns one
     :class:`SearchNode` per path.
     """
     size_b = len(paths)
@@ -656,15 +741,17 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     free = np.ones((size_b, n), dtype=bool)
     for b, path in enumerate(paths):
         free[b, [var for var, _ in path]] = False
-    rounds = anytime_rounds(params.first_round, params.score_samples)
+    rounds, quiet = schedule(params.first_round, params.score_samples)
     free_counts = free.sum(axis=1).tolist()
-    terms = {count: _Terms.of(len(rounds), count, params.delta) for count in set(free_counts)}
-    constant_term = terms[free_counts[0]].constant  # R alone sets it: the same for all
+    terms = {count: _Terms.of(len(rounds), count, params.eps, params.delta)
+             for count in set(free_counts)}
+    zero_points = terms[free_counts[0]].zero_points  # R, eps, delta set it: the same for all
     group = _Group(free, np.zeros((size_b, n), dtype=np.int64),
                    inherited_correlations.astype(np.int64),
                    inherited_counts.astype(np.int64), np.zeros(size_b, dtype=np.int64),
-                   np.zeros(size_b, dtype=np.int64),
-                   # Room for every round's points; a node reads only what it drew.
+                   np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
+                   # Room for every round's points; a node reads only what it drew
+                   # (pages past a quiet node's points are never touched).
                    np.empty((size_b, 2 * rounds[-1], width), dtype=np.uint64),
                    np.empty((size_b, 2 * rounds[-1]), dtype=np.int8))
     order_keys = [derive.node_key(seed, ORDER, path) for path in paths]
@@ -672,16 +759,28 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
     results: list[SearchNode | None] = [None] * size_b
     active = np.arange(size_b)
-    done = 0
+    done = probed = 0
 
     def finish(b: int, variable: int | None, runner: int | None, rule: str, margin: int,
                certified: bool) -> None:
         results[b] = SearchNode(variable, runner, rule, margin, done,
                                 int(group.disagreements[b]), group.votes[b], certified,
                                 Labelled(group.words[b, :2 * done], group.values[b, :2 * done]),
-                                group.correlations[b])
+                                group.correlations[b], int(group.probes[b]))
 
-    for size in rounds:
+    def finish_at_cap(b: int) -> None:
+        rule = cap_rule(group.state(b, done), free[b], params.eps, terms[free_counts[b]])
+        if rule == "no structure":
+            finish(b, None, None, rule, 0, False)
+        elif rule == "correlation":
+            # Unanimous to the cap, yet the inherited points correlate: nothing was flipped.
+            finish(b, int(_ranked(np.abs(group.correlations[b]), free[b])[0]), None, rule, 0,
+                   False)
+        else:
+            leader, runner, a, lead_b = leads[b]
+            finish(b, leader, runner, rule, a - lead_b, False)
+
+    for index, size in enumerate(rounds):
         count = size - done
         names = [paths[b] for b in active]
         words = derive.node_points(seed, PAIRS, names, n, 2 * done, 2 * size)
@@ -703,9 +802,7 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
         group.labelled[active] += 2 * count
         group.own_total[active] += values.sum(axis=1, dtype=np.int64)
         done = size
-        plus = (2 * done + group.own_total[active]) // 2
-        constant, unanimous = round_rule(np.minimum(plus, 2 * done - plus), 2 * done,
-                                         params.eps, constant_term)
+        constant, unanimous = round_rule(group.minority(active, done), 2 * done, zero_points)
         for b in active[constant]:
             finish(b, None, None, "constant", 0, True)
         # Unanimous nodes have no disagreement to compare a flip with: they wait.
@@ -729,17 +826,28 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
         active = np.array([b for b in active.tolist() if results[b] is None], dtype=np.int64)
         if not active.size:
             break
-    for b in active.tolist():
-        rule = cap_rule(group.state(b, done), free[b], params.eps, terms[free_counts[b]])
-        if rule == "no structure":
-            finish(b, None, None, rule, 0, False)
-        elif rule == "correlation":
-            # Unanimous to the cap, yet the inherited points correlate: nothing was flipped.
-            finish(b, int(_ranked(np.abs(group.correlations[b]), free[b])[0]), None, rule, 0,
-                   False)
-        else:
-            leader, runner, a, lead_b = leads[b]
-            finish(b, leader, runner, rule, a - lead_b, False)
+        if index + 1 not in (quiet, len(rounds)):
+            continue
+        # The node's cap (the pair cap, or the noisy cap): probe the pairs not yet
+        # probed of every node with minority points (rules 4 and 7 read them).
+        probing = active[group.minority(active, done) > 0]
+        if probing.size:
+            pair = np.tile(np.arange(probed, done), probing.size)
+            node = np.repeat(probing, done - probed)
+            column = np.concatenate([probe_variables(seed, paths[b], free[b], probed, done)
+                                     for b in probing.tolist()])
+            flipped = yield from _flip_steps(n, group.words[:, 0:2 * done:2], node, pair,
+                                             column, [paths[b] for b in probing])
+            np.add.at(group.probes, node, flipped != group.values[node, 2 * pair])
+        probed = done
+        noisy = [b for b in probing.tolist() if index + 1 < len(rounds) and is_noisy(
+            int(group.probes[b]), int(edges[b][leads[b][0]].sum()))]
+        for b in active.tolist():
+            if b not in noisy:
+                finish_at_cap(b)
+        active = np.array(noisy, dtype=np.int64)
+        if not active.size:
+            break
     return results
 
 
@@ -777,10 +885,11 @@ _BYTES_PER_COORDINATE = 16
 def max_samples(n: int) -> int:
     """Most pairs (and leaf points) per node for ``n`` variables.
 
-    A node holds its points, so they must fit one numpy array on this machine
-    (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
+    A node holds its points, two per pair and up to ``2**NOISY_ROUNDS`` times
+    the pair cap when it is noisy, so they must fit one numpy array on this
+    machine (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
     """
-    return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n)
+    return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n << NOISY_ROUNDS)
 
 
 @dataclass(frozen=True)
@@ -910,7 +1019,8 @@ class SearchEstimator(Estimator):
         except ValueError as error:
             raise ValueError(
                 f"{error} For n={n} the search estimator holds a node's points (two per "
-                "pair, n coordinates of up to 8 bytes each) in one array, and this "
+                f"pair, up to {1 << NOISY_ROUNDS} times the pair cap at a noisy node, n "
+                "coordinates of up to 8 bytes each) in one array, and this "
                 f"machine's largest array is {MAX_ARRAY_BYTES:,} bytes.") from None
 
     def validate(self, params: Any) -> None:
@@ -989,9 +1099,12 @@ class SearchEstimator(Estimator):
                                        not node.certified, int(node.votes[node.variable]),
                                        node.rule), node.own.values.copy())
         self._hand_down(lineage, inherited, nodes, split)
+        # A certified constant leaf is labelled from its own points alone: they are
+        # unanimous, and the certificate is about them (docs/theory.md §7).
         labels = yield from self._labels(
             [contexts[b] for b in early],
-            [(int(counts[b]) + len(nodes[b].own), int(totals[b]) + nodes[b].own.total)
+            [(len(nodes[b].own), nodes[b].own.total) if nodes[b].certified else
+             (int(counts[b]) + len(nodes[b].own), int(totals[b]) + nodes[b].own.total)
              for b in early], [nodes[b].certified for b in early])
         for b, leaf in zip(early, labels):
             results[b] = (leaf, None)
@@ -1032,12 +1145,12 @@ class SearchEstimator(Estimator):
     def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
                 certified: list[bool | None]) -> Steps:
         """Leaf labels from ``(count, total)`` of reused points, each topped up with fresh
-        ones to ``leaf_samples``."""
+        ones to ``leaf_samples`` (certified leaves are not)."""
         if not contexts:
             return []
         n, seed, params = contexts[0].n, contexts[0].seed, contexts[0].params
-        fresh = [_fresh_words(n, seed, c.path, params.leaf_samples - count)
-                 for c, (count, _) in zip(contexts, reused)]
+        fresh = [_fresh_words(n, seed, c.path, 0 if sure else params.leaf_samples - count)
+                 for c, (count, _), sure in zip(contexts, reused, certified)]
         words = np.concatenate(fresh)
         values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
             if words.shape[0] else np.zeros(0, dtype=np.int8)
@@ -1053,14 +1166,17 @@ class SearchEstimator(Estimator):
     # -- bounds and memory --
 
     def max_node_queries(self, params: Any) -> int:
-        """``score_samples * (2 + ceil(log2 n) + K)`` (docs/randomness.md §6).
+        """The most queries one node can spend, a proved worst case (docs/theory.md §7).
 
-        2 points per pair, at most ``ceil(log2 n)`` hybrids per disagreeing
-        pair, and one flip of each pair's first point for each of at most
-        ``K = SEARCH_CANDIDATES + 1`` candidates.
+        With ``S`` the rounds of :func:`schedule` and ``Q = S[-1]`` the noisy
+        cap: ``2 Q`` pair points, at most ``ceil(log2 n)`` hybrids for each of
+        the ``Q`` pairs, one flip of each pair's first point per probe (``Q``)
+        and, in each round ``r``, at most ``K + 1`` candidates measured on at
+        most ``S[r]`` pairs each: ``Q (3 + ceil(log2 n)) + (K + 1) sum(S)``.
         """
-        flips = SEARCH_CANDIDATES + 1
-        return params.score_samples * (2 + max(1, (params.n - 1).bit_length()) + flips)
+        rounds, _ = schedule(params.first_round, params.score_samples)
+        searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
+        return rounds[-1] * (3 + searches) + (SEARCH_CANDIDATES + 1) * sum(rounds)
 
     def max_leaf_queries(self, params: Any) -> int:
         return params.leaf_samples
@@ -1070,9 +1186,11 @@ class SearchEstimator(Estimator):
 
     def node_memory(self, params: Any) -> int:
         words = derive.words_per_point(params.n)
-        # Own points and their values, two correlation vectors, the searches.
-        return 2 * params.score_samples * (8 * words + 1) + 16 * params.n + min(
-            _SEARCH_BYTES, 25 * params.n * params.score_samples)
+        pairs = schedule(params.first_round, params.score_samples)[0][-1]
+        # Own points and their values (pages a quiet node leaves untouched are
+        # never committed), two correlation vectors, one round's searches.
+        return 2 * pairs * (8 * words + 1) + 16 * params.n + min(
+            _SEARCH_BYTES, 25 * params.n * pairs // 2)
 
     def describe(self, params: Any) -> str:
         return "\n".join([
