@@ -291,7 +291,7 @@ def _run(copy: Path, tests: tuple[str, ...] | None, timeout: float,
     return ("passed" if code == 0 else "failed"), seconds
 
 
-def _check_copy(scratch: Path) -> None:
+def _check_copy(scratch: Path, tests: tuple[str, ...] | None) -> None:
     """The tests in a copy import the copy's lca, and pass unmutated."""
     copy = scratch / "baseline"
     _copy(copy)
@@ -300,9 +300,9 @@ def _check_copy(scratch: Path) -> None:
                            capture_output=True, text=True, check=True).stdout.strip()
     if Path(found).resolve() != (copy / "lca" / "__init__.py").resolve():
         raise RuntimeError(f"the copy imports lca from {found}, not from {copy}")
-    for tests in sorted(set(TESTS.values())):
-        outcome, seconds = _run(copy, tests, 1800, True)
-        print(f"baseline {' '.join(tests)}: {outcome} ({seconds:.0f} s)", file=sys.stderr)
+    for subset in [tests] if tests else sorted(set(TESTS.values())):
+        outcome, seconds = _run(copy, subset, 1800, True)
+        print(f"baseline {' '.join(subset)}: {outcome} ({seconds:.0f} s)", file=sys.stderr)
         if outcome != "passed":
             raise RuntimeError("the unmutated copy fails its tests: fix that first")
     shutil.rmtree(copy)
@@ -322,12 +322,14 @@ class Outcome:
         return self.result != "passed" or self.full not in (None, "passed")
 
 
-def sample(files: tuple[str, ...], per_file: int, seed: int) -> Iterator[Outcome]:
+def sample(files: tuple[str, ...], per_file: int | None, seed: int) -> Iterator[Outcome]:
+    """``per_file`` mutations of each file drawn with ``seed`` (every one if None)."""
     rng = random.Random(seed)
     for file in files:
         source = (ROOT / file).read_text()
         candidates = sites(file, source)
-        chosen = rng.sample(candidates, min(per_file, len(candidates)))
+        chosen = candidates if per_file is None else rng.sample(
+            candidates, min(per_file, len(candidates)))
         for mutation in sorted(chosen, key=lambda m: (m.line, m.index, m.kind, m.detail or 0)):
             _, before, after = apply(mutation, source)
             yield Outcome(mutation, before, after)
@@ -338,17 +340,20 @@ def _short(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def run(outcomes: list[Outcome], timeout: float, recheck: bool) -> None:
+def run(outcomes: list[Outcome], timeout: float, recheck: bool,
+        tests: tuple[str, ...] | None) -> None:
+    """Run every mutation's tests (``tests``, or the file's subset) in its own copy."""
     with tempfile.TemporaryDirectory(prefix="lca-mutants-") as scratch_name:
         scratch = Path(scratch_name)
-        _check_copy(scratch)
+        _check_copy(scratch, tests)
         for number, outcome in enumerate(outcomes, 1):
             mutation = outcome.mutation
             copy = scratch / f"m{number}"
             _copy(copy)
             source, _, _ = apply(mutation, (ROOT / mutation.file).read_text())
             (copy / mutation.file).write_text(source)
-            outcome.result, outcome.seconds = _run(copy, TESTS[mutation.file], timeout, True)
+            outcome.result, outcome.seconds = _run(copy, tests or TESTS[mutation.file],
+                                                   timeout, True)
             if outcome.result == "passed" and recheck:
                 outcome.full, more = _run(copy, None, 4 * timeout, True)
                 outcome.seconds += more
@@ -390,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the sample (default: a fresh one, printed)")
     parser.add_argument("--per-file", type=int, default=30, help="mutations per file")
+    parser.add_argument("--all", action="store_true",
+                        help="every mutation of each file, not a sample (for finding gaps)")
+    parser.add_argument("--tests", help="comma-separated test files to run for every "
+                                        "mutation instead of each file's subset")
     parser.add_argument("--files", default=",".join(FILES),
                         help=f"comma-separated files to mutate (default {','.join(FILES)})")
     parser.add_argument("--timeout", type=float, default=300.0,
@@ -404,17 +413,20 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"no test subset for {unknown}; known: {sorted(TESTS)}")
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
-    command = (f"python scripts/mutation_sample.py --seed {seed} --per-file {args.per_file}"
+    tests = tuple(name.strip() for name in args.tests.split(",")) if args.tests else None
+    command = ("python scripts/mutation_sample.py "
+               + ("--all" if args.all else f"--seed {seed} --per-file {args.per_file}")
                + ("" if files == FILES else f" --files {','.join(files)}")
+               + ("" if tests is None else f" --tests {','.join(tests)}")
                + (" --no-recheck" if args.no_recheck else ""))
-    outcomes = list(sample(files, args.per_file, seed))
+    outcomes = list(sample(files, None if args.all else args.per_file, seed))
     if args.list:
         for o in outcomes:
             print(f"{o.mutation.file}:{o.mutation.line} {o.mutation.kind}: "
                   f"{_short(o.before)} -> {_short(o.after)}")
         return 0
     print(f"seed {seed}: {len(outcomes)} mutations", file=sys.stderr)
-    run(outcomes, args.timeout, not args.no_recheck)
+    run(outcomes, args.timeout, not args.no_recheck, tests)
     text = report(outcomes, command, seed, not args.no_recheck)
     print(text)
     if args.output:
