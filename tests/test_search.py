@@ -349,30 +349,6 @@ def test_correlations_of_labelled_points_equal_the_direct_sums(monkeypatch):
     assert not search.correlations(search.Labelled.empty(37), 37).any()
 
 
-@pytest.mark.parametrize("batch_rows", [1, 4, 10**6])
-def test_summed_adds_each_part_to_its_row_in_bounded_batches(monkeypatch, batch_rows):
-    n = 37
-    monkeypatch.setattr(search, "_SEARCH_BYTES", batch_rows * n)
-    words, values = _labelled(n, 30, seed=2)
-    # (row, first, last): parts in row order, several per row, empty ones, a row with none.
-    spans = [(0, 0, 3), (0, 3, 3), (0, 3, 9), (2, 9, 10), (2, 10, 17), (3, 17, 17),
-             (4, 17, 30)]
-    handed = []
-
-    def parts():
-        for row, first, last in spans:
-            handed.append(row)
-            yield row, words[first:last], values[first:last]
-
-    got = search._summed(parts(), 6, n)
-    want = np.zeros((6, n), dtype=np.int64)
-    for row, first, last in spans:
-        want[row] += _direct_sums(words[first:last], values[first:last], [last - first], n,
-                                  [0], 1)[0]
-    assert np.array_equal(got, want) and len(handed) == len(spans)
-    assert not search._summed(iter(()), 2, n).any()
-
-
 def _orders_by_lexsort(priority, differing, n):
     bits = derive.unpack_points(differing, n) == -1
     return [coordinates[np.lexsort((coordinates, priority[row, coordinates]))]
