@@ -660,9 +660,11 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                          dtype=np.int32 if n < 1 << 31 else np.int64)
         for first in range(0, members.size, part):
             chunk = members[first:first + part]
+            # Pairs come sorted by node: one run of pairs per node.
+            owners, starts = np.unique(node[chunk], return_index=True)
             priority = np.concatenate([
-                _priorities(keys[b], n, pair[chunk][node[chunk] == b], *round_pairs)
-                for b in np.unique(node[chunk])])
+                _priorities(keys[b], n, pairs, *round_pairs)
+                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]))])
             sorted_part, _ = _switching_orders(priority, x[chunk] ^ y[chunk], n)
             order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
         found[members] = yield from _binary_search_steps(order, lengths, x[members],

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+import lca
 from lca import derive, engine, estimate, exact, targets
 from lca.estimate import ScoreCounts
 
@@ -128,3 +129,70 @@ def test_oracle_exception_keeps_type_and_gains_node_path():
     with pytest.raises(KeyError, match="backend down") as info:
         estimate.score_counts(Broken(8, [1, 2]), 5, ((3, -1),), 10, 100)
     assert any("node path ((3, -1),)" in note for note in info.value.__notes__)
+
+
+class TestScoreNodeMargin:
+    """The paper estimator's margin over its runner-up and the sign test behind
+    ``low_margin`` (``ln_upper(20)``, about 3.00003: a 95% one-sided test)."""
+
+    @staticmethod
+    def node(agreements, disagreements, path=(), certified=None, samples=50):
+        counts = ScoreCounts(samples, disagreements, np.array(agreements, dtype=np.int64))
+        return estimate._score_node(counts, estimate.choose_variable(counts, path), path,
+                                    certified)
+
+    def test_fields(self):
+        node = self.node([4, 1, 7, 3], 9, certified=True)
+        # Chosen: x1 (C = 1); runner-up x3 (C = 3); lead 2 in 2*9 - 1 - 3 = 14 trials.
+        assert node == lca.NodeDecision(1, 50, 9, 1, True, 3, 2, True)
+
+    @pytest.mark.parametrize("agreements, disagreements, lead, trials, low", [
+        # lead^2 >= 2 L trials with L = 3.0000276...: 36 < 36.0003 fails by a hair.
+        ([0, 6, 9], 6, 6, 6, True),
+        ([1, 7, 9], 6, 6, 4, False),
+        ([0, 7, 7], 7, 7, 7, False),   # 49 >= 42.0004
+        ([0, 7, 8], 8, 7, 9, True),    # 49 < 54.0005
+        ([2, 14, 18], 20, 12, 24, True),   # 144 < 144.0013
+        ([2, 14, 18], 19, 12, 22, False),  # 144 >= 132.0012
+        ([3, 3, 9], 9, 0, 12, True),   # a tie: no lead at all
+        ([0, 0, 0], 0, 0, 0, True),    # nothing disagreed: a lead of 0 in 0 trials
+    ])
+    def test_low_margin_is_the_sign_test_on_the_lead(self, agreements, disagreements, lead,
+                                                     trials, low):
+        node = self.node(agreements, disagreements)
+        chosen = int(np.argmin(agreements))
+        assert node.margin == lead and node.low_margin == low
+        assert node.runner_up == sorted(range(3), key=lambda i: (agreements[i], i))[1]
+        assert 2 * disagreements - agreements[chosen] - agreements[node.runner_up] == trials
+        assert estimate.lead_is_certified(lead, trials, estimate._MARGIN_LOG) == (not low)
+
+    def test_the_runner_up_is_never_on_the_path(self):
+        node = self.node([5, 1, 2, 9], 9, path=((1, 1),))
+        assert (node.variable, node.runner_up, node.margin) == (2, 0, 3)
+        node = self.node([5, 1, 2, 9, 0], 9, path=((1, 1), (4, -1), (0, 1)))
+        assert (node.variable, node.runner_up, node.margin) == (2, 3, 7)
+
+    def test_one_free_variable_has_no_runner_up(self):
+        node = self.node([5, 1, 2], 9, path=((1, 1), (2, -1)))
+        assert node == lca.NodeDecision(0, 50, 9, 5, None)
+        assert node.runner_up is None and node.margin is None and not node.low_margin
+        two_free = self.node([5, 1, 2], 9, path=((1, 1),))
+        assert (two_free.variable, two_free.runner_up, two_free.margin) == (2, 0, 3)
+
+    def test_the_margin_log_term_is_ln_20_from_above(self):
+        assert math.log(20) < estimate._MARGIN_LOG == estimate.ln_upper(20) < math.log(20) + 0.02
+
+    @pytest.mark.parametrize("lead, trials, certified", [
+        (0, 0, False), (-3, 1, False), (1, 0, True), (1, 1, False), (6, 6, False),
+        (6, 5, True)])
+    def test_lead_is_certified(self, lead, trials, certified):
+        assert estimate.lead_is_certified(lead, trials, estimate._MARGIN_LOG) == certified
+
+
+@pytest.mark.parametrize("name", ["score_samples", "leaf_samples"])
+def test_the_score_estimator_runs_one_sample_and_refuses_none(name):
+    counts = {"score_samples": 1, "leaf_samples": 1}
+    assert lca.Params.practical(n=5, depth=2, noise_rate=0.1, **counts).max_leaf_queries == 1
+    with pytest.raises(ValueError, match=rf"The '{name}' parameter of Params must be an int "
+                                         rf"in the range \[1, inf\)\. Got 0 instead\."):
+        lca.Params.practical(n=5, depth=2, noise_rate=0.1, **(counts | {name: 0}))

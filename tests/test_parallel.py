@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import multiprocessing
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import types
+from collections import deque
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,14 +156,111 @@ class HangInWorker(Oracle):
         return self.inner.query(points)
 
 
+class SplitBrain(Oracle):
+    """f = x_0 in the parent process, x_1 in a worker: the router and the replicas disagree.
+
+    ``worker`` forces one side, to compute in this process what either side decides.
+    """
+
+    def __init__(self, worker: bool | None = None) -> None:
+        self.n, self.name, self.worker = N, "split-brain", worker
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        worker = in_worker() if self.worker is None else self.worker
+        return points[:, 1 if worker else 0].copy()
+
+
+class FailFirst(Oracle):
+    """In a worker, raises ``error`` on a call while ``log`` has fewer than ``times`` lines,
+    adding one line per raise: the log counts the attempts that failed."""
+
+    def __init__(self, inner: Oracle, log: str, error: str, times: int) -> None:
+        self.inner, self.n, self.name = inner, inner.n, "fail-first"
+        self.log, self.error, self.times = log, error, times
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        if in_worker():
+            try:
+                with open(self.log) as lines:
+                    failed = len(lines.readlines())
+            except FileNotFoundError:
+                failed = 0
+            if failed < self.times:
+                with open(self.log, "a") as lines:
+                    lines.write(f"{os.getpid()}\n")
+                raise MemoryError("no room for the batch") if self.error == "memory" \
+                    else LookupError("no such row in the feature store")
+        return self.inner.query(points)
+
+
+class DieOnStart(Oracle):
+    """Counts the workers that rebuild it (a line in ``log`` each) and kills those whose
+    number is in ``die_on`` (exit code 3, before they report ready)."""
+
+    def __init__(self, inner: Oracle, log: str, die_on: range | frozenset) -> None:
+        self.inner, self.n, self.name = inner, inner.n, "die-on-start"
+        self.log, self.die_on = log, die_on
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if in_worker():
+            with open(self.log, "a") as lines:
+                lines.write(f"{os.getpid()}\n")
+            if attempts(Path(self.log)) in self.die_on:
+                os._exit(3)
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        return self.inner.query(points)
+
+
+def stopped_exit_codes(monkeypatch) -> list:
+    """Exit codes of the worker processes the pool stops from now on, in order."""
+    exits: list = []
+    stop = lca.parallel._stop
+
+    def recording(processes, grace):
+        processes = list(processes)
+        stop(processes, grace)
+        exits.extend(process.exitcode for process in processes)
+
+    monkeypatch.setattr(lca.parallel, "_stop", recording)
+    return exits
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def attempts(log) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+class Connection:
+    """Cannot be pickled (it holds a lock), as a log record's arguments often cannot."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def __str__(self) -> str:
+        return "the feature store"
+
+
 class Chatty(Oracle):
-    """Logs from inside the oracle, as user code would."""
+    """Logs from inside the oracle, as user code would: below the root's level too,
+    with an argument that cannot be pickled, and with an exception."""
 
     def __init__(self, inner: Oracle) -> None:
         self.inner, self.n, self.name = inner, inner.n, "chatty"
 
     def query(self, points: np.ndarray) -> np.ndarray:
-        logging.getLogger("userland.oracle").warning("queried %d rows", len(points))
+        log = logging.getLogger("userland.oracle")
+        log.warning("queried %d rows", len(points))
+        log.info("details nobody asked for")
+        log.warning("connected to %s", Connection())
+        try:
+            raise KeyError("cache miss")
+        except KeyError:
+            log.exception("recovered from a miss")
         return self.inner.query(points)
 
 
@@ -198,7 +301,9 @@ def test_adaptive_mode_with_early_leaves_in_the_router() -> None:
                               leaf_samples=2000, adaptive=True, tau=0.1, eps=0.3, delta=0.1)
     points = queries(100)
     expected = lca.Reconstructor(f, params).answer_many(points, 5)
+    before = spawned_children()
     result = answer_parallel(f, params, points, 5, workers=2, routing="prefix")
+    assert spawned_children() <= before  # its pool is closed on return
     np.testing.assert_array_equal(result.answers, expected)
     np.testing.assert_array_equal(expected, f(points))
 
@@ -232,7 +337,8 @@ def test_batch_size_and_no_cache_change_nothing() -> None:
 # -- faults ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("routing", ["prefix", "chunk"])
-def test_killed_worker_is_replaced_and_answers_are_exact(tmp_path, routing: str) -> None:
+def test_killed_worker_is_replaced_and_answers_are_exact(tmp_path, routing: str,
+                                                         caplog) -> None:
     f = TARGETS["noisy tree"]()
     marker = tmp_path / "killed"
     points = queries(400, seed=2)
@@ -243,8 +349,13 @@ def test_killed_worker_is_replaced_and_answers_are_exact(tmp_path, routing: str)
         victim = int(marker.read_text())
         assert victim in started and victim not in pool.pids and not alive(victim)
         workers = set(pool.pids)
+        assert len(workers) == 2  # a replacement took the dead worker's slot
     np.testing.assert_array_equal(result.answers, single_process(f, points, 7))
     assert result.recomputed_tasks == 1
+    died = [r.getMessage() for r in caplog.records if "died with exit code" in r.getMessage()]
+    assert len(died) == 1 and re.fullmatch(
+        rf"lca-worker-[01] \(pid {victim}\) died with exit code -9 during task \d+; "
+        r"recomputing its \d+ queries", died[0])
     assert not any(alive(pid) for pid in started | workers)
     assert not [p for p in multiprocessing.active_children() if p.name.startswith("lca-")]
     assert spawned_children() <= before
@@ -351,6 +462,19 @@ def test_worker_records_reach_the_parents_handlers(caplog) -> None:
     assert {r.processName for r in from_workers} <= {"lca-worker-0", "lca-worker-1"}
     assert all(r.lca_worker == r.processName for r in from_workers)
     assert any(r.getMessage().startswith("queried ") for r in from_workers)
+    messages = [r.getMessage() for r in from_workers]
+    # Records are flattened before they cross: unpicklable arguments become text,
+    # an exception its formatted traceback.
+    assert "connected to the feature store" in messages
+    raised = [r for r in from_workers if r.getMessage() == "recovered from a miss"]
+    assert raised and all("KeyError: 'cache miss'" in r.exc_text for r in raised)
+    assert "details nobody asked for" not in messages
+    ready = [m for m in messages if " ready (pid " in m]
+    assert sorted(m.split(" ")[0] for m in ready) == ["lca-worker-0", "lca-worker-1"]
+    # Each task is announced once, with its number of queries: 40 in all.
+    tasks = [re.fullmatch(r"lca-worker-[01]: task \d+, (\d+) queries under \(.*\)",
+                          r.getMessage()) for r in from_workers if ": task " in r.getMessage()]
+    assert tasks and all(tasks) and sum(int(match[1]) for match in tasks) == 40
 
 
 KEYBOARD_INTERRUPT_SCRIPT = """
@@ -450,3 +574,422 @@ def test_ctrl_c_while_workers_start_prints_no_worker_traceback(tmp_path) -> None
     assert code == 0, err
     assert "interrupted" in out and "children 0" in out, out
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+# -- conflicts, retries and routing, pinned ------------------------------------------------------
+
+def test_replicas_that_disagree_are_recorded_as_conflicts() -> None:
+    points = queries(100)
+    with ReplicaPool(SplitBrain(), PARAMS, workers=1, record=True) as pool:
+        # Groups of at most 30 rows: the parent's router decides the root and more.
+        result = pool.answer(points, 3, routing="prefix", chunk_size=30)
+    router = lca.Reconstructor(SplitBrain(worker=False), PARAMS).decide(3, ())
+    replica = lca.Reconstructor(SplitBrain(worker=True), PARAMS).decide(3, ())
+    assert (router.variable, replica.variable) == (0, 1)
+    # Every task walked from the root, which the router had decided otherwise;
+    # no other node was decided on both sides (their paths differ from the root down).
+    assert result.tasks > 1 and result.routing_stats.nodes_built > 1
+    assert list(result.conflicts) == [((3, ()), router, replica)] * result.tasks
+    assert result.decisions[(3, ())] == router  # the first decision recorded stays
+    np.testing.assert_array_equal(result.answers, points[:, 1])
+
+
+def test_a_memory_error_is_retried_and_counted(tmp_path, caplog) -> None:
+    log = tmp_path / "attempts"
+    f = FailFirst(TARGETS["parity"](), str(log), "memory", times=1)
+    points = queries(20)
+    with ReplicaPool(f, PARAMS, workers=1) as pool:
+        result = pool.answer(points, 1, routing="chunk", chunk_size=20)
+    assert attempts(log) == 1 and result.tasks == 1 and result.recomputed_tasks == 1
+    np.testing.assert_array_equal(result.answers, single_process(TARGETS["parity"](), points, 1))
+    assert any("ran out of memory on task" in r.getMessage() for r in caplog.records
+               if r.name == "lca.parallel")
+
+
+@pytest.mark.parametrize("max_retries", [0, 2])
+def test_memory_errors_are_retried_at_most_max_retries_times(tmp_path, max_retries) -> None:
+    log = tmp_path / "attempts"
+    f = FailFirst(TARGETS["parity"](), str(log), "memory", times=10)
+    with ReplicaPool(f, PARAMS, workers=1, max_retries=max_retries) as pool:
+        with pytest.raises(MemoryError, match="no room for the batch") as info:
+            pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
+    assert attempts(log) == max_retries + 1
+    assert [note for note in info.value.__notes__ if note.startswith("lca.parallel")] == [
+        note for note in info.value.__notes__ if re.fullmatch(
+            r"lca.parallel: raised in lca-worker-0 \(pid \d+\) while answering 20 queries, "
+            r"seed 1", note)] != []
+
+
+def test_other_exceptions_are_never_retried(tmp_path, monkeypatch) -> None:
+    log = tmp_path / "attempts"
+    exits = stopped_exit_codes(monkeypatch)
+    f = FailFirst(TARGETS["parity"](), str(log), "lookup", times=1)
+    with ReplicaPool(f, PARAMS, workers=1, max_retries=2) as pool:
+        with pytest.raises(LookupError, match="feature store"):
+            pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
+        # Terminated (SIGTERM) before the exception reached us.
+        assert pool.pids == () and exits == [-signal.SIGTERM]
+        # The pool recovers: the next batch is answered (the oracle now succeeds).
+        result = pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
+    assert attempts(log) == 1 and result.recomputed_tasks == 0
+
+
+def test_a_task_killing_its_worker_with_no_retries_allowed_fails_at_once() -> None:
+    pool = ReplicaPool(AlwaysKill(TARGETS["parity"]()), PARAMS, workers=1, max_retries=0)
+    with pool, pytest.raises(WorkerError, match=r"killed its worker 1 times, last "
+                             r"lca-worker-0 with exit code -9; giving up \(max_retries=0\)"):
+        pool.answer(queries(20), 1)
+
+
+@pytest.mark.parametrize("m, chunk_size, workers, sizes", [
+    (10, 3, 2, [3, 3, 3, 1]),
+    (9, 3, 2, [3, 3, 3]),
+    (10, 10, 2, [10]),
+    (10, 11, 2, [10]),
+    (1, 5, 2, [1]),
+    # Default: m / (4 workers), rounded up.
+    (10, None, 2, [2, 2, 2, 2, 2]),
+    (17, None, 2, [3, 3, 3, 3, 3, 2]),
+    (17, None, 1, [5, 5, 5, 2]),
+    (3, None, 2, [1, 1, 1]),
+])
+def test_chunk_routing_cuts_contiguous_slices(m, chunk_size, workers, sizes) -> None:
+    pool = ReplicaPool(TARGETS["parity"](), PARAMS, workers=workers)
+    try:
+        tasks = pool._tasks(queries(m), 1, "chunk", chunk_size, lca.AnswerStats(), [], {})
+        more = pool._tasks(queries(m), 1, "chunk", chunk_size, lca.AnswerStats(), [], {})
+    finally:
+        pool.close()
+    assert [task.rows.size for task in tasks] == sizes
+    assert np.array_equal(np.concatenate([task.rows for task in tasks]), np.arange(m))
+    assert all(task.prefix == () and task.attempts == 0 for task in tasks)
+    ids = [task.id for task in tasks + more]  # ids never repeat within a pool
+    assert ids == list(range(len(ids)))
+
+
+def test_prefix_groups_are_split_down_to_the_size_asked() -> None:
+    f = TARGETS["noisy tree"]()
+    points = queries(300)
+    router = lca.parallel._Router(f, PARAMS)
+    stats, built, seen = lca.AnswerStats(), [], {}
+    groups = router.groups(points, 7, 6, 40, stats, built, seen)
+    assert len(groups) >= 6 and all(rows.size <= 40 for _, rows in groups)
+    assert np.array_equal(np.sort(np.concatenate([rows for _, rows in groups])),
+                          np.arange(300))
+    assert [(-rows.size, path) for path, rows in groups] == sorted(
+        (-rows.size, path) for path, rows in groups)
+    rec = lca.Reconstructor(f, PARAMS)
+    for path, rows in groups:  # every row of a group reaches its prefix
+        for var, bit in path:
+            assert (points[rows, var] == bit).all()
+        assert isinstance(rec.decide(7, path), lca.NodeDecision)
+    assert stats.nodes_built == len(built) == len(seen) > 0
+    # Without a size limit, the largest group is split until there are 6.
+    few = router.groups(points, 7, 6, None, lca.AnswerStats(), [], {})
+    assert len(few) == 6
+    whole = router.groups(points, 7, 1, None, lca.AnswerStats(), [], {})
+    assert len(whole) == 1 and whole[0][0] == () and np.array_equal(whole[0][1],
+                                                                    np.arange(300))
+
+
+def test_workers_dying_at_start_up_are_replaced_a_bounded_number_of_times(tmp_path,
+                                                                           caplog) -> None:
+    # workers + max_retries deaths are survived, one more is not.
+    log = tmp_path / "deaths"
+    pool = ReplicaPool(DieOnStart(TARGETS["parity"](), str(log), range(1, 100)), PARAMS,
+                       workers=1, max_retries=1)
+    with pool, pytest.raises(WorkerError, match=r"workers keep dying during start-up "
+                             r"\(last: lca-worker-0, exit code 3\) before reporting ready"):
+        pool.answer(queries(5), 1)
+    assert attempts(log) == 3
+    warned = [r.getMessage() for r in caplog.records if r.name == "lca.parallel"]
+    assert warned == ["lca-worker-0 died during start-up with exit code 3"] * 2
+
+
+def test_no_record_and_no_bar_unless_asked(capsys) -> None:
+    f = TARGETS["parity"]()
+    points = queries(40)
+    with ReplicaPool(f, PARAMS, workers=1) as pool:
+        quiet = pool.answer(points, 1)
+        assert quiet.decisions is None and quiet.conflicts == ()
+        assert capsys.readouterr().err == ""
+        shown = pool.answer(points, 2, progress=True, routing="chunk", chunk_size=15)
+    err = capsys.readouterr().err
+    assert err.startswith("\rlca answers:   0%") and "| 0/40 [" in err
+    assert err.rsplit("\r", 1)[1].startswith("lca answers: 100%") and "| 40/40 [" in err
+    np.testing.assert_array_equal(shown.answers, single_process(f, points, 2))
+
+
+def test_answer_parallel_has_the_pools_defaults() -> None:
+    pool = inspect.signature(ReplicaPool).parameters
+    answer = inspect.signature(ReplicaPool.answer).parameters
+    shortcut = inspect.signature(answer_parallel).parameters
+    shared = [name for name in shortcut if name in pool or name in answer]
+    assert {"workers", "start_method", "cache_size", "record", "task_timeout", "routing",
+            "chunk_size", "progress"} <= set(shared)
+    for name in shared:
+        assert shortcut[name].default == (pool.get(name) or answer[name]).default, name
+
+
+def test_one_worker_gets_one_prefix_task_and_the_router_decides_nothing() -> None:
+    pool = ReplicaPool(TARGETS["noisy tree"](), PARAMS, workers=1)
+    try:
+        stats = lca.AnswerStats()
+        tasks = pool._tasks(queries(100), 1, "prefix", None, stats, [], {})
+        assert [(task.prefix, task.rows.size) for task in tasks] == [((), 100)]
+        assert stats == lca.AnswerStats()
+        two = ReplicaPool(TARGETS["noisy tree"](), PARAMS, workers=2)
+        # Two workers: 8 groups each.
+        assert len(two._tasks(queries(100), 1, "prefix", None, stats, [], {})) == 16
+        two.close()
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("max_rows, split", [(300, False), (299, True)])
+def test_a_group_of_exactly_max_rows_is_not_split(max_rows, split) -> None:
+    router = lca.parallel._Router(TARGETS["noisy tree"](), PARAMS)
+    stats = lca.AnswerStats()
+    groups = router.groups(queries(300), 7, 1, max_rows, stats, [], {})
+    assert (len(groups) > 1) == split and (stats.nodes_built > 0) == split
+
+
+def test_workers_that_start_again_start_with_a_clean_record(tmp_path) -> None:
+    # Start-up deaths are counted until a worker reports ready: with one worker
+    # and no retries, one death is survived each time the pool starts.
+    log = tmp_path / "starts"
+    f = DieOnStart(TARGETS["parity"](), str(log), frozenset({1, 3}))
+    pool = ReplicaPool(f, PARAMS, workers=1, max_retries=0)
+    try:
+        pool.answer(queries(5), 1)
+        pool.close()
+        result = pool.answer(queries(5), 1)
+    finally:
+        pool.close()
+    assert attempts(log) == 4
+    np.testing.assert_array_equal(result.answers, single_process(TARGETS["parity"](),
+                                                                 queries(5), 1))
+
+
+def test_a_pool_closes_politely_and_releases_everything(monkeypatch, caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="lca.parallel")
+    exits = stopped_exit_codes(monkeypatch)
+    f = TARGETS["parity"]()
+    pool = ReplicaPool(f, PARAMS, workers=2)
+    pool.answer(queries(10), 1)
+    pool.close()
+    assert exits == [0, 0]  # they left on being asked, none was terminated
+    fds = open_fds()
+    caplog.clear()
+    # Used again after close: new workers, their records still reach us.
+    np.testing.assert_array_equal(pool.answer(queries(10), 2).answers,
+                                  single_process(f, queries(10), 2))
+    pool.close()
+    pool.close()  # idempotent
+    assert sum(" ready (pid " in r.getMessage() for r in caplog.records) == 2
+    assert exits == [0, 0, 0, 0] and pool.pids == ()
+    assert open_fds() == fds  # no pipe left open
+    assert "lca-worker-logs" not in [thread.name for thread in threading.enumerate()]
+    pool._finalizer()  # it holds no process handle any more
+
+
+def test_a_pool_dropped_without_close_stops_its_workers() -> None:
+    pool = ReplicaPool(TARGETS["parity"](), PARAMS, workers=1)
+    pool.answer(queries(5), 1)
+    pids = pool.pids
+    del pool
+    import gc
+    gc.collect()
+    assert pids and not any(alive(pid) for pid in pids)
+
+
+class Unstartable:
+    """A start method whose processes cannot start (out of processes)."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def Process(self, **kwargs):
+        return types.SimpleNamespace(start=lambda: (_ for _ in ()).throw(
+            OSError(11, "Resource temporarily unavailable")))
+
+
+def test_a_worker_that_cannot_start_is_skipped_and_none_is_an_error(caplog) -> None:
+    pool = ReplicaPool(TARGETS["parity"](), PARAMS, workers=2)
+    pool.start()
+    pool.close()  # the log receiver's pipes exist once
+    fds = open_fds()
+    pool._context = Unstartable(pool._context)
+    with pytest.raises(WorkerError, match="could not start any worker process"):
+        pool.start()
+    pool.close()
+    warned = [r.getMessage() for r in caplog.records if r.name == "lca.parallel"]
+    assert warned == [f"could not start lca-worker-{slot}: [Errno 11] Resource temporarily "
+                      "unavailable" for slot in (0, 1)]
+    assert open_fds() == fds
+
+
+def test_stats_and_accounting_of_a_batch(monkeypatch) -> None:
+    f = TARGETS["noisy tree"]()
+    points = queries(100)
+    with ReplicaPool(f, PARAMS, workers=1, record=True) as pool:
+        one = pool.answer(points, 3, routing="chunk", chunk_size=100)
+        pid, = pool.pids
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        # Idle longer than the workers' poll: they stay, and stay warm.
+        time.sleep(1.5)
+        again = pool.answer(points, 3, routing="chunk", chunk_size=100)
+        assert pool.pids == (pid,)
+        other = pool.answer(points, 4, routing="prefix", chunk_size=30)
+    alone = lca.Reconstructor(f, PARAMS, record=True)
+    alone.answer_many(points, 3)
+    # One task in one fresh replica: exactly the work of one answer_many.
+    assert one.stats == alone.last_stats and one.decisions == alone.decisions
+    assert one.node_computations == one.distinct_nodes == len(alone.decisions)
+    assert one.duplicated_fraction == 0.0 and one.routing_stats == lca.AnswerStats()
+    assert list(one.busy_seconds) == ["lca-worker-0"]
+    assert 0 < one.busy_seconds["lca-worker-0"] <= cpu + 0.05  # its own CPU time
+    assert again.stats.queries == 0 and again.stats.cache_hits == len(alone.decisions)
+    # Routed under prefixes: the router's decisions count too; a replica reports
+    # the decisions of its task only, never an earlier batch's.
+    built = (other.routing_stats.nodes_built + other.routing_stats.leaves_built
+             + other.stats.nodes_built + other.stats.leaves_built)
+    assert other.node_computations == built and other.distinct_nodes < built
+    assert {seed for seed, _ in other.decisions} == {4}
+    fresh = lca.Reconstructor(f, PARAMS, record=True)
+    fresh.answer_many(points, 4)
+    assert other.decisions == fresh.decisions
+
+
+@pytest.mark.parametrize("computations, distinct, fraction", [(0, 0, 0.0), (10, 10, 0.0),
+                                                              (10, 4, 0.6), (8, 2, 0.75)])
+def test_duplicated_fraction(computations, distinct, fraction) -> None:
+    result = lca.parallel.ParallelResult(np.zeros(0, dtype=np.int8), lca.AnswerStats(),
+                                         lca.AnswerStats(), computations, distinct, 0, 0, 1,
+                                         "chunk")
+    assert result.duplicated_fraction == fraction
+
+
+def test_pool_defaults() -> None:
+    pool = ReplicaPool(TARGETS["parity"](), PARAMS)
+    try:
+        # docs/parallel.md: max_retries defaults to 2; the replicas' cache is a
+        # Reconstructor's.
+        assert (pool.workers, pool.max_retries, pool.start_method) == (2, 2, "spawn")
+        default = inspect.signature(lca.Reconstructor).parameters["cache_size"].default
+        assert pool.cache_size == default and pool.batch_size is None
+        assert pool.record is False and pool.task_timeout is None
+        assert ReplicaPool(TARGETS["parity"](), PARAMS, batch_size=1).batch_size == 1
+        assert pool._router._reconstructor.cache_size == lca.parallel._ROUTER_CACHE == 4096
+    finally:
+        pool.close()
+
+
+def test_the_router_never_decides_a_leaf_and_stops_at_its_expansion_limit() -> None:
+    f = TARGETS["noisy tree"]()
+    router = lca.parallel._Router(f, PARAMS)
+    stats, built, seen = lca.AnswerStats(), [], {}
+    groups = router.groups(queries(400), 7, 10**6, 1, stats, built, seen)
+    assert stats.leaves_built == 0 and stats.nodes_built == len(built) > 0
+    assert max(len(path) for path, _ in groups) == PARAMS.path_length
+    # A deep tree and many rows: the parent decides at most 1,024 nodes.
+    deep = Params.practical(n=N, depth=14, noise_rate=0.1, score_samples=2, leaf_samples=1)
+    stats = lca.AnswerStats()
+    groups = lca.parallel._Router(f, deep).groups(queries(3000), 7, 10**6, 1, stats, [], {})
+    assert stats.nodes_built == lca.parallel._MAX_EXPANSIONS == 1024
+    assert sum(rows.size for _, rows in groups) == 3000
+
+
+# -- dispatch, with fake workers ----------------------------------------------------------------
+
+class FakeConn:
+    def __init__(self, fail: bool = False) -> None:
+        self.sent: list = []
+        self.fail = fail
+
+    def send(self, message) -> None:
+        if self.fail:
+            raise OSError("broken pipe")
+        self.sent.append(message)
+
+
+def dispatching(slots, affinity=None, fail=()):
+    """A pool never started, its workers fakes: only dispatch runs (nothing to close)."""
+    pool = ReplicaPool(TARGETS["parity"](), PARAMS, workers=len(slots))
+    pool._workers = {slot: lca.parallel._Worker(slot, None, FakeConn(slot in fail),
+                                                pid=100 + slot) for slot in slots}
+    pool._affinity = dict(affinity or {})
+    batch = lca.parallel._Batch(30, 7, derive.pack_points(queries(30)))
+    return pool, batch
+
+
+def task(number, prefix, size):
+    return lca.parallel._Task(number, prefix, np.arange(size))
+
+
+def test_a_worker_takes_a_group_under_its_own_prefix_else_a_new_one_else_the_largest():
+    mine, new, other = task(0, ((2, -1),), 12), task(1, ((1, 1), (3, 1)), 10), \
+        task(2, ((1, -1),), 8)
+    pool, batch = dispatching([0, 1], {(7, ((1, 1),)): 1, (7, ((1, -1),)): 1,
+                                       (5, ((2, -1),)): 0})
+    batch.pending = deque([mine, new, other])
+    pool._dispatch(batch)
+    # Worker 0 owns nothing of seed 7: the first group nobody owns. Worker 1
+    # owns ((1, 1),), an ancestor of the second group.
+    workers = pool._workers
+    assert (workers[0].task, workers[1].task) == (mine, new)
+    assert list(batch.pending) == [other]
+    assert mine.attempts == new.attempts == 1 and other.attempts == 0
+    assert workers[0].sent_at > 0 and workers[1].sent_at > 0
+    sent = workers[1].conn.sent
+    assert len(sent) == 1 and sent[0][:2] == (1, 7) and sent[0][3] == new.prefix
+    assert np.array_equal(sent[0][2], batch.packed[new.rows])
+    assert pool._affinity[(7, mine.prefix)] == 0 and pool._affinity[(7, new.prefix)] == 1
+    # Worker 0 again: only a group worker 1 owns is left: the largest one.
+    workers[0].task = None
+    batch.pending = deque([other, task(3, ((1, -1), (4, 1)), 5)])
+    pool._dispatch(batch)
+    assert workers[0].task is other and pool._affinity[(7, other.prefix)] == 0
+
+
+def test_busy_unready_and_broken_workers_get_nothing():
+    pool, batch = dispatching([0, 1, 2, 3], fail={3})
+    pool._workers[0].pid = None  # not ready yet
+    pool._workers[1].task = task(9, (), 1)  # busy
+    pool._workers[2].broken = True
+    first = task(0, ((1, 1),), 4)
+    batch.pending = deque([first, task(1, (), 3)])
+    pool._dispatch(batch)
+    # Only worker 3 could take a task; its pipe is broken: it is marked, and the
+    # task stays its own until the worker is buried and the task requeued.
+    assert pool._workers[3].broken and pool._workers[3].task is first
+    assert first.attempts == 1 and len(batch.pending) == 1 and pool._affinity == {}
+    assert pool._workers[0].task is None and pool._workers[2].task is None
+
+
+@pytest.mark.parametrize("entries, cleared", [(4096, False), (4097, True)])
+def test_the_affinity_table_is_cleared_past_its_bound(entries, cleared):
+    pool, batch = dispatching([0], {(1, ((k, 1),)): 0 for k in range(entries)})
+    batch.pending = deque([task(0, ((5, 1),), 3)])
+    pool._dispatch(batch)
+    assert len(pool._affinity) == (1 if cleared else entries + 1)
+    assert pool._affinity[(7, ((5, 1),))] == 0
+    pool._workers[0].task = None
+    batch.pending = deque([task(1, (), 3)])
+    pool._dispatch(batch)  # the root's group: no affinity to record
+    assert len(pool._affinity) == (1 if cleared else entries + 1)
+
+
+def test_the_owner_of_a_prefix_is_its_closest_answered_ancestor():
+    pool, _ = dispatching([0, 1], {(7, ((1, 1),)): 0, (7, ((1, 1), (2, -1))): 1,
+                                   (8, ((1, 1), (2, -1), (3, 1))): 0})
+    assert pool._owner(7, ((1, 1), (2, -1), (3, 1))) == 1
+    assert pool._owner(7, ((1, 1), (2, 1))) == 0
+    assert pool._owner(7, ((1, 1),)) == 0
+    assert pool._owner(7, ((1, -1),)) is None and pool._owner(7, ()) is None
+    assert pool._owner(9, ((1, 1),)) is None

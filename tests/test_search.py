@@ -273,3 +273,109 @@ def test_unanimous_own_points_with_correlated_inherited_points_split_on_correlat
                               search.Labelled(words, values))
     assert (node.variable, node.rule, node.runner_up, node.margin) == (3, "correlation", None, 0)
     assert not node.certified
+
+
+# -- kernels against direct computations ----------------------------------------------------
+
+def _direct_sums(words, values, counts, n, owners, rows):
+    """Row ``owners[b]`` gets ``sum f(x) x`` over block ``b``: unpacked, one block at a time."""
+    out = np.zeros((rows, n), dtype=np.int64)
+    points = derive.unpack_points(words, n).astype(np.int64)
+    at = 0
+    for owner, count in zip(owners, counts):
+        block = slice(at, at + count)
+        out[owner] += (values[block, None].astype(np.int64) * points[block]).sum(axis=0)
+        at += count
+    return out
+
+
+def _labelled(n, rows, seed):
+    words = derive.uniform_points(derive.node_key(seed, "test-kernels", ()), n, 0, rows)
+    values = np.where(derive.unpack_points(words, n)[:, 0] * (-1) ** np.arange(rows) > 0,
+                      1, -1).astype(np.int8)
+    values[::3] = 1  # not a function of the row alone: sums see every row's sign
+    return words, values
+
+
+KERNELS = {"short rows": 1 << 40, "long rows": 1}  # search._LONG_ROWS: which kernel runs
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@pytest.mark.parametrize("n", [1, 37, 64, 130])
+@pytest.mark.parametrize("counts, owners", [
+    ([3, 0, 5, 1, 0, 7], None),
+    ([0, 0, 4], None),
+    ([6, 0], None),
+    ([0], None),
+    ([2, 3, 0, 4, 1, 5], [0, 0, 1, 1, 1, 3]),
+    ([0, 5, 0, 0, 2], [1, 1, 1, 2, 2]),
+    ([9], [2]),
+])
+def test_grouped_correlations_equal_the_direct_sums(monkeypatch, kernel, n, counts, owners):
+    monkeypatch.setattr(search, "_LONG_ROWS", KERNELS[kernel])
+    # Slices of 3 rows: blocks start, end and span slices everywhere.
+    monkeypatch.setattr(search, "_SEARCH_BYTES", 3 * 3 * n)
+    counts = np.array(counts, dtype=np.int64)
+    words, values = _labelled(n, int(counts.sum()), seed=n)
+    if owners is None:
+        got = search._grouped_correlations(words, values, counts, n)
+        want = _direct_sums(words, values, counts, n, range(counts.size), counts.size)
+    else:
+        rows = max(owners) + 2  # a row no block adds to stays as it was
+        got = np.full((rows, n), 5, dtype=np.int64)
+        out = search._grouped_correlations(words, values, counts, n, np.array(owners), got)
+        assert out is got
+        want = 5 + _direct_sums(words, values, counts, n, owners, rows)
+    assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+def test_grouped_correlations_of_long_rows_without_patching():
+    n = search._LONG_ROWS
+    counts = np.array([2, 0, 3])
+    words, values = _labelled(n, 5, seed=1)
+    assert np.array_equal(search._grouped_correlations(words, values, counts, n),
+                          _direct_sums(words, values, counts, n, range(3), 3))
+    # One below the switch: the other kernel, the same sums.
+    words, values = _labelled(n - 1, 5, seed=1)
+    assert np.array_equal(search._grouped_correlations(words, values, counts, n - 1),
+                          _direct_sums(words, values, counts, n - 1, range(3), 3))
+
+
+def test_correlations_of_labelled_points_equal_the_direct_sums(monkeypatch):
+    monkeypatch.setattr(search, "_SEARCH_BYTES", 4 * 37)  # 4 rows per chunk
+    words, values = _labelled(37, 23, seed=4)
+    want = _direct_sums(words, values, [23], 37, [0], 1)[0]
+    assert np.array_equal(search.correlations(search.Labelled(words, values), 37), want)
+    assert not search.correlations(search.Labelled.empty(37), 37).any()
+
+
+def _orders_by_lexsort(priority, differing, n):
+    bits = derive.unpack_points(differing, n) == -1
+    return [coordinates[np.lexsort((coordinates, priority[row, coordinates]))]
+            for row, coordinates in enumerate(np.flatnonzero(b) for b in bits)]
+
+
+@pytest.mark.parametrize("n", [1, 5, 63, 64, 65, 130])
+@pytest.mark.parametrize("ties", ["none", "high bits", "exact"])
+def test_switching_orders_equal_a_plain_lexsort(n, ties):
+    rng = np.random.default_rng(n)
+    pairs = 40
+    priority = rng.integers(0, 2**64, size=(pairs, n), dtype=np.uint64)
+    low_bits = (n + 1).bit_length()
+    if ties == "high bits":
+        # Three values of the high bits, anything in the low bits that the key
+        # replaces by the index: the sort must be redone exactly.
+        high = rng.integers(0, 3, size=(pairs, n), dtype=np.uint64) << np.uint64(61)
+        priority = high | (priority & np.uint64((1 << low_bits) - 1))
+    elif ties == "exact":
+        priority = rng.integers(0, 2, size=(pairs, n), dtype=np.uint64) << np.uint64(63)
+    differing = derive.uniform_points(derive.node_key(n, "test-orders", ()), n, 0, pairs)
+    differing[0] = 0                               # no coordinate differs
+    differing[1] = derive.pack_points(-np.ones((1, n), dtype=np.int8))[0]  # all of them
+    order, lengths = search._switching_orders(priority, differing, n)
+    want = _orders_by_lexsort(priority, differing, n)
+    assert lengths.tolist() == [w.size for w in want]
+    assert lengths[0] == 0 and lengths[1] == n
+    for row, expected in enumerate(want):
+        assert order[row, :expected.size].tolist() == expected.tolist(), row
+        assert (order[row, expected.size:] >= n).all()  # padding lies past every coordinate

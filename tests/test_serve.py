@@ -24,6 +24,7 @@ from lca.client import Client
 from lca.reconstruct import Reconstructor
 from lca.serve import ServeSettings, demo_oracle
 from lca.serve.batching import AnswerQueue, AnsweringError, AnswerTimeout
+from lca.serve.cli import _settings
 from lca.serve.config import oracle_from_import_path
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
@@ -538,7 +539,8 @@ def test_the_command_refuses_a_port_in_use(capsys):
 
 def test_the_command_binds_loopback_unless_told():
     args = _build_parser().parse_args(["serve", "--oracle", "m:f"])
-    assert (args.host, args.port, args.workers, args.mode, args.depth) == \
+    settings = _settings(args)
+    assert (args.host, args.port, args.workers, settings.mode, settings.depth) == \
         ("127.0.0.1", 8000, 1, "efficient", 12)
     assert (args.max_points, args.max_body_bytes, args.request_timeout,
             args.batch_wait_ms, args.cache_size) == (4096, 16 << 20, 30.0, 0.0, 1 << 16)
@@ -582,3 +584,64 @@ def test_without_the_serve_extra_the_command_says_what_to_install(capsys, monkey
     assert main(["serve", "--oracle", "serve_support:small"]) == 2
     assert capsys.readouterr().err == f"lca serve: error: needs {missing}: " \
                                       f"pip install 'lca[serve]'\n"
+
+
+# -- a saved Surrogate (--model FILE) --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def saved_surrogate(tmp_path_factory):
+    """A Surrogate of a small gradient-boosting model, saved as JSON, and its fitted self."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    from lca.models import Surrogate
+
+    data = load_breast_cancer()
+    model = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0)
+    model.fit(data.data, data.target)
+    surrogate = Surrogate(model, depth=4, seed=5).fit(data.data)
+    path = tmp_path_factory.mktemp("model") / "surrogate.json"
+    path.write_text(surrogate.to_json())
+    return surrogate, str(path)
+
+
+def test_a_saved_surrogate_is_served_for_its_seed_without_its_model(saved_surrogate):
+    surrogate, path = saved_surrogate
+    tree = surrogate.tree()
+    points = derive.sample_points(3, "serve-model", tree.n, 300)
+    with running("--model", path) as server:
+        client = Client(server.url)
+        # The tree's own answers, no query: the model is not in the file.
+        assert np.array_equal(client.answer(points, 5), tree.query(points))
+        status, reply, _ = post(server.url, "/answer",
+                                json.dumps({"seed": 5, "points": points[:2].tolist()}).encode())
+        assert status == 200 and reply["queries"] == 0
+        explained = client.explain(points[0], 5)
+        assert explained.label == int(tree.query(points[:1])[0]) and explained.queries == 0
+        assert explained.path in tree.leaves
+        assert explained.conditions == tuple(tree.describe_path(explained.path).split(" -> "))
+        # Another seed would need the model: a 422 naming the seed; the replica lives.
+        status, reply, _ = post(server.url, "/answer",
+                                json.dumps({"seed": 6, "points": points[:1].tolist()}).encode())
+        assert status == 422 and reply["error"]["field"] == "seed"
+        assert "saved tree T_5" in reply["error"]["message"]
+        status, described = get(server.url, "/describe")
+        assert described["seeds"] == [5] and described["oracle"]["n"] == tree.n
+        assert described["oracle"]["source"] == "model"
+        assert client.answer(points[:3], 5).tolist() == tree.query(points[:3]).tolist()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--model", "/no/such/surrogate.json"], "cannot read '/no/such/surrogate.json'"),
+    (["--model", __file__], "is not a saved lca.models.Surrogate"),
+])
+def test_a_model_file_that_is_not_a_saved_surrogate_is_refused(capsys, options, message):
+    assert main(["serve", *options]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_saved_model_refuses_the_options_it_brings_itself(capsys, saved_surrogate):
+    _, path = saved_surrogate
+    assert main(["serve", "--model", path, "--depth", "3"]) == 2
+    assert "argument --depth: a saved model (--model) brings its own parameters" \
+        in capsys.readouterr().err

@@ -50,6 +50,7 @@ from lca.oracle import Oracle
 from lca.reconstruct import Reconstructor
 from lca.serve.batching import AnswerQueue, AnswerTimeout, AnsweringError
 from lca.serve.config import ServeSettings
+from lca.serve.saved import load_saved
 from lca.serve.validate import RequestError, parse_answer, parse_explain, read_body
 
 __all__ = ["SETTINGS_VARIABLE", "app_from_environment", "create_app"]
@@ -135,26 +136,42 @@ async def _unexpected(request: Request, error: Exception) -> Response:
     return _error(500, None, "internal server error (logged by the server)")
 
 
+def _check_seed(seed: int, only: int | None) -> None:
+    if only is not None and seed != only:
+        raise RequestError(422, "seed", f"'seed' must be {only}: this replica serves the "
+                                        f"saved tree T_{only} of --model (another seed "
+                                        f"needs the model); got {seed}")
+
+
 def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlette:
     """The application of one worker: its own oracle, reconstructor and answering thread.
 
     ``oracle`` skips loading it again when the caller already has
     ``settings.load_oracle()``.
     """
-    if oracle is None:
-        oracle = settings.load_oracle()
-    params = settings.params(oracle.n)
-    if settings.cache_size < params.path_length + 1:
-        raise ValueError(f"The 'cache_size' parameter of lca serve must be at least "
-                         f"{params.path_length + 1} (one root-to-leaf path, so /explain "
-                         f"reads its path from the cache). Got {settings.cache_size} instead.")
-    rec = Reconstructor(oracle, params, cache_size=settings.cache_size)
-    queue = AnswerQueue(rec, max_points=settings.max_points, batch_wait=settings.batch_wait)
+    only_seed = None
+    if settings.source == "model":
+        # A saved Surrogate: its tree answers, for its own seed only (lca.serve.saved).
+        answerer, oracle = load_saved(settings.spec)
+        params, only_seed = answerer.params, answerer.seed
+    else:
+        if oracle is None:
+            oracle = settings.load_oracle()
+        params = settings.params(oracle.n)
+        if settings.cache_size < params.path_length + 1:
+            raise ValueError(
+                f"The 'cache_size' parameter of lca serve must be at least "
+                f"{params.path_length + 1} (one root-to-leaf path, so /explain reads its "
+                f"path from the cache). Got {settings.cache_size} instead.")
+        answerer = Reconstructor(oracle, params, cache_size=settings.cache_size)
+    queue = AnswerQueue(answerer, max_points=settings.max_points,
+                        batch_wait=settings.batch_wait)
     n = oracle.n
     description = {
         "oracle": {"name": oracle.name, "n": n, "source": settings.source,
                    "spec": settings.spec},
-        "mode": settings.mode,
+        "mode": params.preset if only_seed is not None else settings.mode,
+        "seeds": "any" if only_seed is None else [only_seed],
         "params": dataclasses.asdict(params),
         "params_text": params.describe(),
         "cache_size": settings.cache_size,
@@ -173,6 +190,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     async def answer(request: Request) -> Response:
         deadline = time.monotonic() + settings.request_timeout
         seed, points = parse_answer(await body(request, deadline), n, settings.max_points)
+        _check_seed(seed, only_seed)
         request.state.log = {"seed": seed, "points": len(points)}
         done = await queue.answer(points, seed, deadline)
         request.state.log |= {"queries": done.queries, "batch_requests": done.batch_requests,
@@ -183,6 +201,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     async def explain(request: Request) -> Response:
         deadline = time.monotonic() + settings.request_timeout
         seed, point = parse_explain(await body(request, deadline), n)
+        _check_seed(seed, only_seed)
         request.state.log = {"seed": seed, "points": 1}
         done = await queue.explain(point, seed, deadline)
         found = done.explanation

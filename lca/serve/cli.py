@@ -31,17 +31,21 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
                     "with the same options, answers from the same tree T_seed for each "
                     f"seed. Needs {SERVE_EXTRA}.")
     source = parser.add_mutually_exclusive_group(required=True)
-    # Another oracle source (e.g. a saved model file) is one more option in this
-    # group, named like its entry in lca.serve.config.ORACLE_SOURCES.
+    # Each option of this group is named like its entry in
+    # lca.serve.config.ORACLE_SOURCES.
     source.add_argument("--oracle", metavar="MODULE:NAME",
                         help="an lca.Oracle, or a zero-argument callable returning one, "
                              "imported from MODULE")
-    parser.add_argument("--mode", choices=MODES, default="efficient",
+    source.add_argument("--model", metavar="FILE",
+                        help="a saved lca.models.Surrogate (Surrogate.to_json): serves its "
+                             "tree, for its own seed only, with no model and no query")
+    parser.add_argument("--mode", choices=MODES, default=None,
                         help="efficient: Params.efficient (default); paper: the paper's "
                              "estimator, Params.practical with noise rate 0.1, 1000 score "
-                             "and 500 leaf samples")
-    parser.add_argument("--depth", type=int_in(0), default=12,
-                        help="tree depth; a cap in efficient mode (default 12)")
+                             "and 500 leaf samples (not with --model)")
+    parser.add_argument("--depth", type=int_in(0), default=None,
+                        help="tree depth; a cap in efficient mode (default 12; not with "
+                             "--model)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int_in(0, 65535), default=8000,
@@ -69,7 +73,16 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _settings(args: argparse.Namespace) -> ServeSettings:
-    return ServeSettings(source="oracle", spec=args.oracle, mode=args.mode, depth=args.depth,
+    if args.model is not None:
+        given = [name for name in ("mode", "depth") if getattr(args, name) is not None]
+        if given:
+            raise ValueError(f"argument --{given[0]}: a saved model (--model) brings its own "
+                             "parameters; leave out " + " and ".join(f"--{g}" for g in given))
+        source, spec, mode, depth = "model", args.model, "efficient", 12
+    else:
+        source, spec = "oracle", args.oracle
+        mode, depth = args.mode or "efficient", 12 if args.depth is None else args.depth
+    return ServeSettings(source=source, spec=spec, mode=mode, depth=depth,
                          cache_size=args.cache_size, max_points=args.max_points,
                          max_body_bytes=args.max_body_bytes,
                          request_timeout=args.request_timeout,
@@ -78,6 +91,8 @@ def _settings(args: argparse.Namespace) -> ServeSettings:
 
 def _load(settings: ServeSettings) -> Any:
     """The oracle, or a ``ValueError`` naming ``--oracle`` and what went wrong."""
+    if settings.source == "model":
+        return None  # read by create_app, which also needs the saved tree
     try:
         return load_oracle(settings.source, settings.spec)
     except (ValueError, TypeError):

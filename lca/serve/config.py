@@ -6,9 +6,10 @@ workers of one ``lca serve``, and every other replica started with the same
 options, build the same tree ``T_seed`` for every seed.
 
 Oracle sources are one function each in :data:`ORACLE_SOURCES`, keyed by
-the command-line option that names them (today ``--oracle MODULE:NAME``).
-A new source, e.g. a saved model file, is one more entry there and one more
-option in :mod:`lca.serve.cli`.
+the command-line option that names them: ``--oracle MODULE:NAME`` (an
+oracle, reconstructed lazily) and ``--model FILE`` (a saved
+:class:`lca.models.Surrogate`, answered from its saved tree,
+:mod:`lca.serve.saved`).
 """
 
 from __future__ import annotations
@@ -63,7 +64,15 @@ def oracle_from_import_path(spec: str) -> Oracle:
     return target
 
 
-ORACLE_SOURCES: dict[str, Callable[[str], Oracle]] = {"oracle": oracle_from_import_path}
+def oracle_from_saved_surrogate(path: str) -> Oracle:
+    """The saved Surrogate at ``path`` as an oracle (its tree; :mod:`lca.serve.saved`)."""
+    from lca.serve.saved import load_saved
+
+    return load_saved(path)[1]
+
+
+ORACLE_SOURCES: dict[str, Callable[[str], Oracle]] = {"oracle": oracle_from_import_path,
+                                                      "model": oracle_from_saved_surrogate}
 """Where a replica's oracle comes from: option name -> loader of the option's value."""
 
 
@@ -81,8 +90,9 @@ class ServeSettings:
 
     Attributes:
         source, spec: the oracle, ``load_oracle(source, spec)``.
-        mode: ``"efficient"`` or ``"paper"`` (:data:`MODES`).
-        depth: the tree depth (a cap in efficient mode).
+        mode: ``"efficient"`` or ``"paper"`` (:data:`MODES`); a saved model
+            (``source="model"``) brings its own parameters and ignores it.
+        depth: the tree depth (a cap in efficient mode); ignored likewise.
         cache_size: most decisions each worker keeps (:class:`lca.Reconstructor`).
         max_points: most points per ``/answer`` request; a micro-batch holds at
             most this many points too (one request larger than none).

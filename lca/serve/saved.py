@@ -1,0 +1,98 @@
+"""Serving a saved :class:`lca.models.Surrogate`: its one tree, without its model.
+
+A Surrogate saved with :meth:`~lca.models.Surrogate.to_json` holds the whole
+tree ``T_seed`` of its seed (and its encoder), so a replica started with
+``lca serve --model FILE`` answers that tree with no oracle and no query:
+``/answer`` and ``/explain`` take points of the encoder's bits (``±1``, as
+everywhere in lca) and must name the saved seed; another seed would need the
+model, and is refused with a 422 naming ``seed``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lca.decisions import AnswerStats, LeafDecision, NodeDecision
+from lca.export import ReconstructedTree
+from lca.oracle import Oracle
+from lca.reconstruct import Explanation
+
+__all__ = ["SavedTree", "TreeOracle", "load_saved"]
+
+
+class TreeOracle(Oracle):
+    """The saved tree as an oracle: names, ``n`` and its own values (for ``/describe``)."""
+
+    def __init__(self, tree: ReconstructedTree) -> None:
+        self.tree = tree
+        self.n = tree.n
+        self.name = tree.oracle
+        self.features = dict(tree.features)
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        return self.tree.query(points)
+
+
+class SavedTree:
+    """Answers like a :class:`lca.Reconstructor`, from a complete saved tree of one seed.
+
+    Only the methods and attributes ``lca.serve`` uses: :meth:`answer_many`,
+    :meth:`explain`, :attr:`last_stats` (no query is ever spent).
+    """
+
+    def __init__(self, tree: ReconstructedTree, params: Any) -> None:
+        if not tree.complete:
+            raise ValueError("lca serve --model: the saved tree has unexplored nodes; save "
+                             "the Surrogate after Surrogate.tree() (to_json does)")
+        self.tree = tree
+        self.seed = tree.seed
+        self.params = params
+        self.last_stats = AnswerStats()
+
+    def answer_many(self, points: np.ndarray, seed: int, **_: Any) -> np.ndarray:
+        assert seed == self.seed, "the app refuses other seeds"
+        self.last_stats = AnswerStats()
+        return self.tree.query(points)
+
+    def explain(self, z: np.ndarray, seed: int) -> Explanation:
+        assert seed == self.seed, "the app refuses other seeds"
+        path: tuple[tuple[int, int], ...] = ()
+        nodes: list[NodeDecision] = []
+        conditions: list[str] = []
+        decision = self.tree.decisions[path]
+        while isinstance(decision, NodeDecision):
+            bit = int(z[decision.variable])
+            minus, plus = self.tree.conditions[path]
+            nodes.append(decision)
+            conditions.append(plus if bit > 0 else minus)
+            path = path + ((decision.variable, bit),)
+            decision = self.tree.decisions[path]
+        assert isinstance(decision, LeafDecision)
+        self.last_stats = AnswerStats()
+        return Explanation(seed, path, decision.label, tuple(nodes), decision, AnswerStats(),
+                           tuple(conditions))
+
+
+def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
+    """The answerer and the oracle view of the Surrogate saved at ``path``.
+
+    Raises ``ValueError`` naming ``--model`` if the file cannot be read or is
+    not a saved Surrogate.
+    """
+    from lca.models import Surrogate
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise ValueError(f"The 'model' parameter of lca serve: cannot read {path!r}: "
+                         f"{error.strerror or error}") from None
+    try:
+        surrogate = Surrogate.from_json(text)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"The 'model' parameter of lca serve: {path!r} is not a saved "
+                         f"lca.models.Surrogate: {error}") from None
+    tree = surrogate.tree()
+    return SavedTree(tree, surrogate.params_), TreeOracle(tree)
