@@ -13,7 +13,7 @@ import numpy as np
 
 from lca.derive import Path
 
-__all__ = ["AnswerStats", "Decision", "LeafDecision", "NodeDecision"]
+__all__ = ["AnswerStats", "Decision", "LeafDecision", "NodeDecision", "rests_on_guesswork"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,11 @@ class NodeDecision:
     ``"correlation"`` when nothing was flipped, :mod:`lca.search`) and
     ``margin`` its paired flip-edge lead over the runner-up.
     ``low_margin``: the lead fails a sign test (:func:`lca.estimate.lead_is_certified`;
-    docs/theory.md §7), so the choice over the runner-up is close to a guess.
+    docs/theory.md §7), so the choice over the runner-up is close to a guess
+    (harmless when the two are equally good splits).
+    ``guesswork``: the chosen variable is not measurably better than one
+    drawn at random (:func:`lca.search.is_guesswork`,
+    :func:`lca.estimate.is_guesswork`): the split itself is close to a guess.
     """
 
     variable: int
@@ -45,6 +49,7 @@ class NodeDecision:
     low_margin: bool = False
     votes: int | None = None
     rule: str | None = None
+    guesswork: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,11 +69,17 @@ Decision = NodeDecision | LeafDecision
 class AnswerStats:
     """Work done: queries to ``f``, nodes and leaves built, cache hits.
 
-    Adaptive mode also counts decisions that reached their sample cap without
-    a certificate (``uncertified``) and nodes that became leaves early;
-    ``low_margin`` counts nodes built whose choice failed the sign test.
-    ``oracle_calls`` counts the batched calls to ``f`` that carried those
-    queries.
+    Adaptive and efficient mode also count decisions that reached their
+    sample cap without a certificate (``uncertified``, early leaves of the
+    efficient mode's "no structure" rule included) and nodes that became
+    leaves early (``early_leaves``), of which ``certified_leaves`` carry a
+    certificate (docs/theory.md §6 and §7). ``low_margin`` counts nodes
+    built whose choice failed the sign test against the runner-up,
+    ``guesswork`` nodes built whose choice is not measurably better than a
+    random variable, and ``guesswork_answers`` the answers of the call whose
+    path has more guesswork nodes than not (what :class:`lca.LowMarginWarning`
+    reads). ``oracle_calls`` counts the batched calls to ``f`` that carried
+    those queries.
     """
 
     queries: int = 0
@@ -79,6 +90,9 @@ class AnswerStats:
     early_leaves: int = 0
     low_margin: int = 0
     oracle_calls: int = 0
+    certified_leaves: int = 0
+    guesswork: int = 0
+    guesswork_answers: int = 0
 
     def __iadd__(self, other: AnswerStats) -> AnswerStats:
         for name in self.__dataclass_fields__:
@@ -90,10 +104,18 @@ class AnswerStats:
         if isinstance(decision, LeafDecision):
             self.leaves_built += 1
             self.early_leaves += depth < path_length
+            self.certified_leaves += depth < path_length and decision.certified is True
         else:
             self.nodes_built += 1
             self.low_margin += decision.low_margin
+            self.guesswork += decision.guesswork
         self.uncertified += decision.certified is False
+
+
+def rests_on_guesswork(decisions: dict[Path, Decision], path: Path) -> bool:
+    """Do more than half of the nodes above the leaf at ``path`` have ``guesswork``?"""
+    guesses = sum(decisions[path[:k]].guesswork for k in range(len(path)))  # type: ignore[union-attr]
+    return 2 * guesses > len(path)
 
 
 def split_rows(points: np.ndarray, rows: np.ndarray, path: Path,

@@ -81,7 +81,7 @@ def _replica(description: bytes, cache_size: int, record: bool) -> Reconstructor
 
 def _answer_block(block: np.ndarray, description: bytes, seed: int,
                   cache_size: int) -> np.ndarray:
-    return _replica(description, cache_size, False).answer_many(block, seed)
+    return _replica(description, cache_size, False)._answers(block, seed)
 
 
 def _answer_partition(rows: list[Any], description: bytes, seed: int,
@@ -89,14 +89,14 @@ def _answer_partition(rows: list[Any], description: bytes, seed: int,
     if not rows:
         return []
     points = np.asarray(rows)
-    return [int(v) for v in _replica(description, cache_size, False).answer_many(points, seed)]
+    return [int(v) for v in _replica(description, cache_size, False)._answers(points, seed)]
 
 
 def _answer_recording(block: np.ndarray, description: bytes, seed: int,
                       cache_size: int) -> tuple[np.ndarray, dict]:
     replica = _replica(description, cache_size, True)
     replica.decisions.clear()
-    answers = replica.answer_many(block, seed)
+    answers = replica._answers(block, seed)
     return answers, dict(replica.decisions)
 
 
@@ -123,7 +123,9 @@ def answer_array(points: Any, *, oracle: Oracle, params: Params, seed: int,
 
     Returns:
         A lazy ``(m,)`` ``int8`` Dask array; computing it with any scheduler
-        gives ``Reconstructor(oracle, params).answer_many(points, seed)``.
+        gives ``Reconstructor(oracle, params).answer_many(points, seed)``
+        (tasks never emit :class:`lca.LowMarginWarning`: a lazy result has no
+        call to warn from; a :class:`lca.Reconstructor` reports the counts).
     """
     dask = _dask()
     owner = "lca.distributed.answer_array"

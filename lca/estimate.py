@@ -42,6 +42,8 @@ __all__ = [
     "bernoulli_upper",
     "choose_variable",
     "estimate_scores",
+    "exceeds_binomial",
+    "is_guesswork",
     "lead_is_certified",
     "leaf_label",
     "leaf_sum",
@@ -288,6 +290,18 @@ def lead_is_certified(lead: int, trials: int, log_term: float) -> bool:
     return lead > 0 and lead * lead >= 2 * log_term * trials
 
 
+def exceeds_binomial(count: int, trials: int, p: Fraction, log_term: float) -> bool:
+    """Is ``count`` significantly above a ``Bin(trials, p)`` draw, at level ``e^-L``?
+
+    Bernstein: ``Pr[count >= trials p + t] <= exp(-t^2 / (2 (trials p (1 -
+    p) + t/3)))``; the test is ``t > 0`` and ``t^2 >= 2 (variance + t/3) L``
+    with ``t = count - trials p``, in exact rationals but ``L``.
+    """
+    excess = count - trials * p
+    variance = trials * p * (1 - p)
+    return excess > 0 and excess * excess >= 2 * (variance + excess / 3) * Fraction(log_term)
+
+
 def anytime_rounds(first: int, cap: int) -> list[int]:
     """Cumulative sample counts at which bounds are checked: ``first``, doubling, ``cap``."""
     rounds = []
@@ -433,22 +447,39 @@ ADAPTIVE_EPS_LIMIT = 1 / 3
 _MARGIN_LOG = ln_upper(20)
 
 
+def is_guesswork(counts: ScoreCounts, variable: int, free: int, threshold: int) -> bool:
+    """Is the chosen variable no more tied to disagreement than an irrelevant one? (reporting)
+
+    A coordinate ``f`` ignores flips in a disagreeing pair with probability
+    ``r = threshold / 2**16``, independently of the disagreement, so its flip
+    count is ``Bin(D, r)``. The choice is guesswork unless its flip count
+    ``D - C`` exceeds that significantly (:func:`exceeds_binomial`) at level
+    ``ln_upper(20 F)``: 1/20 for the most flipped of ``F`` free variables.
+    """
+    flipped = counts.disagreements - int(counts.agreements[variable])
+    return not exceeds_binomial(flipped, counts.disagreements, Fraction(threshold, 1 << 16),
+                                ln_upper(20 * free))
+
+
 def _score_node(counts: ScoreCounts, variable: int, path: Path,
-                certified: bool | None) -> NodeDecision:
-    """A score-estimator node with its margin over the runner-up (reporting only)."""
+                certified: bool | None, threshold: int) -> NodeDecision:
+    """A score-estimator node with its margin over the runner-up and whether it is
+    guesswork (reporting only)."""
     agreements = counts.agreements.copy()
     agreements[variable] = counts.samples + 1
     runner_up = choose_variable(ScoreCounts(counts.samples, counts.disagreements, agreements),
                                 path) if len(path) + 1 < counts.agreements.shape[0] else None
     chosen = int(counts.agreements[variable])
+    guess = is_guesswork(counts, variable, counts.agreements.shape[0] - len(path), threshold)
     if runner_up is None:
-        return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified)
+        return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified,
+                            guesswork=guess)
     lead = int(counts.agreements[runner_up]) - chosen
     # Samples that separate the two: at most those where either one flipped.
     trials = 2 * counts.disagreements - chosen - int(counts.agreements[runner_up])
     low = not lead_is_certified(lead, trials, _MARGIN_LOG)
     return NodeDecision(variable, counts.samples, counts.disagreements, chosen, certified,
-                        runner_up, lead, low)
+                        runner_up, lead, low, guesswork=guess)
 
 
 class ScoreEstimator(Estimator):
@@ -482,10 +513,12 @@ class ScoreEstimator(Estimator):
             disagreements, flipped, _ = yield from _score_steps(
                 n, seed, path, 0, params.score_samples, params.noise_threshold)
             counts = ScoreCounts(params.score_samples, disagreements, disagreements - flipped)
-            return _score_node(counts, choose_variable(counts, path), path, None), None
+            return _score_node(counts, choose_variable(counts, path), path, None,
+                               params.noise_threshold), None
         node = yield from _adaptive_node_steps(n, seed, path, params)
         if node.variable is not None:
-            return _score_node(node.counts, node.variable, path, node.certified), None
+            return _score_node(node.counts, node.variable, path, node.certified,
+                               params.noise_threshold), None
         return (yield from self.leaf(context)), None
 
     def leaf(self, context: NodeContext) -> Steps:

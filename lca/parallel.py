@@ -67,6 +67,7 @@ from lca.reconstruct import (
     LeafDecision,
     Reconstructor,
     progress_bar,
+    warn_if_guesswork,
 )
 
 __all__ = ["ParallelResult", "ReplicaPool", "TaskTimeoutError", "WorkerError",
@@ -284,7 +285,7 @@ def _worker_main(description: bytes, conn: connection.Connection, log_queue: Any
             step = batch_size or max(points.shape[0], 1)
             answers = np.empty(points.shape[0], dtype=np.int8)
             for lo in range(0, points.shape[0], step):
-                answers[lo:lo + step] = replica.answer_many(points[lo:lo + step], seed)
+                answers[lo:lo + step] = replica._answers(points[lo:lo + step], seed)
                 stats += replica.last_stats
                 built += replica.last_built
             reply: tuple[Any, ...] = ("done", task_id, answers, stats, built,
@@ -621,12 +622,15 @@ class ReplicaPool:
         check_flag(owner, "progress", progress)
         self.start()
         try:
-            return self._answer(points, seed, routing, chunk_size, progress)
+            result = self._answer(points, seed, routing, chunk_size, progress)
         except BaseException:
             # Errors, KeyboardInterrupt, anything: leave no worker behind. The
             # pool restarts its workers on next use.
             self._terminate()
             raise
+        # Workers never warn; the caller does, once for the whole call.
+        warn_if_guesswork(result.stats.guesswork_answers, points.shape[0], stacklevel=2)
+        return result
 
     def _answer(self, points: np.ndarray, seed: int, routing: str, chunk_size: int | None,
                 progress: bool) -> ParallelResult:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, split_rows
+from lca.decisions import (AnswerStats, Decision, LeafDecision, NodeDecision,
+                           rests_on_guesswork, split_rows)
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
@@ -159,30 +160,33 @@ def _check_query(z: Any, n: int) -> np.ndarray:
     return check_points(arr[None, :], n, what="z")[0]
 
 
-# Warn when more than this share of the nodes an answer used were low-margin.
-_LOW_MARGIN_SHARE = 0.5
 # Re-derivable arrays (the search estimator's packed points) kept for reuse;
 # the byte count is exact (lca.estimator.Memo).
 _MEMO_BYTES = 1 << 26
+# Warn when more than this share of a call's answers rest on guesswork.
+_GUESSWORK_SHARE = 0.5
 
 
 class LowMarginWarning(UserWarning):
-    """Most decisions behind an answer were low-margin: each chose over its runner-up by a guess."""
+    """Most answers of a call rest on splits no better than a variable drawn at random."""
 
 
-def _warn_if_guesswork(nodes: list[NodeDecision]) -> None:
-    low = sum(node.low_margin for node in nodes)
-    if nodes and low > _LOW_MARGIN_SHARE * len(nodes):
+def warn_if_guesswork(guesswork_answers: int, answers: int, stacklevel: int = 2) -> None:
+    """Warn once if more than half of ``answers`` rest on guesswork (:class:`AnswerStats`).
+
+    ``stacklevel`` as for :func:`warnings.warn`, counted from the caller of
+    this function. Pool workers never call it: their caller does, once per call.
+    """
+    if answers and guesswork_answers > _GUESSWORK_SHARE * answers:
         # One text for every call, so Python's warning filter shows it once per
-        # call site instead of once per batch; the counts are in AnswerStats.
+        # call site instead of once per call; the counts are in AnswerStats.
         warnings.warn(
-            "Most node decisions behind these answers were low-margin: the chosen "
-            "variable did not beat the runner-up by a significant margin. That is "
-            "harmless where the two are about equally good splits or f is nearly "
-            "constant; otherwise the tree there is close to guesswork (more samples per "
-            "node or a smaller depth cap may help). Counts: AnswerStats.low_margin, "
-            "nodes_built.",
-            LowMarginWarning, stacklevel=3)
+            "Most answers rest on guesswork: more than half of the splits on their "
+            "paths are not measurably better than a variable drawn at random, so "
+            "their labels are close to coin flips. The labels of f may be mostly "
+            "noise there; if not, more samples per node or a smaller depth cap may "
+            "help. Counts: AnswerStats.guesswork_answers, guesswork, nodes_built.",
+            LowMarginWarning, stacklevel=stacklevel + 1)
 
 
 @dataclass
@@ -437,9 +441,14 @@ class Reconstructor:
         path; it never changes the result. The explanation's conditions come
         from :meth:`lca.oracle.Oracle.describe`.
         """
-        seed = check_seed("Reconstructor.explain", seed)
+        explanation = self._explain(z, seed, progress, "Reconstructor.explain")
+        warn_if_guesswork(explanation.stats.guesswork_answers, 1, stacklevel=2)
+        return explanation
+
+    def _explain(self, z: Any, seed: int, progress: bool, owner: str) -> Explanation:
+        seed = check_seed(owner, seed)
         z = _check_query(z, self.params.n)
-        check_flag("Reconstructor.explain", "progress", progress)
+        check_flag(owner, "progress", progress)
         with self._lock:
             call = _Call()
             self.last_built = []
@@ -458,16 +467,18 @@ class Reconstructor:
                     conditions.append(self.oracle.describe(decision.variable, bit, path))
                     path = path + ((decision.variable, bit),)
                 _end_early(bar)
+                call.stats.guesswork_answers += rests_on_guesswork(call.decisions, path)
             finally:
                 bar.close()
                 self._finish(call)
-        _warn_if_guesswork(nodes)
         return Explanation(seed, path, decision.label, tuple(nodes), decision, call.stats,
                            tuple(conditions))
 
     def answer(self, z: Any, seed: int) -> int:
         """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""
-        return self.explain(z, seed).label
+        explanation = self._explain(z, seed, False, "Reconstructor.answer")
+        warn_if_guesswork(explanation.stats.guesswork_answers, 1, stacklevel=2)
+        return explanation.label
 
     def answer_many(self, points: Any, seed: int, *, progress: bool = False,
                     max_queries: int | None = None,
@@ -499,6 +510,15 @@ class Reconstructor:
         Progress and limits never change an answer: every row answered is
         bit-identical to an unlimited run's.
         """
+        out = self._answers(points, seed, progress=progress, max_queries=max_queries,
+                            time_limit=time_limit)
+        warn_if_guesswork(self.last_stats.guesswork_answers, out.size, stacklevel=2)
+        return out
+
+    def _answers(self, points: Any, seed: int, *, progress: bool = False,
+                 max_queries: int | None = None, time_limit: float | None = None) -> np.ndarray:
+        """:meth:`answer_many` without the warning: pool workers answer for a caller
+        that warns once for the whole call (lca.parallel, lca.distributed)."""
         owner = "Reconstructor.answer_many"
         seed = check_seed(owner, seed)
         points = check_points(points, self.params.n, what="points")
@@ -538,6 +558,8 @@ class Reconstructor:
                     if isinstance(decision, LeafDecision):
                         out[rows] = decision.label
                         finished[rows] = True
+                        if rests_on_guesswork(call.decisions, path):
+                            call.stats.guesswork_answers += rows.size
                         bar.update(rows.size)
                     elif decision is not None:
                         next_groups |= split_rows(points, rows, path, decision.variable)
@@ -554,8 +576,6 @@ class Reconstructor:
         finally:
             bar.close()
         self._finish(call)
-        _warn_if_guesswork([d for d in call.decisions.values()
-                            if isinstance(d, NodeDecision)])
         return out
 
     # -- export -----------------------------------------------------------------

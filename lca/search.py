@@ -20,32 +20,46 @@ the variables of monotone-like targets) are *candidates*, and the node
 measures each candidate's influence directly: ``f(x_k) != f(x_k with x_k,c
 negated)`` for the first point of every pair.
 
-Pairs are drawn in rounds (``first_round`` pairs, doubling, up to the cap
-``score_samples``; ``R`` rounds, every ``ln`` bounded from above by
+Pairs are drawn in rounds (:func:`schedule`: ``first_round`` pairs, doubling,
+up to the cap ``score_samples``, then :data:`NOISY_ROUNDS` more doublings for
+a noisy node; ``R`` rounds in all, every ``ln`` bounded from above by
 :func:`lca.estimate.ln_upper`). After each round, first match
 (:func:`round_rule`):
 
-1. **constant**: the Bernstein upper bound (level ``ln(R / delta)``) on the
-   minority share among the node's own points is at most ``eps``: an early
-   leaf, certified;
+1. **constant**: the node's own points are unanimous and at least
+   :func:`certifying_points` (``ceil(ln(2 R / delta) / eps)``) many: an
+   early leaf, certified (``f_path`` is ``eps``-close to that value except
+   with probability ``delta``, docs/theory.md §7);
 2. **influence**: unless the own points are unanimous, the influence
    leader's paired lead over the runner-up (points with an edge on one of
    them only) passes a sign test at level ``ln(R K (K - 1) / delta)``,
    ``K`` the most candidates: split on it, certified.
 
-At the cap, if neither matched (:func:`cap_rule`): an early leaf if no
-structure shows (the vote leader is not found significantly more often than
-exchangeable edges would be, ``Bin(V, 1/F)``, and no correlation is
-significant) and at most ``eps`` of the own points disagree with their
-majority; else split on the influence leader, uncertified (a low-margin
-decision). docs/randomness.md §6 gives every rule bit for bit.
+At the pair cap, a node with minority points flips each pair's first point
+once more, on a *probe*: a free variable drawn from the derived bits
+(:data:`PROBE`), independent of ``f``. Under label noise ``eta`` a probe
+changes ``f`` with probability about ``2 eta (1 - eta)``, the offset every
+candidate's flip-edge rate carries; on a noise-free ``f_path`` only as
+often as a random free variable matters. A node whose probes find an edge
+and at least half as many edges as its influence leader is *noisy*
+(:func:`is_noisy`, rule 7) and goes on to the noisy cap; the others stop.
+At a node's last round, if neither rule matched (:func:`cap_rule`): an
+early leaf if no structure shows (the vote leader is not found
+significantly more often than exchangeable edges would be, ``Bin(V,
+1/F)``, and no correlation is significant), at most ``eps`` of the own
+points disagree with their majority, and the probes found at least half
+as many edges as there are minority points (:func:`noise_like`: label
+noise could explain them); else split on the influence leader,
+uncertified (a low-margin decision, and *guesswork* when the leader does
+not beat the probes, :func:`is_guesswork`). docs/randomness.md §6 gives
+every rule bit for bit.
 
 These rules are heuristics with stated confidence levels under the
 assumption that derived bits are independent and uniform; no accuracy
 guarantee for the tree follows from them (docs/theory.md §7).
 
 Every sample comes from :mod:`lca.derive` (purposes :data:`PAIRS`,
-:data:`ORDER`, :data:`LEAF`; flips reuse the pairs' points); every decision is
+:data:`ORDER`, :data:`LEAF`, :data:`PROBE`; flips reuse the pairs' points); every decision is
 a deterministic function of ``(oracle, params, seed, path)``. A node's
 decision is written as steps (:mod:`lca.engine`): one request for a round's
 points, one per binary-search step for all its searching pairs, one for the
@@ -74,21 +88,29 @@ from lca.oracle import Oracle
 __all__ = [
     "FLIP",
     "LEAF",
+    "NOISY_ROUNDS",
     "ORDER",
     "PAIRS",
+    "PROBE",
     "SEARCH",
     "SEARCH_CANDIDATES",
     "Labelled",
     "SearchNode",
     "candidates",
     "cap_rule",
+    "certifying_points",
     "correlated",
     "has_structure",
     "influence_lead",
+    "is_guesswork",
+    "is_noisy",
     "leaf_points",
     "max_samples",
+    "noise_like",
     "pair_points",
+    "probe_variables",
     "round_rule",
+    "schedule",
     "search_edges",
     "search_node",
 ]
@@ -178,7 +200,8 @@ class SearchNode:
     ``own`` holds the node's ``2 * pairs`` labelled points for reuse,
     ``correlations`` the sums ``sum f(u) u_i`` over its inherited and own
     points and ``probes`` the probe edges (0 unless it reached a cap with
-    minority points).
+    minority points). ``guesswork`` is true for an uncertified influence
+    split whose leader does not beat the probes (:func:`is_guesswork`).
     """
 
     variable: int | None
@@ -192,6 +215,7 @@ class SearchNode:
     own: Labelled
     correlations: np.ndarray
     probes: int = 0
+    guesswork: bool = False
 
 
 # -- rules: pure functions of a node's counts (docs/randomness.md §6) -----------------
@@ -310,6 +334,7 @@ class _Terms:
     lead: float         # Ll = ln_upper(R (K + 1) K / delta)
     votes: float        # L1 = ln_upper(1 / delta)
     correlation: float  # Ls = ln_upper(2 F / delta)
+    guesswork: float    # Lg = ln_upper((K + 1) / delta), reporting only
 
     @classmethod
     def of(cls, rounds: int, free: int, eps: float, delta: float) -> _Terms:
@@ -317,7 +342,8 @@ class _Terms:
         most = SEARCH_CANDIDATES + 1
         return cls(certifying_points(rounds, eps, delta),
                    ln_upper(Fraction(rounds * most * (most - 1)) / exact),
-                   ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact))
+                   ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
+                   ln_upper(Fraction(most) / exact))
 
 
 @dataclass
@@ -355,6 +381,23 @@ def round_rule(minority: np.ndarray, points: int,
     unanimous = np.asarray(minority) == 0
     constant = unanimous & (points >= zero_points)
     return constant, unanimous & ~constant
+
+
+def is_guesswork(leader: np.ndarray, probe: np.ndarray, log_term: float) -> bool:
+    """Is a split no better than a variable drawn at random? (reporting only)
+
+    ``leader`` and ``probe`` are the flip edges of the influence leader and
+    of the probes on the same pairs. ``a`` counts the pairs with an edge on
+    the leader only, ``b`` on the probe only: if the leader's flips change
+    ``f`` no more often than a random free variable's, each of those pairs
+    is a fair coin, and :func:`lca.estimate.lead_is_certified` (``a - b`` in
+    ``a + b`` trials, level ``log_term``) fails. The split is then close to
+    guesswork: it separates the points no better than a random variable
+    would (docs/theory.md §7).
+    """
+    a = int((leader & ~probe).sum())
+    b = int((probe & ~leader).sum())
+    return not lead_is_certified(a - b, a + b, log_term)
 
 
 def is_noisy(probe_edges: int, leader_edges: int) -> bool:
@@ -696,13 +739,13 @@ class _Group:
     labelled: np.ndarray       # (B,) inherited and own points
     own_total: np.ndarray      # (B,) sum of the own points' values
     disagreements: np.ndarray  # (B,)
-    probes: np.ndarray         # (B,) probe edges
+    probes: list[np.ndarray]   # per node: the probe edges of its pairs, in order
     words: np.ndarray          # (B, 2 Q, W) own points
     values: np.ndarray         # (B, 2 Q) their values
 
     def state(self, b: int, pairs: int) -> _Round:
         return _Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
-                      int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b]))
+                      int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
 
     def minority(self, rows: np.ndarray, pairs: int) -> np.ndarray:
         plus = (2 * pairs + self.own_total[rows]) // 2
@@ -751,7 +794,7 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     group = _Group(free, np.zeros((size_b, n), dtype=np.int64),
                    inherited_correlations.astype(np.int64),
                    inherited_counts.astype(np.int64), np.zeros(size_b, dtype=np.int64),
-                   np.zeros(size_b, dtype=np.int64), np.zeros(size_b, dtype=np.int64),
+                   np.zeros(size_b, dtype=np.int64), [np.zeros(0, dtype=bool)] * size_b,
                    # Room for every round's points; a node reads only what it drew
                    # (pages past a quiet node's points are never touched).
                    np.empty((size_b, 2 * rounds[-1], width), dtype=np.uint64),
@@ -764,11 +807,11 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     done = probed = 0
 
     def finish(b: int, variable: int | None, runner: int | None, rule: str, margin: int,
-               certified: bool) -> None:
+               certified: bool, guesswork: bool = False) -> None:
         results[b] = SearchNode(variable, runner, rule, margin, done,
                                 int(group.disagreements[b]), group.votes[b], certified,
                                 Labelled(group.words[b, :2 * done], group.values[b, :2 * done]),
-                                group.correlations[b], int(group.probes[b]))
+                                group.correlations[b], int(group.probes[b].sum()), guesswork)
 
     def finish_at_cap(b: int) -> None:
         rule = cap_rule(group.state(b, done), free[b], params.eps, terms[free_counts[b]])
@@ -780,7 +823,8 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
                    False)
         else:
             leader, runner, a, lead_b = leads[b]
-            finish(b, leader, runner, rule, a - lead_b, False)
+            finish(b, leader, runner, rule, a - lead_b, False, is_guesswork(
+                edges[b][leader], group.probes[b], terms[free_counts[b]].guesswork))
 
     for index, size in enumerate(rounds):
         count = size - done
@@ -840,10 +884,12 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
                                      for b in probing.tolist()])
             flipped = yield from _flip_steps(n, group.words[:, 0:2 * done:2], node, pair,
                                              column, [paths[b] for b in probing])
-            np.add.at(group.probes, node, flipped != group.values[node, 2 * pair])
+            new = (flipped != group.values[node, 2 * pair]).reshape(probing.size, done - probed)
+            for b, row in zip(probing.tolist(), new):
+                group.probes[b] = np.concatenate([group.probes[b], row])
         probed = done
         noisy = [b for b in probing.tolist() if index + 1 < len(rounds) and is_noisy(
-            int(group.probes[b]), int(edges[b][leads[b][0]].sum()))]
+            int(group.probes[b].sum()), int(edges[b][leads[b][0]].sum()))]
         for b in active.tolist():
             if b not in noisy:
                 finish_at_cap(b)
@@ -1099,7 +1145,7 @@ class SearchEstimator(Estimator):
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
-                                       node.rule), node.own.values.copy())
+                                       node.rule, node.guesswork), node.own.values.copy())
         self._hand_down(lineage, inherited, nodes, split)
         # A certified constant leaf is labelled from its own points alone: they are
         # unanimous, and the certificate is about them (docs/theory.md §7).
@@ -1170,11 +1216,18 @@ class SearchEstimator(Estimator):
     def max_node_queries(self, params: Any) -> int:
         """The most queries one node can spend, a proved worst case (docs/theory.md §7).
 
-        With ``S`` the rounds of :func:`schedule` and ``Q = S[-1]`` the noisy
-        cap: ``2 Q`` pair points, at most ``ceil(log2 n)`` hybrids for each of
-        the ``Q`` pairs, one flip of each pair's first point per probe (``Q``)
-        and, in each round ``r``, at most ``K + 1`` candidates measured on at
-        most ``S[r]`` pairs each: ``Q (3 + ceil(log2 n)) + (K + 1) sum(S)``.
+        With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
+        cap and ``K = SEARCH_CANDIDATES + 1`` the most candidates: ``2 Q``
+        pair points; at most ``ceil(log2 n)`` hybrids for each of the ``Q``
+        pairs (a binary search over ``L <= n`` differing coordinates asks
+        ``ceil(log2 L)``); one probe flip per pair (``Q``); and in round ``r``
+        at most ``K`` candidates, each flipped on at most ``S[r]`` pairs (a
+        candidate new to the round from pair 0): ``Q (3 + ceil(log2 n)) + K
+        sum(S)``. The point, probe and flip terms are reached together
+        by an oracle under which a node is noisy and its candidates are all
+        new in every round (tests/test_search_rules.py drives one); the
+        hybrid term needs pairs that differ in more than ``2**(ceil(log2 n)
+        - 1)`` coordinates, which uniform pairs do only by chance.
         """
         rounds, _ = schedule(params.first_round, params.score_samples)
         searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
@@ -1202,17 +1255,30 @@ class SearchEstimator(Estimator):
             f"  depth cap             {params.depth}"
             + (f"  (paths stop at n = {params.n})" if params.depth > params.n else ""),
             f"  pairs per node        {params.first_round}, doubling up to "
-            f"{params.score_samples}  (2 queries each, plus about log2 n per disagreeing "
+            f"{params.score_samples}, up to {schedule(params.first_round, params.score_samples)[0][-1]} "
+            "at a noisy node  (2 queries each, plus about log2 n per disagreeing "
             f"pair, plus one flip per pair for each of at most {SEARCH_CANDIDATES + 1} "
-            "candidates)",
-            f"  early leaf            minority share <= {params.eps:.3g} certified "
-            f"(confidence {1 - params.delta:.3g} per node), or at the cap: no variable "
-            f"stands out and at most {params.eps:.3g} of the node's points disagree",
+            "candidates and one probe flip per pair at the cap)",
+            f"  certified early leaf  {certified_text(params)}",
+            f"  uncertified leaf      at the cap: no variable stands out, at most "
+            f"{params.eps:.3g} of the node's points disagree, and the probes say noise "
+            "could explain them (a heuristic)",
             f"  points per leaf       {params.leaf_samples}  (ancestors' points reused first)",
             f"  queries per answer    at most {params.predicted_queries}  (cold, no cache)",
             "  guarantee             determinism and consistency; accuracy measured, "
             "not proved (docs/theory.md)",
         ])
+
+
+def certified_text(params: Any) -> str:
+    """What the certified constant leaf of :func:`round_rule` certifies, for describe()."""
+    rounds, _ = schedule(params.first_round, params.score_samples)
+    points = certifying_points(len(rounds), params.eps, params.delta)
+    if points > 2 * rounds[-1]:
+        return (f"never at these values: certifying needs {points} unanimous own points, "
+                f"more than the {2 * rounds[-1]} a node can draw")
+    return (f"{points} or more own points unanimous: f there is {params.eps:.3g}-close to "
+            f"constant, except with probability {params.delta:.3g} per node")
 
 
 SEARCH = estimator.register(SearchEstimator())

@@ -217,7 +217,7 @@ def _decision_row(path, decision) -> dict:
         if decision.rule is not None:  # the search estimator (efficient mode)
             row |= {"rule": decision.rule, "votes": decision.votes,
                     "runner_up": decision.runner_up, "margin": decision.margin,
-                    "low_margin": decision.low_margin}
+                    "low_margin": decision.low_margin, "guesswork": decision.guesswork}
     else:
         row |= {"label": decision.label, "total": decision.total}
     return row

@@ -304,9 +304,13 @@ def leaf_total(f, seed: int, path, n: int, start: int, stop: int) -> int:
     return sum(f(points.point(k)) for k in range(start, stop))
 
 
-def ln_upper(value: Fraction) -> float:
+def ln_upper_exact(value: Fraction) -> Fraction:
     power = math.ceil(value) ** 64
-    return float(Fraction((power - 1).bit_length(), 64) * Fraction(693147180559946, 10 ** 15))
+    return Fraction((power - 1).bit_length(), 64) * Fraction(693147180559946, 10 ** 15)
+
+
+def ln_upper(value: Fraction) -> float:
+    return float(ln_upper_exact(value))
 
 
 def rounds(first_round: int, cap: int) -> list[int]:
@@ -486,6 +490,22 @@ def _inherited(f, seed: int, path: tuple, params: dict) -> list[int]:
     return points
 
 
+def _probe_edge(f, seed: int, path: tuple, free: list[int], j: int, x: int, fx: int) -> int:
+    """``p_j``: ``x_j`` with the probe of pair ``j`` negated changes ``f``?"""
+    probe = free[Stream(node_key(seed, "search-probe", path), 0).word(j) % len(free)]
+    return int(fx != f(x ^ (1 << probe)))
+
+
+def _paired(first: list[int], second: list[int]) -> tuple[int, int]:
+    a = sum(1 for u, v in zip(first, second) if u and not v)
+    b = sum(1 for u, v in zip(first, second) if v and not u)
+    return a, b
+
+
+def _sign_test(a: int, b: int, L: float) -> bool:
+    return a - b > 0 and (a - b) ** 2 >= (2.0 * L) * (a + b)
+
+
 def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:
     n, eps = params["n"], params["eps"]
     inherited = _inherited(f, seed, path, params)
@@ -496,20 +516,28 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
         free = [i for i in range(n) if i not in on_path]
         F = len(free)
         K = SEARCH_CANDIDATES
-        schedule = rounds(params["first_round"], params["score_samples"])
+        quiet = rounds(params["first_round"], params["score_samples"])
+        cap = params["score_samples"]
+        schedule = quiet + [cap * 2, cap * 4]  # NOISY_ROUNDS = 2
+        R = len(schedule)
         delta = Fraction(params["delta"])
-        Lc = ln_upper(Fraction(len(schedule)) / delta)
-        Ll = ln_upper(Fraction(len(schedule) * (K + 1) * K) / delta)
+        Z = math.ceil(Fraction(ln_upper_exact(Fraction(2 * R) / delta)) / Fraction(eps))
+        Ll = ln_upper(Fraction(R * (K + 1) * K) / delta)
         pairs = NodeSamples(seed, "search", path, n)
         order_words = Stream(node_key(seed, "search-order", path), 0)
         votes = [0] * n
         corr = [sum(f(u) * _value(u, i) for u in inherited) for i in range(n)]
         firsts: list[tuple[int, int]] = []  # (x_j, f(x_j)) of every pair drawn
         edges: dict[int, list[int]] = {}  # candidate -> e_{v,j} for j < q
+        probes: list[int] = []  # p_j, measured at a cap
         V = done = 0
-        split = None  # (variable, rule, runner_up, margin, certified)
+        split = None  # (variable, rule, runner_up, margin, certified, guesswork)
         influence = None  # (leader, "influence", runner_up, a - b) of the latest round
-        for size in schedule:
+        last = len(quiet)  # rounds this node may draw; rule 7 may raise it to R
+        index = 0
+        while index < last:
+            size = schedule[index]
+            index += 1
             for j in range(done, size):
                 x, y = pairs.point(2 * j), pairs.point(2 * j + 1)
                 own += [x, y]
@@ -524,7 +552,7 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
             P, N = 2 * size, len(inherited) + 2 * size
             plus = (P + sum(f(u) for u in own)) // 2
             m = min(plus, P - plus)
-            if upper(m, P, Lc) <= eps:  # rule 1, constant
+            if m == 0 and P >= Z:  # rule 1, constant
                 certified = True
                 break
             if m == 0:  # rule 2: nothing more this round (no candidates, no flips)
@@ -540,15 +568,19 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
             if runner is None:
                 a, b = sum(edges[leader]), 0
             else:
-                both = list(zip(edges[leader], edges[runner]))
-                a = sum(1 for el, er in both if el and not er)
-                b = sum(1 for el, er in both if er and not el)
+                a, b = _paired(edges[leader], edges[runner])
             influence = (leader, "influence", runner, a - b)
-            if a - b > 0 and (a - b) ** 2 >= (2.0 * Ll) * (a + b):
-                split = influence + (True,)
+            if _sign_test(a, b, Ll):
+                split = influence + (True, False)
                 break
+            if index == last:  # a cap: probes, then rule 7
+                probes += [_probe_edge(f, seed, path, free, j, x, fx)
+                           for j, (x, fx) in enumerate(firsts) if j >= len(probes)]
+                E = sum(edges[leader])
+                if last < R and sum(probes) > 0 and 2 * sum(probes) >= E:
+                    last = R  # rule 7, noisy: on to the noisy cap
         else:
-            # after the last round: structure, then rules 4-6
+            # after the node's last round: structure, then rules 4-6
             a_v = votes[_leader(votes, free)]
             c = corr[_leader([abs(ci) for ci in corr], free)]
             L1 = ln_upper(1 / delta)
@@ -561,18 +593,23 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
                 vote_structure = excess > 0.0 and excess * excess >= (
                     2.0 * (variance + excess / 3.0)) * L1
             structure = vote_structure or c * c >= (2 * N) * ln_upper(Fraction(2 * F) / delta)
-            if not structure and m <= eps * P:  # rule 4, no structure
+            if not structure and m <= eps * P and 2 * sum(probes) >= m:  # rule 4
                 certified = False
             elif m == 0:  # rule 5
-                split = (_leader([abs(ci) for ci in corr], free), "correlation", None, 0, False)
-            else:  # rule 6
-                split = influence + (False,)
+                split = (_leader([abs(ci) for ci in corr], free), "correlation", None, 0, False,
+                         False)
+            else:  # rule 6; guesswork: the leader does not beat the probes
+                Lg = ln_upper(Fraction(K + 1) / delta)
+                guess = not _sign_test(*_paired(edges[influence[0]], probes), Lg)
+                split = influence + (False, guess)
         if split is not None:
-            variable, rule, runner, margin, sure = split
+            variable, rule, runner, margin, sure, guess = split
             row = _node_row(path, done, sure, variable, V, 0)
             row |= {"rule": rule, "votes": votes[variable], "runner_up": runner,
-                    "margin": margin, "low_margin": not sure}
+                    "margin": margin, "low_margin": not sure, "guesswork": guess}
             return row, own
+    if certified:  # rule 1: the own points alone, unanimous
+        return _leaf_row(path, len(own), True, sum(f(u) for u in own)), own
     labelled = inherited + own
     wanted = params["leaf_samples"] - len(labelled)
     fresh = NodeSamples(seed, "search-leaf", path, n)

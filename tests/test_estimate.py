@@ -139,7 +139,7 @@ class TestScoreNodeMargin:
     def node(agreements, disagreements, path=(), certified=None, samples=50):
         counts = ScoreCounts(samples, disagreements, np.array(agreements, dtype=np.int64))
         return estimate._score_node(counts, estimate.choose_variable(counts, path), path,
-                                    certified)
+                                    certified, derive.noise_threshold(0.1))
 
     def test_fields(self):
         node = self.node([4, 1, 7, 3], 9, certified=True)

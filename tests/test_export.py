@@ -502,9 +502,9 @@ class TestBudgets:
         full = unlimited.answer_many(POINTS, 7)
         spent = unlimited.last_stats.queries
         if params.adaptive or params.estimator == "search":
-            # The per-decision bound exceeds the whole run: stop halfway, after
-            # the early leaves near the root have finished rows.
-            budget = params.max_node_queries + params.max_leaf_queries + spent // 2
+            # The per-decision bound exceeds the whole run: stop after the early
+            # leaves near the root have finished rows, before the rest.
+            budget = params.max_node_queries + params.max_leaf_queries + 3 * spent // 4
         else:
             # One query short: every leaf but the last ones is built.
             budget = spent - 1
@@ -556,9 +556,13 @@ class TestBudgets:
             assert built == ([path[:k] for k in range(len(path) + 1)]
                              if params.estimator == "search" else [path])
             assert fresh.last_stats.queries <= sum(cap(p, tree.decisions[p]) for p in built)
-        # Search: 2 points, ceil(log2 10) = 4 hybrids, a flip for each of 3 candidates.
-        per_pair = 2 if params.estimator == "score" else 2 + 4 + 3
-        assert params.max_node_queries == per_pair * params.score_samples
+        if params.estimator == "score":
+            assert params.max_node_queries == 2 * params.score_samples
+        else:
+            # Search: rounds 16 ... 256, noisy 512 and 1024 (Q); per pair of Q, 2
+            # points, ceil(log2 10) = 4 hybrids and a probe; 3 candidates a round.
+            assert params.max_node_queries == 1024 * (2 + 4 + 1) + 3 * (
+                16 + 32 + 64 + 128 + 256 + 512 + 1024)
         assert params.max_leaf_queries == params.leaf_samples
 
     @pytest.mark.parametrize("memo_bytes", [None, 0])

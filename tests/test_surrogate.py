@@ -24,8 +24,8 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder  # noqa: E402
 
-# The efficient preset's LowMarginWarning is redesigned by issue 17; tests that
-# are not about warnings ignore it (the warnings test below pins it separately).
+# Tests that are not about warnings ignore LowMarginWarning (the warnings tests
+# below pin it separately).
 pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
 
 
@@ -250,7 +250,6 @@ def test_no_warnings_from_dataframe_fitted_models(maker, loan_model, cancer) -> 
     assert others == [], [str(w.message) for w in others]
 
 
-@pytest.mark.xfail(strict=True, reason="LowMarginWarning is redesigned by issue 17")
 def test_no_low_margin_warning_either(cancer) -> None:
     X, model = cancer
     with warnings.catch_warnings(record=True) as caught:
