@@ -109,6 +109,11 @@ class TestDescribeGuarantee:
     def test_constants_outside_the_proof_claim_nothing(self):
         old_defaults = TheoryConstants(depth=1.0, noise=1.0, tau=1.0)
         assert not old_defaults.proof_holds and TheoryConstants().proof_holds
+        # c_d (c_p - c_tau) >= 1/2 with c_tau < c_p (Phi_0 = NS_p(f) <= 1/2).
+        assert TheoryConstants(depth=1.0, noise=1.0, tau=0.5).proof_holds
+        assert not TheoryConstants(depth=0.99, noise=1.0, tau=0.5).proof_holds
+        assert TheoryConstants(depth=0.5, noise=1.0, tau=0.0).proof_holds
+        assert not TheoryConstants(depth=100.0, noise=0.5, tau=0.5).proof_holds
         text = Params.from_theory(16, 0.1, 0.01, 100, old_defaults).describe()
         assert "guarantee             none" in text and "opt" not in text
 
