@@ -7,13 +7,14 @@ other's internals.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from lca.derive import Path
 
-__all__ = ["AnswerStats", "Decision", "LeafDecision", "NodeDecision", "rests_on_guesswork"]
+__all__ = ["AnswerStats", "Decision", "LeafDecision", "NodeDecision", "is_guessed"]
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,9 @@ class AnswerStats:
     built whose choice failed the sign test against the runner-up,
     ``guesswork`` nodes built whose choice is not measurably better than a
     random variable, and ``guesswork_answers`` the answers of the call whose
-    path has more guesswork nodes than not (what :class:`lca.LowMarginWarning`
-    reads). ``oracle_calls`` counts the batched calls to ``f`` that carried
-    those queries.
+    leaf label is close to a coin flip (:func:`is_guessed`; what
+    :class:`lca.LowMarginWarning` reads). ``oracle_calls`` counts the batched
+    calls to ``f`` that carried those queries.
     """
 
     queries: int = 0
@@ -112,10 +113,20 @@ class AnswerStats:
         self.uncertified += decision.certified is False
 
 
-def rests_on_guesswork(decisions: dict[Path, Decision], path: Path) -> bool:
-    """Do more than half of the nodes above the leaf at ``path`` have ``guesswork``?"""
-    guesses = sum(decisions[path[:k]].guesswork for k in range(len(path)))  # type: ignore[union-attr]
-    return 2 * guesses > len(path)
+# A leaf's label is a guess when |sum| < sqrt(2 N ln 40): if f were balanced
+# on the leaf, a label passes with probability at most 2 e^(-ln 40) = 1/20.
+_GUESS_LOG = math.log(40)
+
+
+def is_guessed(leaf: LeafDecision) -> bool:
+    """Is the leaf's label close to a coin flip? Its sample sum fails a sign test.
+
+    Hoeffding: if ``f`` were balanced on the leaf, ``|total|`` over
+    ``samples`` points would reach ``t`` with probability at most ``2
+    exp(-t^2 / (2 samples))``; the label is a guess unless ``total^2 >= 2
+    samples ln 40`` (a 5% two-sided test). Reporting only.
+    """
+    return leaf.total * leaf.total < 2 * leaf.samples * _GUESS_LOG
 
 
 def split_rows(points: np.ndarray, rows: np.ndarray, path: Path,

@@ -28,7 +28,7 @@ import numpy as np
 
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.decisions import (AnswerStats, Decision, LeafDecision, NodeDecision,
-                           rests_on_guesswork, split_rows)
+                           is_guessed, split_rows)
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
@@ -168,7 +168,7 @@ _GUESSWORK_SHARE = 0.5
 
 
 class LowMarginWarning(UserWarning):
-    """Most answers of a call rest on splits no better than a variable drawn at random."""
+    """Most answers of a call have a leaf label close to a coin flip (:func:`is_guessed`)."""
 
 
 def warn_if_guesswork(guesswork_answers: int, answers: int, stacklevel: int = 2) -> None:
@@ -181,11 +181,11 @@ def warn_if_guesswork(guesswork_answers: int, answers: int, stacklevel: int = 2)
         # One text for every call, so Python's warning filter shows it once per
         # call site instead of once per call; the counts are in AnswerStats.
         warnings.warn(
-            "Most answers rest on guesswork: more than half of the splits on their "
-            "paths are not measurably better than a variable drawn at random, so "
-            "their labels are close to coin flips. The labels of f may be mostly "
-            "noise there; if not, more samples per node or a smaller depth cap may "
-            "help. Counts: AnswerStats.guesswork_answers, guesswork, nodes_built.",
+            "Most answers rest on guesswork: their leaf's label is close to a coin "
+            "flip (its sample sum fails a sign test), so f looks balanced there. "
+            "The labels of f may be mostly noise; if not, more samples per leaf or "
+            "a different depth cap may help. Counts: AnswerStats.guesswork_answers "
+            "(and guesswork: splits no better than a random variable).",
             LowMarginWarning, stacklevel=stacklevel + 1)
 
 
@@ -467,7 +467,7 @@ class Reconstructor:
                     conditions.append(self.oracle.describe(decision.variable, bit, path))
                     path = path + ((decision.variable, bit),)
                 _end_early(bar)
-                call.stats.guesswork_answers += rests_on_guesswork(call.decisions, path)
+                call.stats.guesswork_answers += is_guessed(decision)
             finally:
                 bar.close()
                 self._finish(call)
@@ -558,7 +558,7 @@ class Reconstructor:
                     if isinstance(decision, LeafDecision):
                         out[rows] = decision.label
                         finished[rows] = True
-                        if rests_on_guesswork(call.decisions, path):
+                        if is_guessed(decision):
                             call.stats.guesswork_answers += rows.size
                         bar.update(rows.size)
                     elif decision is not None:

@@ -40,9 +40,11 @@ once more, on a *probe*: a free variable drawn from the derived bits
 (:data:`PROBE`), independent of ``f``. Under label noise ``eta`` a probe
 changes ``f`` with probability about ``2 eta (1 - eta)``, the offset every
 candidate's flip-edge rate carries; on a noise-free ``f_path`` only as
-often as a random free variable matters. A node whose probes find an edge
-and at least half as many edges as its influence leader is *noisy*
-(:func:`is_noisy`, rule 7) and goes on to the noisy cap; the others stop.
+often as a random free variable matters. A node whose probes find at least
+half as many edges as its influence leader is *noisy* and draws up to
+:data:`NOISY_ROUNDS` more rounds, as many as the estimated noise needs to
+make up for the gaps it shrinks (:func:`noisy_rounds`, rule 7); the others
+stop.
 At a node's last round, if neither rule matched (:func:`cap_rule`): an
 early leaf if no structure shows (the vote leader is not found
 significantly more often than exchangeable edges would be, ``Bin(V,
@@ -103,7 +105,7 @@ __all__ = [
     "has_structure",
     "influence_lead",
     "is_guesswork",
-    "is_noisy",
+    "noisy_rounds",
     "leaf_points",
     "max_samples",
     "noise_like",
@@ -119,9 +121,11 @@ SEARCH_CANDIDATES = 2
 """How many vote leaders a node measures the influence of, besides its correlation
 leader (chosen by ``scripts/diagnose_split_rules.py``)."""
 
-NOISY_ROUNDS = 2
-"""Rounds a noisy node draws past the pair cap, each doubling its pairs: a noisy node
-may draw ``2**NOISY_ROUNDS * score_samples`` pairs (chosen by ``scripts/diagnose_noise.py``)."""
+NOISY_ROUNDS = 1
+"""Most rounds a noisy node draws past the pair cap, each doubling its pairs: a noisy
+node may draw ``2**NOISY_ROUNDS * score_samples`` pairs (:func:`noisy_rounds`). One:
+at label noise 0.2 twice the pairs bring the suite's trees within 0.03 of the peer,
+four times cost twice as much again (docs/benchmarks.md §6)."""
 
 PAIRS = "search"
 """Purpose of a node's pair points: ``x_k`` is sample ``2k``, ``y_k`` sample ``2k + 1``."""
@@ -306,7 +310,7 @@ def schedule(first_round: int, cap: int) -> tuple[list[int], int]:
 
     The quiet rounds are :func:`lca.estimate.anytime_rounds` ``(first_round,
     cap)``; a noisy node goes on for :data:`NOISY_ROUNDS` more, each doubling
-    its pairs (``[16, 32, 64, 128, 256]`` and 3 for ``first_round = 16, cap =
+    its pairs (``[16, 32, 64, 128]`` and 3 for ``first_round = 16, cap =
     64``).
     """
     quiet = anytime_rounds(first_round, cap)
@@ -400,18 +404,29 @@ def is_guesswork(leader: np.ndarray, probe: np.ndarray, log_term: float) -> bool
     return not lead_is_certified(a - b, a + b, log_term)
 
 
-def is_noisy(probe_edges: int, leader_edges: int) -> bool:
-    """Rule 7: does the node go on past the pair cap? (a heuristic, docs/theory.md §7)
+def noisy_rounds(probe_edges: int, leader_edges: int, pairs: int) -> int:
+    """Rule 7: how many rounds past the pair cap a node draws (a heuristic, docs/theory.md §7).
 
-    A probe flips a free variable drawn independently of ``f``; under
-    independent label noise ``eta`` its edge rate is at least ``2 eta (1 -
-    eta)``, the offset every candidate's flip-edge rate carries, while on a
-    noise-free ``f_path`` it is the mean influence of a free variable. The
-    node is noisy when the probes found an edge and at least half as many
-    edges as the influence leader: noise, not the candidates, makes most of
-    the leader's edges, so more pairs can still separate the candidates.
+    A probe flips a free variable drawn independently of ``f``. Under
+    independent label noise ``eta`` (and nothing else) its edge rate is
+    ``r = 2 eta (1 - eta)``, the offset every candidate's flip-edge rate
+    carries, and noise shrinks the gaps between candidates' rates by ``(1 -
+    2 eta)^2 = 1 - 2 r``; a sign test then needs about ``1 / (1 - 2 r)^2``
+    times the pairs. On a noise-free ``f_path`` the probe rate is the mean
+    influence of a free variable, nearly 0 when few variables matter. With
+    ``r`` estimated as ``probe_edges / pairs``: 0 rounds unless the probes
+    found at least half as many edges as the influence leader (noise, not
+    the candidates, makes most of its edges); else the most ``k <=``
+    :data:`NOISY_ROUNDS` with ``2**k <= 1 / (1 - 2 r)^2``, each doubling
+    the pairs (exact integers: ``2**k (pairs - 2 probe_edges)^2 <= pairs^2``).
     """
-    return probe_edges > 0 and 2 * probe_edges >= leader_edges
+    if probe_edges == 0 or 2 * probe_edges < leader_edges:
+        return 0
+    gap = max(pairs - 2 * probe_edges, 0)
+    rounds = 0
+    while rounds < NOISY_ROUNDS and (gap * gap << (rounds + 1)) <= pairs * pairs:
+        rounds += 1
+    return rounds
 
 
 def noise_like(probe_edges: int, minority: int) -> bool:
@@ -773,7 +788,7 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
                  inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> Steps:
     """Decide the nodes ``paths`` of ``T_seed`` together (module docstring).
 
-    Every node follows the rules of :func:`round_rule`, :func:`is_noisy` and
+    Every node follows the rules of :func:`round_rule`, :func:`noisy_rounds` and
     :func:`cap_rule` on its own counts; the group shares derivation,
     searches and oracle calls. Node ``b``'s ancestors' labelled points in
     its subcube (its inherited points) number ``inherited_counts[b]`` and
@@ -804,7 +819,8 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
     leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
     results: list[SearchNode | None] = [None] * size_b
     active = np.arange(size_b)
-    done = probed = 0
+    last = np.full(size_b, quiet)  # each node's last round (rule 7 may raise it)
+    done = 0
 
     def finish(b: int, variable: int | None, runner: int | None, rule: str, margin: int,
                certified: bool, guesswork: bool = False) -> None:
@@ -872,28 +888,29 @@ def _nodes_steps(n: int, seed: int, paths: list[Path], params: Any,
         active = np.array([b for b in active.tolist() if results[b] is None], dtype=np.int64)
         if not active.size:
             break
-        if index + 1 not in (quiet, len(rounds)):
-            continue
-        # The node's cap (the pair cap, or the noisy cap): probe the pairs not yet
-        # probed of every node with minority points (rules 4 and 7 read them).
-        probing = active[group.minority(active, done) > 0]
+        # At a node's last round (its cap): probe the pairs not yet probed of every
+        # node with minority points (rules 4 and 7 read them).
+        capped = active[last[active] == index + 1]
+        probing = capped[group.minority(capped, done) > 0]
         if probing.size:
-            pair = np.tile(np.arange(probed, done), probing.size)
-            node = np.repeat(probing, done - probed)
-            column = np.concatenate([probe_variables(seed, paths[b], free[b], probed, done)
-                                     for b in probing.tolist()])
+            starts = np.array([group.probes[b].size for b in probing.tolist()])
+            node = np.repeat(probing, done - starts)
+            pair = np.concatenate([np.arange(start, done) for start in starts.tolist()])
+            column = np.concatenate([probe_variables(seed, paths[b], free[b], start, done)
+                                     for b, start in zip(probing.tolist(), starts.tolist())])
             flipped = yield from _flip_steps(n, group.words[:, 0:2 * done:2], node, pair,
                                              column, [paths[b] for b in probing])
-            new = (flipped != group.values[node, 2 * pair]).reshape(probing.size, done - probed)
-            for b, row in zip(probing.tolist(), new):
+            new = flipped != group.values[node, 2 * pair]
+            for b, row in zip(probing.tolist(), np.split(new, np.cumsum(done - starts)[:-1])):
                 group.probes[b] = np.concatenate([group.probes[b], row])
-        probed = done
-        noisy = [b for b in probing.tolist() if index + 1 < len(rounds) and is_noisy(
-            int(group.probes[b].sum()), int(edges[b][leads[b][0]].sum()))]
-        for b in active.tolist():
-            if b not in noisy:
+        if index + 1 == quiet:
+            for b in probing.tolist():
+                last[b] += noisy_rounds(int(group.probes[b].sum()),
+                                        int(edges[b][leads[b][0]].sum()), done)
+        for b in capped.tolist():
+            if last[b] == index + 1:
                 finish_at_cap(b)
-        active = np.array(noisy, dtype=np.int64)
+        active = np.array([b for b in active.tolist() if results[b] is None], dtype=np.int64)
         if not active.size:
             break
     return results

@@ -518,7 +518,7 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
         K = SEARCH_CANDIDATES
         quiet = rounds(params["first_round"], params["score_samples"])
         cap = params["score_samples"]
-        schedule = quiet + [cap * 2, cap * 4]  # NOISY_ROUNDS = 2
+        schedule = quiet + [cap * 2]  # NOISY_ROUNDS = 1
         R = len(schedule)
         delta = Fraction(params["delta"])
         Z = math.ceil(Fraction(ln_upper_exact(Fraction(2 * R) / delta)) / Fraction(eps))
@@ -576,9 +576,13 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
             if index == last:  # a cap: probes, then rule 7
                 probes += [_probe_edge(f, seed, path, free, j, x, fx)
                            for j, (x, fx) in enumerate(firsts) if j >= len(probes)]
-                E = sum(edges[leader])
-                if last < R and sum(probes) > 0 and 2 * sum(probes) >= E:
-                    last = R  # rule 7, noisy: on to the noisy cap
+                if index == len(quiet):  # rule 7, noisy: 2^k (q - 2 Pi)^2 <= q^2
+                    Pi, q = sum(probes), done
+                    k = 0
+                    if Pi > 0 and 2 * Pi >= sum(edges[leader]):
+                        while k < 1 and max(q - 2 * Pi, 0) ** 2 * 2 ** (k + 1) <= q * q:
+                            k += 1
+                    last = len(quiet) + k
         else:
             # after the node's last round: structure, then rules 4-6
             a_v = votes[_leader(votes, free)]

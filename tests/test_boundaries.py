@@ -1002,7 +1002,7 @@ class TestSizes:
         from lca.search import max_samples as max_search_samples
 
         most = max_search_samples(n)
-        assert most == MAX_ARRAY_BYTES // (64 * n)  # a noisy node draws 4x the pair cap
+        assert most == MAX_ARRAY_BYTES // (32 * n)  # a noisy node draws twice the pair cap
         if value <= most:
             params = lca.Params.efficient(n, **{name: value})
             assert max(params.score_samples, params.leaf_samples) * 16 * n <= MAX_ARRAY_BYTES

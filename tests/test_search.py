@@ -269,7 +269,7 @@ def test_unanimous_own_points_with_correlated_inherited_points_split_on_correlat
     f = lca.from_callable(lambda x: 1, n)
     words = derive.uniform_points(derive.node_key(0, "test-rule-5", ()), n, 0, 400)
     values = derive.unpack_points(words, n)[:, 3].astype(np.int8)
-    # eps = 0.01: certifying needs ceil(ln_upper(10 / 0.05) / 0.01) = 531 unanimous
+    # eps = 0.01: certifying needs ceil(ln_upper(8 / 0.05) / 0.01) = 508 unanimous
     # own points, more than the 128 of the quiet cap (rule 1 cannot fire first).
     params = lca.Params.efficient(n, depth=4, eps=0.01)
     node = search.search_node(f, 0, (), params, search.Labelled(words, values))
