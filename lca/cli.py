@@ -38,8 +38,8 @@ def _demo(args: argparse.Namespace) -> int:
         return derive.unpack_points(derive.uniform_points(key, args.n, lo, hi), args.n)
 
     wrong_f = wrong_clean = 0
-    # The demo prints the low-margin count itself, below, so the warning would
-    # only repeat it.
+    # The demo prints the guessed-label count itself, below, so the warning
+    # would only repeat it.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LowMarginWarning)
         start = time.perf_counter()
@@ -70,8 +70,11 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"queries per answer    {stats.queries / args.queries:.1f}  (amortised, "
           f"{stats.nodes_built} nodes and {stats.leaves_built} leaves built, "
           f"{stats.cache_hits} cache hits)")
-    print(f"low-margin nodes      {stats.low_margin} of {stats.nodes_built} built; "
-          f"{stats.early_leaves} early leaves")
+    print(f"low-margin nodes      {stats.low_margin} of {stats.nodes_built} built "
+          f"({stats.guesswork} no better than a random variable)")
+    print(f"early leaves          {stats.early_leaves} ({stats.certified_leaves} certified "
+          "constant)")
+    print(f"guessed labels        {stats.guesswork_answers} of {args.queries} answers")
     print(f"time, first answer    {first_time * 1e3:.1f} ms")
     print(f"time per answer       {total_time / args.queries * 1e3:.2f} ms (amortised)")
     print(f"explained first query {first}")

@@ -322,21 +322,23 @@ class Params:
         correlated with ``f`` are candidates, and it splits on the candidate
         with the most flip edges (measured influence), early once its lead
         over the runner-up is significant.
-        ``depth`` is a cap: a node becomes a leaf early when its own points
-        certify ``f_path`` ``eps``-close to constant (confidence ``1 - delta``
-        per node), or, at the cap, when no variable stands out and at most
-        ``eps`` of its points disagree with their majority. Leaves are
-        labelled from the ancestors' points in their subcube, topped up with
-        fresh ones to ``leaf_samples``. ``pairs`` and ``leaf_samples`` are at
+        ``depth`` is a cap: a node becomes a leaf early when enough of its own
+        points are unanimous to certify ``f_path`` ``eps``-close to constant
+        (confidence ``1 - delta`` per node; labelled from those points), or,
+        at the cap, when no variable stands out, at most ``eps`` of its
+        points disagree with their majority and label noise could explain
+        them (a heuristic). Other leaves are labelled from the ancestors'
+        points in their subcube, topped up with fresh ones to ``leaf_samples``. ``pairs`` and ``leaf_samples`` are at
         most :func:`lca.search.max_samples` ``(n)`` (a node's points fit one array).
 
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
         (docs/theory.md §7). The defaults were chosen by
-        ``scripts/bench_efficient.py``. At high label noise (20% in the
-        benchmarks) most nodes reach the pair cap undecided, and
-        ``pairs=128`` or more buys accuracy for about twice the queries
-        (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
+        ``scripts/bench_efficient.py``. A node whose probe flips show label
+        noise draws up to twice ``pairs`` (:func:`lca.search.noisy_rounds`):
+        at 20% label noise that costs about twice the queries and brings the
+        suite's cases within 0.03 of the best learner's error where the
+        depth cap allows it (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
         """
         owner = "Params.efficient"
         n = check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
