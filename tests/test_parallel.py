@@ -993,3 +993,35 @@ def test_the_owner_of_a_prefix_is_its_closest_answered_ancestor():
     assert pool._owner(7, ((1, 1),)) == 0
     assert pool._owner(7, ((1, -1),)) is None and pool._owner(7, ()) is None
     assert pool._owner(9, ((1, 1),)) is None
+
+
+class PureNoise(Oracle):
+    """A constant under label noise 0.5: every leaf label is a coin flip (picklable)."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.name = n, "pure-noise"
+        self.inner = targets.with_label_noise(targets.parity(n, 1, 0), rate=0.5, seed=9)
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        return self.inner.query(points)
+
+
+def test_the_warning_comes_once_per_call_from_the_caller_never_from_workers(capfd) -> None:
+    import warnings
+
+    f = PureNoise(N)
+    points = queries(200)
+    single = lca.Reconstructor(f, PARAMS)
+    with pytest.warns(lca.LowMarginWarning):
+        single.answer_many(points, 3)
+    guessed = single.last_stats.guesswork_answers
+    assert guessed > 100
+    with ReplicaPool(f, PARAMS, workers=2, batch_size=20) as pool:
+        for routing in ("prefix", "chunk"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = pool.answer(points, 3, routing=routing)
+            assert [w.category for w in caught] == [lca.LowMarginWarning]
+            assert caught[0].filename == __file__
+            assert result.stats.guesswork_answers == guessed
+    assert "LowMarginWarning" not in capfd.readouterr().err
