@@ -411,20 +411,22 @@ def noisy_rounds(probe_edges: int, leader_edges: int, pairs: int) -> int:
     independent label noise ``eta`` (and nothing else) its edge rate is
     ``r = 2 eta (1 - eta)``, the offset every candidate's flip-edge rate
     carries, and noise shrinks the gaps between candidates' rates by ``(1 -
-    2 eta)^2 = 1 - 2 r``; a sign test then needs about ``1 / (1 - 2 r)^2``
-    times the pairs. On a noise-free ``f_path`` the probe rate is the mean
-    influence of a free variable, nearly 0 when few variables matter. With
-    ``r`` estimated as ``probe_edges / pairs``: 0 rounds unless the probes
-    found at least half as many edges as the influence leader (noise, not
-    the candidates, makes most of its edges); else the most ``k <=``
-    :data:`NOISY_ROUNDS` with ``2**k <= 1 / (1 - 2 r)^2``, each doubling
-    the pairs (exact integers: ``2**k (pairs - 2 probe_edges)^2 <= pairs^2``).
+    2 eta)^2 = 1 - 2 r``: the expected lead between two candidates over
+    ``q`` pairs is ``1 - 2 r`` times its noise-free value, and ``1 / (1 - 2
+    r)`` times the pairs restore it. On a noise-free ``f_path`` the probe
+    rate is the mean influence of a free variable, nearly 0 when few
+    variables matter. With ``r`` estimated as ``probe_edges / pairs``: 0
+    rounds unless the probes found at least half as many edges as the
+    influence leader (noise, not the candidates, makes most of its edges);
+    else the most ``k <=`` :data:`NOISY_ROUNDS` with ``2**k <= 1 / (1 - 2
+    r)``, each doubling the pairs (exact integers: ``2**k (pairs - 2
+    probe_edges) <= pairs``).
     """
     if probe_edges == 0 or 2 * probe_edges < leader_edges:
         return 0
     gap = max(pairs - 2 * probe_edges, 0)
     rounds = 0
-    while rounds < NOISY_ROUNDS and (gap * gap << (rounds + 1)) <= pairs * pairs:
+    while rounds < NOISY_ROUNDS and (gap << (rounds + 1)) <= pairs:
         rounds += 1
     return rounds
 
@@ -1240,11 +1242,13 @@ class SearchEstimator(Estimator):
         ``ceil(log2 L)``); one probe flip per pair (``Q``); and in round ``r``
         at most ``K`` candidates, each flipped on at most ``S[r]`` pairs (a
         candidate new to the round from pair 0): ``Q (3 + ceil(log2 n)) + K
-        sum(S)``. The point, probe and flip terms are reached together
-        by an oracle under which a node is noisy and its candidates are all
-        new in every round (tests/test_search_rules.py drives one); the
-        hybrid term needs pairs that differ in more than ``2**(ceil(log2 n)
-        - 1)`` coordinates, which uniform pairs do only by chance.
+        sum(S)``. The point and probe terms are reached by every noisy
+        node; the flip term by a noisy node whose candidates are all new in
+        every round, and the hybrid term by pairs that all disagree and
+        differ in more than ``2**(ceil(log2 n) - 1)`` coordinates, which
+        uniform pairs do only by chance. Under pure label noise a node
+        spends more than the old statement (``K`` flips per pair of the cap)
+        and stays within this one (tests/test_search_rules.py).
         """
         rounds, _ = schedule(params.first_round, params.score_samples)
         searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates

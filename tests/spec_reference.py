@@ -576,11 +576,11 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
             if index == last:  # a cap: probes, then rule 7
                 probes += [_probe_edge(f, seed, path, free, j, x, fx)
                            for j, (x, fx) in enumerate(firsts) if j >= len(probes)]
-                if index == len(quiet):  # rule 7, noisy: 2^k (q - 2 Pi)^2 <= q^2
+                if index == len(quiet):  # rule 7, noisy: 2^k (q - 2 Pi) <= q
                     Pi, q = sum(probes), done
                     k = 0
                     if Pi > 0 and 2 * Pi >= sum(edges[leader]):
-                        while k < 1 and max(q - 2 * Pi, 0) ** 2 * 2 ** (k + 1) <= q * q:
+                        while k < 1 and max(q - 2 * Pi, 0) * 2 ** (k + 1) <= q:
                             k += 1
                     last = len(quiet) + k
         else:

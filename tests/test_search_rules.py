@@ -136,9 +136,9 @@ def test_noise_like_is_twice_the_probes_against_the_minority(probes, minority, l
 @pytest.mark.parametrize("probes, leader, pairs, rounds", [
     (0, 0, 64, 0),     # no probe edge: never noisy
     (20, 41, 64, 0),   # the leader has more than twice the probes' edges
-    (20, 40, 64, 1),   # gap 24: 2 * 576 <= 4096 (never more than NOISY_ROUNDS = 1)
-    (10, 20, 64, 1),   # gap 44: 2 * 1936 = 3872 <= 4096
-    (9, 18, 64, 0),    # gap 46: 2 * 2116 = 4232 > 4096
+    (20, 40, 64, 1),   # gap 24: 2 * 24 <= 64 (never more than NOISY_ROUNDS = 1)
+    (16, 32, 64, 1),   # gap 32: 2 * 32 = 64 <= 64, the boundary is inclusive
+    (15, 30, 64, 0),   # gap 34: 68 > 64
     (32, 32, 64, 1),   # r = 1/2: no gap left
     (40, 40, 64, 1)])  # r > 1/2: likewise
 def test_noisy_rounds_at_their_boundaries(probes, leader, pairs, rounds):
@@ -146,9 +146,9 @@ def test_noisy_rounds_at_their_boundaries(probes, leader, pairs, rounds):
 
 
 @pytest.mark.parametrize("probes, rounds", [
-    # pairs = 100, leader edges 0: 2^k (100 - 2 probes)^2 <= 100^2.
-    (14, 0),   # gap 72: 2 * 5184 = 10368 > 10000
-    (15, 1),   # gap 70: 2 * 4900 = 9800 <= 10000
+    # pairs = 100, leader edges 0: 2^k (100 - 2 probes) <= 100.
+    (24, 0),   # gap 52: 104 > 100
+    (25, 1),   # gap 50: 100 <= 100
     (50, 1)])  # gap 0
 def test_noisy_rounds_follow_the_noise_estimate(probes, rounds):
     assert search.noisy_rounds(probes, 0, 100) == rounds
