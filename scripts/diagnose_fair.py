@@ -3,7 +3,8 @@
 The model: scikit-learn's ``GradientBoostingClassifier(n_estimators=50,
 max_depth=3, random_state=1)`` (the suite's) trained on statsmodels' *fair*
 data (6,366 marriages, 8 features; "had an affair", ``affairs > 0``),
-queried through ``lca.models.QuantileEncoder(bits=4)``: ``n = 32``. Both
+queried through ``lca.models.QuantileEncoder(bits=4, categorical="auto")`` (every
+feature has at most 7 values, so each is categorical): ``n = 32``. Both
 modes at the suite's settings (efficient: ``Params.efficient`` defaults;
 paper: ``Params.practical(noise_rate=0.1, score_samples=1000,
 leaf_samples=500)``) at depth caps 10 and 12, reconstruction seed 7, error
@@ -40,7 +41,7 @@ def main() -> None:
     data = sm.datasets.fair.load_pandas().data
     X, y = data.drop(columns="affairs").to_numpy(), (data["affairs"] > 0).to_numpy()
     model = GradientBoostingClassifier(n_estimators=50, max_depth=3, random_state=1).fit(X, y)
-    oracle = from_estimator(model, QuantileEncoder(bits=4).fit(X), positive=True)
+    oracle = from_estimator(model, QuantileEncoder(bits=4, categorical="auto").fit(X), positive=True)
     points = derive.sample_points(0, "bench/eval", oracle.n, POINTS)
     truth = oracle(points)
     print(f"n = {oracle.n}; model's +1 share on uniform bits {np.mean(truth == 1):.3f}\n")
