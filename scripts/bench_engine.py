@@ -162,20 +162,27 @@ def first_answer(seeds: int) -> list[tuple[int, float, float, float]]:
     return out
 
 
+# The child reads its own high-water mark (VmHWM, Linux): getrusage's ru_maxrss
+# would report the parent's resident size at fork when that is larger.
 _MEMORY_CHILD = """
-import resource, sys, time, warnings
+import sys, time, warnings
 import lca
 warnings.simplefilter("ignore")
+
+def high_water():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
 n, mode = int(sys.argv[1]), sys.argv[2]
 f = lca.targets.random_tree(n=n, leaves=64, seed=1)
 params = (lca.Params.efficient(n, depth=12) if mode == "efficient"
           else lca.Params.practical(n, 12, 0.1, 1000, 500))
 z = lca.derive.sample_points(3, "bench/engine-memory", n, 1)[0]
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = high_water()
 start = time.perf_counter()
 e = lca.Reconstructor(f, params).explain(z, 7)
 seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = high_water()
 print(peak / 1024, before / 1024, seconds, e.stats.queries)
 """
 
@@ -186,6 +193,9 @@ def memory(n: int, mode: str) -> tuple[float, float, float, int]:
                          capture_output=True, text=True, check=True)
     peak, before, seconds, queries = run.stdout.split()
     return float(peak), float(before), float(seconds), int(queries)
+
+
+PARTS = ("models", "noise", "first", "memory")
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -212,26 +222,53 @@ def summary(rows: list[dict]) -> dict[str, float]:
     }
 
 
+def first_lines(firsts: list[tuple[int, float, float, float]]) -> list[str]:
+    ratios = [cold / floor for _, cold, floor, _ in firsts]
+    lines = ["### A cold first answer at n = 10^4 against its floor", "",
+             "Floor: deriving the answer's number of points and evaluating the oracle on "
+             "them in one batch (best of 3), measured right after the answer. Search "
+             "order: what the searches need beyond it, deriving the switching priorities "
+             "of the pairs the path's nodes searched (n words each) and sorting half of "
+             "each (about half the coordinates of a pair differ).", "",
+             "| queries | cold answer | floor | ratio | search order alone | ratio |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {q:,} | {cold * 1e3:.1f} ms | {floor * 1e3:.1f} ms | {cold / floor:.1f}x "
+              f"| {order * 1e3:.1f} ms | {order / floor:.1f}x |"
+              for q, cold, floor, order in firsts]
+    lines += ["", f"Median ratio {statistics.median(ratios):.1f}x; the search order alone "
+              f"is a median {statistics.median(o / f for _, _, f, o in firsts):.1f}x the "
+              "floor.", ""]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="write the markdown report here (default: print)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true",
                         help="two models, three noisy targets, one repeat, no 10^7")
-    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--parts", default=",".join(PARTS),
+                        help=f"comma-separated parts to run (default {','.join(PARTS)})")
     args = parser.parse_args()
+    parts = args.parts.split(",")
+    if not set(parts) <= set(PARTS):
+        parser.error(f"--parts must name some of {', '.join(PARTS)}; got {args.parts!r}")
     repeats = 1 if args.quick else args.repeats
     model_keys = list(MODEL_SPECS)[:2] if args.quick else list(MODEL_SPECS)
     noisy_keys = list(SPECS)[:3] if args.quick else list(SPECS)
     start = time.perf_counter()
-    print("trained models", file=sys.stderr)
-    models = compare(model_cases(model_keys), repeats, True)
-    print("eta = 0.2", file=sys.stderr)
-    noisy = compare(noisy_cases(noisy_keys), repeats, True)
-    print("first answer at n = 10^4", file=sys.stderr)
-    firsts = first_answer(3 if args.quick else 7)
+    models = noisy = firsts = []
+    if "models" in parts:
+        print("trained models", file=sys.stderr)
+        models = compare(model_cases(model_keys), repeats, True)
+    if "noise" in parts:
+        print("eta = 0.2", file=sys.stderr)
+        noisy = compare(noisy_cases(noisy_keys), repeats, True)
+    if "first" in parts:
+        print("first answer at n = 10^4", file=sys.stderr)
+        firsts = first_answer(3 if args.quick else 7)
     memories = {}
-    if not args.skip_memory:
+    if "memory" in parts:
         print("memory", file=sys.stderr)
         plan = [(10 ** 6, "efficient"), (10 ** 6, "paper")]
         if not args.quick:
@@ -239,33 +276,25 @@ def main() -> None:
         for n, mode in plan:
             memories[(n, mode)] = memory(n, mode)
             print(f"  n={n} {mode}: {memories[(n, mode)]}", file=sys.stderr)
-    lines = [f"Generated by `python scripts/bench_engine.py{' --quick' if args.quick else ''}`"
+    flags = " --quick" * args.quick + (f" --parts {args.parts}" if parts != list(PARTS) else "")
+    lines = [f"Generated by `python scripts/bench_engine.py{flags}`"
              f" in {time.perf_counter() - start:.0f} s (lca {lca.__version__}, numpy "
-             f"{np.__version__}); {ANSWERS} uniform answers per run, one `answer_many` call, "
-             f"median of {repeats} run(s) on fresh reconstructors after a warm-up.", ""]
+             f"{np.__version__})"
+             + (f"; {ANSWERS} uniform answers per run, one `answer_many` call, median of "
+                f"{repeats} run(s) on fresh reconstructors after a warm-up"
+                if models or noisy else "") + ".", ""]
     for title, rows in (("Trained models, queried through `predict`", models),
                         ("The eta = 0.2 tier (n = 100)", noisy)):
+        if not rows:
+            continue
         s = summary(rows)
         lines += [f"### {title}", "",
                   f"Most oracle calls per {ANSWERS} answers (efficient): {s['most calls']}; "
                   f"wall time efficient / paper: median {s['median wall ratio']:.2f}x, worst "
                   f"{s['worst wall ratio']:.2f}x; lca's own time at most the oracle's in "
                   f"{s['own <= oracle']} of {s['cases']} runs.", "", *table(rows), ""]
-    ratios = [cold / floor for _, cold, floor, _ in firsts]
-    lines += ["### A cold first answer at n = 10^4 against its floor", "",
-              "Floor: deriving the answer's number of points and evaluating the oracle on "
-              "them in one batch (best of 3), measured right after the answer. Search "
-              "order: what the searches need beyond it, deriving the switching priorities "
-              "of the pairs the path's nodes searched (n words each) and sorting half of "
-              "each (about half the coordinates of a pair differ).", "",
-              "| queries | cold answer | floor | ratio | search order alone | ratio |",
-              "|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| {q:,} | {cold * 1e3:.1f} ms | {floor * 1e3:.1f} ms | {cold / floor:.1f}x "
-              f"| {order * 1e3:.1f} ms | {order / floor:.1f}x |"
-              for q, cold, floor, order in firsts]
-    lines += ["", f"Median ratio {statistics.median(ratios):.1f}x; the search order alone "
-              f"is a median {statistics.median(o / f for _, _, f, o in firsts):.1f}x the "
-              "floor.", ""]
+    if firsts:
+        lines += first_lines(firsts)
     if memories:
         lines += ["### Memory of one cold answer (peak RSS of a fresh process)", "",
                   "| n | mode | peak RSS | RSS before answering | seconds | queries |",

@@ -823,3 +823,33 @@ class TestExplanationAndExport:
             first.explain(_queries(1)[0], 1)
             assert rec.export(1).decisions == {path: d for (_, path), d in
                                                first.decisions.items()}
+
+
+@pytest.mark.parametrize("params", [PARAMS, lca.Params.efficient(40, depth=6, pairs=32)],
+                         ids=["paper", "efficient"])
+def test_a_reconstructor_shared_between_threads_answers_and_counts_as_one_thread(params):
+    """Four threads share one reconstructor (docstring "Threads"): every answer and
+    explanation is the single-threaded one, every decision is built once, and the
+    statistics add up to the oracle's own count."""
+    import concurrent.futures
+
+    points = _queries(48)
+    chunks = [points[i::4] for i in range(4)]
+    alone = lca.Reconstructor(_target(), params)
+    want = [alone.answer_many(chunk, 5) for chunk in chunks]
+    want_paths = [alone.explain(chunk[0], 5).path for chunk in chunks]
+
+    counted = lca.oracle.CountingOracle(_target())
+    shared = lca.Reconstructor(counted, params)
+
+    def work(i):
+        return shared.answer_many(chunks[i], 5), shared.explain(chunks[i][0], 5).path
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(work, range(4)))
+    for (answers, path), expected, expected_path in zip(got, want, want_paths):
+        assert np.array_equal(answers, expected) and path == expected_path
+    # Each decision is built exactly once, whatever the interleaving.
+    assert shared.stats.nodes_built == alone.stats.nodes_built
+    assert shared.stats.leaves_built == alone.stats.leaves_built
+    assert shared.stats.queries == alone.stats.queries == counted.queries
