@@ -105,10 +105,10 @@ __all__ = [
     "has_structure",
     "influence_lead",
     "is_guesswork",
-    "noisy_rounds",
     "leaf_points",
     "max_samples",
     "noise_like",
+    "noisy_rounds",
     "pair_points",
     "probe_variables",
     "round_rule",
@@ -321,10 +321,11 @@ def certifying_points(rounds: int, eps: float, delta: float) -> int:
     """The fewest own points whose unanimity certifies a node ``eps``-close to constant.
 
     ``ceil(ln_upper(2 R / delta) / eps)``, in exact rationals (``eps`` and
-    ``delta`` at their binary values). If both values of ``f_path`` have
-    share above ``eps``, ``P`` independent uniform points of the subcube are
-    unanimous with probability at most ``2 (1 - eps)^P <= 2 e^(-eps P) <=
-    delta / R``; over ``R`` rounds, ``delta`` (docs/theory.md §7).
+    ``delta`` at their binary values). ``P`` independent uniform points of
+    the subcube are all equal to a value of share below ``1 - eps`` with
+    probability below ``(1 - eps)^P <= e^(-eps P)``; for either value (2)
+    and any of ``R`` rounds that is at most ``delta`` once ``P`` reaches
+    this count (docs/theory.md §7).
     """
     bound = ln_upper_exact(Fraction(2 * rounds) / Fraction(delta)) / Fraction(eps)
     return math.ceil(bound)
