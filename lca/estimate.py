@@ -587,13 +587,18 @@ class ScoreEstimator(Estimator):
               and params.requested_noise_rate < 1.0):
             # Size version (from_theory sets size) or depth/measure version;
             # adaptive early leaves add eps (docs/theory.md §1, §2, §6).
+            # The proof's 8 c_p eps is 8 p L: with p rounded to its grid, the rate
+            # used is p_eff = p * (noise_rate / requested) (docs/theory.md §1).
             opt = "20 opt_s" if params.size is not None else "22 opt_d"
-            coefficient = 8 * params.constants.noise + 3 + params.adaptive
-            lines.append(f"  guarantee             dist(T, f) <= {opt} + {coefficient:g} eps "
-                         "w.p. >= 1-delta (docs/theory.md)")
+            requested = 8 * params.constants.noise + 3 + params.adaptive
+            used = (8 * params.constants.noise * params.noise_rate / params.requested_noise_rate
+                    + 3 + params.adaptive)
+            lines.append(f"  guarantee             dist(T, f) <= {opt} + {used:.6g} eps "
+                         f"w.p. >= 1-delta ({requested:g} eps at the requested p; "
+                         "docs/theory.md)")
         else:
             lines.append("  guarantee             none: the constants miss the proof's "
-                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1, p unclipped)")
+                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1/2, p unclipped)")
         return "\n".join(lines)
 
 

@@ -405,8 +405,9 @@ class Params:
         Guarantee (docs/theory.md §1): if ``f`` is ``opt_s``-close to a size-``s``
         tree then, with probability ``>= 1 - delta`` (treating the derived
         streams as independent uniform bits), ``dist(T_seed, f) <= 20 opt_s +
-        11 eps`` with the default constants; adaptive mode adds at most
-        ``eps`` more from early leaves. For an additive error ``alpha`` on top
+        11 eps`` with the default constants (at the requested rate ``p``;
+        :meth:`describe` gives the constant for ``p`` rounded to its grid);
+        adaptive mode adds at most ``eps`` more from early leaves. For an additive error ``alpha`` on top
         of ``20 opt_s`` pass ``eps = alpha / 11`` (adaptive: ``alpha / 12``).
 
         These are enormous (``s = 16, eps = 0.1`` gives ``d = 128000`` with the

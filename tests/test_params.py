@@ -47,7 +47,8 @@ class TestTheory:
 
     def test_default_constants_give_the_proof_progress(self):
         # The potential drops by (c_p - c_tau) eps^3 / L^3 per level and starts
-        # in [0, 1]: the defaults need c_tau < c_p and c_d (c_p - c_tau) >= 1.
+        # in [0, 1/2] (Phi_0 = NS_p(f)): the proof needs c_tau < c_p and c_d (c_p - c_tau) >= 1/2;
+        # the defaults give 1.
         constants = TheoryConstants()
         assert constants.tau < constants.noise
         assert constants.depth * (constants.noise - constants.tau) >= 1
@@ -100,11 +101,20 @@ class TestDescribeGuarantee:
     """describe() states the guarantee each preset has, and no more (docs/theory.md)."""
 
     def test_theory_preset_states_the_proof_bound(self):
+        # p = eps / log2 s = 0.025 rounds down to 819 / 2^15: the proof's 8 p L / eps
+        # + 3 is 8 * (819 / 2^15) * 4 / 0.1 + 3 = 10.998, not 11 (docs/theory.md §1).
         theory = Params.from_theory(16, 0.1, 0.01, 100)
-        assert "dist(T, f) <= 20 opt_s + 11 eps" in theory.describe()
+        assert theory.noise_rate == 819 / 2**15
+        assert ("dist(T, f) <= 20 opt_s + 10.998 eps w.p. >= 1-delta (11 eps at the "
+                "requested p; docs/theory.md)") in theory.describe()
         adaptive = Params.from_theory(16, 0.1, 0.01, 100, adaptive=True)
-        assert "dist(T, f) <= 20 opt_s + 12 eps" in adaptive.describe()
-        assert "22 opt_d + 11 eps" in params_for_measure("deg", 2, 0.1, 0.01, 100).describe()
+        assert "dist(T, f) <= 20 opt_s + 11.998 eps" in adaptive.describe()
+        # A rate on the grid: the requested constant exactly (p = 0.25 / 2 = 2^12 / 2^15).
+        exact = Params.from_theory(4, 0.25, 0.01, 10)
+        assert exact.noise_rate == 0.125 and "20 opt_s + 11 eps w.p." in exact.describe()
+        measure = params_for_measure("deg", 2, 0.1, 0.01, 100)
+        used = 8 * measure.noise_rate / measure.requested_noise_rate + 3
+        assert f"22 opt_d + {used:.6g} eps" in measure.describe()
 
     def test_constants_outside_the_proof_claim_nothing(self):
         old_defaults = TheoryConstants(depth=1.0, noise=1.0, tau=1.0)
