@@ -9,7 +9,9 @@ rebuilt a node some other replica (or the router) built in the same batch.
     python scripts/bench_parallel.py                      # n=1000, 1000 queries
     python scripts/bench_parallel.py --output docs/benchmarks_parallel.md
 
-Every configuration's answers are checked against the single process's.
+Every configuration's answers are checked against the single process's, and
+each pool's ``busy_seconds`` against its workers' CPU time read from ``/proc``
+(Linux): they add up to at most that time.
 """
 
 from __future__ import annotations
@@ -45,11 +47,26 @@ def _single(f, params, cold, warm, seed):
     return cold_answers, warm_answers, cold_time, warm_time, built, 0.0, cold_cpu
 
 
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of process ``pid`` so far, from ``/proc`` (Linux)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _pool(f, params, cold, warm, seed, workers, routing):
     start = time.perf_counter()
     with ReplicaPool(f, params, workers=workers) as pool:
         first = pool.answer(cold, seed, routing=routing)
         cold_time = time.perf_counter() - start
+        # busy_seconds is the workers' CPU time answering, so together at most
+        # their processes' whole CPU time (start-up included), to a clock tick each.
+        if os.path.exists("/proc/self/stat"):
+            busy = sum(first.busy_seconds.values())
+            cpu = sum(_process_cpu(pid) for pid in pool.pids)
+            if busy > cpu + len(pool.pids) / os.sysconf("SC_CLK_TCK"):
+                raise AssertionError(f"busy_seconds add up to {busy:.3f} s, more than the "
+                                     f"workers' CPU time {cpu:.3f} s")
         start = time.perf_counter()
         second = pool.answer(warm, seed, routing=routing)
         warm_time = time.perf_counter() - start
