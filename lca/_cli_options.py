@@ -58,6 +58,15 @@ def real_in(low: float, high: float, *, open_low: bool = False, open_high: bool 
     return parse
 
 
+MODES = ("efficient", "paper")
+"""``--mode`` of ``lca demo``, ``lca bench`` and ``lca serve``."""
+
+# The paper mode's estimator settings on the command line (``--mode paper``).
+PAPER_NOISE_RATE = 0.1
+PAPER_SCORE_SAMPLES = 1000
+PAPER_LEAF_SAMPLES = 500
+
+
 def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: int,
                            depth: int, score_samples: int, leaf_samples: int) -> None:
     """Target (random tree + label noise), seed and the reconstruction's parameters.
@@ -79,7 +88,7 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
                         help="seed of the target")
     parser.add_argument("--depth", type=int_in(0), default=depth,
                         help=f"tree depth; a cap in efficient mode (default {depth})")
-    parser.add_argument("--mode", choices=("efficient", "paper"), default="efficient",
+    parser.add_argument("--mode", choices=MODES, default="efficient",
                         help="efficient: sensitive-coordinate search (Params.efficient, "
                         "the default); paper: the paper's score estimator "
                         "(Params.practical)")
@@ -91,7 +100,7 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
                         default=None,
                         help="the score estimator's re-randomisation rate p in (0, 1]: each "
                         "coordinate re-randomised w.p. p, flipped w.p. p/2 (not label "
-                        "noise of f; paper mode; default 0.1)")
+                        f"noise of f; paper mode; default {PAPER_NOISE_RATE})")
     parser.set_defaults(score_samples_paper=score_samples)
     parser.add_argument("--score-samples", type=int_in(1), default=None,
                         help=f"paper mode: samples per node (default {score_samples})")
@@ -123,7 +132,7 @@ def noisy_tree_setup(args: argparse.Namespace) -> tuple[DecisionTree, LabelNoise
                              "--score-samples)")
         params = Params.practical(
             n=args.n, depth=args.depth,
-            noise_rate=0.1 if args.noise_rate is None else args.noise_rate,
+            noise_rate=PAPER_NOISE_RATE if args.noise_rate is None else args.noise_rate,
             score_samples=(args.score_samples_paper if args.score_samples is None
                            else args.score_samples),
             leaf_samples=(args.leaf_samples_paper if args.leaf_samples is None

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from lca import derive
-from lca._cli_options import add_noisy_tree_options, int_in, noisy_tree_setup
+from lca._cli_options import (PAPER_LEAF_SAMPLES, PAPER_SCORE_SAMPLES, add_noisy_tree_options,
+                              int_in, noisy_tree_setup)
 from lca._cli_parallel import add_consistency_command
 from lca.models.cli import add_distill_command
 from lca.reconstruct import LowMarginWarning, Reconstructor, progress_bar
@@ -86,8 +87,8 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="reconstruct a noisy random tree and answer queries")
-    add_noisy_tree_options(demo, n=1000, leaves=64, depth=12, score_samples=1000,
-                           leaf_samples=500)
+    add_noisy_tree_options(demo, n=1000, leaves=64, depth=12, score_samples=PAPER_SCORE_SAMPLES,
+                           leaf_samples=PAPER_LEAF_SAMPLES)
     demo.add_argument("--queries", type=int_in(1, (1 << 63) - 1), default=1000,
                       help="uniform queries to answer")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")

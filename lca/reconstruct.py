@@ -652,8 +652,7 @@ class Reconstructor:
             finally:
                 bar.close()
                 self._finish(call)
-        found = {path: call.decisions[path] for path in call.decisions}
-        return tree_from_decisions(self.oracle, self.params, seed, found)
+        return tree_from_decisions(self.oracle, self.params, seed, dict(call.decisions))
 
 
 def answer(z: Any, seed: int, *, oracle: Oracle, params: Params) -> int:

@@ -13,8 +13,9 @@ import socket
 import sys
 from typing import Any
 
-from lca._cli_options import int_in, real_in
-from lca.serve.config import MODES, ServeSettings, load_oracle
+from lca._cli_options import (PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES, int_in,
+                              real_in)
+from lca.serve.config import MODES, ServeSettings
 
 __all__ = ["add_serve_command"]
 
@@ -31,8 +32,7 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
                     "with the same options, answers from the same tree T_seed for each "
                     f"seed. Needs {SERVE_EXTRA}.")
     source = parser.add_mutually_exclusive_group(required=True)
-    # Each option of this group is named like its entry in
-    # lca.serve.config.ORACLE_SOURCES.
+    # Each option of this group is named like its entry in lca.serve.config.SOURCES.
     source.add_argument("--oracle", metavar="MODULE:NAME",
                         help="an lca.Oracle, or a zero-argument callable returning one, "
                              "imported from MODULE")
@@ -41,11 +41,12 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
                              "tree, for its own seed only, with no model and no query")
     parser.add_argument("--mode", choices=MODES, default=None,
                         help="efficient: Params.efficient (default); paper: the paper's "
-                             "estimator, Params.practical with noise rate 0.1, 1000 score "
-                             "and 500 leaf samples (not with --model)")
+                             f"estimator, Params.practical with noise rate {PAPER_NOISE_RATE}, "
+                             f"{PAPER_SCORE_SAMPLES} score and {PAPER_LEAF_SAMPLES} leaf "
+                             "samples (not with --model)")
     parser.add_argument("--depth", type=int_in(0), default=None,
-                        help="tree depth; a cap in efficient mode (default 12; not with "
-                             "--model)")
+                        help="tree depth; a cap in efficient mode (default "
+                             f"{ServeSettings.depth}; not with --model)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int_in(0, 65535), default=8000,
@@ -78,11 +79,13 @@ def _settings(args: argparse.Namespace) -> ServeSettings:
         if given:
             raise ValueError(f"argument --{given[0]}: a saved model (--model) brings its own "
                              "parameters; leave out " + " and ".join(f"--{g}" for g in given))
-        source, spec, mode, depth = "model", args.model, "efficient", 12
+        source, spec = "model", args.model
     else:
         source, spec = "oracle", args.oracle
-        mode, depth = args.mode or "efficient", 12 if args.depth is None else args.depth
-    return ServeSettings(source=source, spec=spec, mode=mode, depth=depth,
+    # Options not given take ServeSettings' defaults.
+    given = {name: getattr(args, name) for name in ("mode", "depth")
+             if getattr(args, name) is not None}
+    return ServeSettings(source=source, spec=spec, **given,
                          cache_size=args.cache_size, max_points=args.max_points,
                          max_body_bytes=args.max_body_bytes,
                          request_timeout=args.request_timeout,
@@ -94,7 +97,7 @@ def _load(settings: ServeSettings) -> Any:
     if settings.source == "model":
         return None  # read by create_app, which also needs the saved tree
     try:
-        return load_oracle(settings.source, settings.spec)
+        return settings.load_oracle()
     except (ValueError, TypeError):
         raise
     except Exception as error:  # the user's import or factory failed

@@ -5,10 +5,10 @@ it travels to every worker as JSON (:meth:`ServeSettings.to_json`), so the
 workers of one ``lca serve``, and every other replica started with the same
 options, build the same tree ``T_seed`` for every seed.
 
-Oracle sources are one function each in :data:`ORACLE_SOURCES`, keyed by
-the command-line option that names them: ``--oracle MODULE:NAME`` (an
-oracle, reconstructed lazily) and ``--model FILE`` (a saved
-:class:`lca.models.Surrogate`, answered from its saved tree,
+The oracle comes from one of :data:`SOURCES`, named like the command-line
+option that gives it: ``--oracle MODULE:NAME`` (an oracle, reconstructed
+lazily, :func:`oracle_from_import_path`) or ``--model FILE`` (a saved
+:class:`lca.models.Surrogate`, answered from its saved tree by
 :mod:`lca.serve.saved`).
 """
 
@@ -18,23 +18,18 @@ import dataclasses
 import importlib
 import json
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lca._cli_options import MODES, PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES
 from lca.oracle import Oracle, _oracle_n
-from lca.params import Params, check_int, check_real
+from lca._validate import check_int, check_real
+from lca.params import Params
 
-__all__ = ["MODES", "ORACLE_SOURCES", "ServeSettings", "load_oracle", "oracle_from_import_path"]
+__all__ = ["MODES", "SOURCES", "ServeSettings", "oracle_from_import_path"]
 
-MODES = ("efficient", "paper")
-"""``efficient``: :meth:`Params.efficient`; ``paper``: the paper's estimator,
-:meth:`Params.practical` with ``lca demo --mode paper``'s counts."""
-
-# The paper mode's estimator settings: those of ``lca demo --mode paper``.
-PAPER_NOISE_RATE = 0.1
-PAPER_SCORE_SAMPLES = 1000
-PAPER_LEAF_SAMPLES = 500
+SOURCES = ("oracle", "model")
+"""Where a replica's oracle comes from, named like the option that gives it."""
 
 
 def oracle_from_import_path(spec: str) -> Oracle:
@@ -64,32 +59,13 @@ def oracle_from_import_path(spec: str) -> Oracle:
     return target
 
 
-def oracle_from_saved_surrogate(path: str) -> Oracle:
-    """The saved Surrogate at ``path`` as an oracle (its tree; :mod:`lca.serve.saved`)."""
-    from lca.serve.saved import load_saved
-
-    return load_saved(path)[1]
-
-
-ORACLE_SOURCES: dict[str, Callable[[str], Oracle]] = {"oracle": oracle_from_import_path,
-                                                      "model": oracle_from_saved_surrogate}
-"""Where a replica's oracle comes from: option name -> loader of the option's value."""
-
-
-def load_oracle(source: str, spec: str) -> Oracle:
-    """The oracle of ``source`` (a key of :data:`ORACLE_SOURCES`) named by ``spec``."""
-    if source not in ORACLE_SOURCES:
-        raise ValueError(f"The 'source' parameter of load_oracle must be one of "
-                         f"{sorted(ORACLE_SOURCES)}. Got {source!r} instead.")
-    return ORACLE_SOURCES[source](spec)
-
-
 @dataclass(frozen=True)
 class ServeSettings:
     """Everything one ``lca serve`` replica is started with (validated here).
 
     Attributes:
-        source, spec: the oracle, ``load_oracle(source, spec)``.
+        source, spec: the oracle: ``spec`` is ``MODULE:NAME`` for ``"oracle"``,
+            a saved Surrogate's file for ``"model"`` (:data:`SOURCES`).
         mode: ``"efficient"`` or ``"paper"`` (:data:`MODES`); a saved model
             (``source="model"``) brings its own parameters and ignores it.
         depth: the tree depth (a cap in efficient mode); ignored likewise.
@@ -116,9 +92,9 @@ class ServeSettings:
 
     def __post_init__(self) -> None:
         owner = "ServeSettings"
-        if self.source not in ORACLE_SOURCES:
+        if self.source not in SOURCES:
             raise ValueError(f"The 'source' parameter of {owner} must be one of "
-                             f"{sorted(ORACLE_SOURCES)}. Got {self.source!r} instead.")
+                             f"{SOURCES}. Got {self.source!r} instead.")
         if not isinstance(self.spec, str):
             raise TypeError(f"The 'spec' parameter of {owner} must be a str. "
                             f"Got {self.spec!r} instead.")
@@ -142,8 +118,12 @@ class ServeSettings:
                                 leaf_samples=PAPER_LEAF_SAMPLES)
 
     def load_oracle(self) -> Oracle:
-        """The oracle these settings name (imported or built now)."""
-        return load_oracle(self.source, self.spec)
+        """The oracle ``--oracle`` names, imported or built now (a saved model's
+        oracle comes with its tree, :func:`lca.serve.saved.load_saved`)."""
+        if self.source != "oracle":
+            raise ValueError(f"ServeSettings.load_oracle: source {self.source!r} brings its "
+                             "own tree; load it with lca.serve.saved.load_saved")
+        return oracle_from_import_path(self.spec)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

@@ -136,7 +136,7 @@ def _rows(rows: list[list[int]], n: int, field: str) -> np.ndarray:
         array = np.array(rows, dtype=np.int8).reshape(len(rows), n)
     except OverflowError:  # an int beyond int8: found below like any other bad value
         array = None
-    if array is None or not np.all((array == 1) | (array == -1)):
+    if array is None or not _all_plus_minus_one(array):
         i, j, value = next((i, j, value) for i, row in enumerate(rows)
                            for j, value in enumerate(row) if value not in (1, -1))
         raise RequestError(422, field, f"'{name(i)}[{j}]' must be -1 or 1; got {value}")
