@@ -41,6 +41,7 @@ __all__ = [
     "uniform_points",
     "node_points",
     "sample_points",
+    "unpack_bits",
     "flip_masks",
     "noise_threshold",
     "noise_rate_of",
@@ -366,6 +367,15 @@ def _describe_array(value: Any) -> str:
     return f"{type(value).__name__}"
 
 
+def unpack_bits(words: np.ndarray, n: int) -> np.ndarray:
+    """``(m, W)`` packed words to their ``(m, n)`` ``uint8`` bits (1 for ``-1``), unchecked.
+
+    The inner step of :func:`unpack_points`, for callers that sum bits.
+    """
+    as_bytes = words.astype("<u8", copy=False).view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, count=n, bitorder="little")
+
+
 def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
     """``(m, W)`` packed words to an ``(m, n)`` ``int8`` array of ``±1``."""
     n = _check_index("unpack_points", "n", n, 1, 1 << 63)
@@ -374,8 +384,7 @@ def unpack_points(words: np.ndarray, n: int) -> np.ndarray:
         raise TypeError("The 'words' parameter of unpack_points must be a uint64 array of "
                         f"shape (m, {words_per_point(n)}) for n={n}. Got "
                         f"{_describe_array(words)} instead.")
-    as_bytes = words.astype("<u8", copy=False).view(np.uint8)
-    points = np.unpackbits(as_bytes, axis=1, count=n, bitorder="little").view(np.int8)
+    points = unpack_bits(words, n).view(np.int8)
     points *= -2  # in place: bit b becomes 1 - 2b without temporaries
     points += 1
     return points

@@ -81,11 +81,6 @@ class ScoreCounts:
     agreements: np.ndarray
 
 
-def _unpack_bits(rows: np.ndarray, n: int) -> np.ndarray:
-    as_bytes = rows.astype("<u8", copy=False).view(np.uint8)
-    return np.unpackbits(as_bytes, axis=1, count=n, bitorder="little")
-
-
 def _score_steps(n: int, seed: int, path: Path, start: int, stop: int,
                  threshold: int) -> Steps:
     """Samples ``start..stop-1``: disagreements, per-variable flip counts among
@@ -106,7 +101,7 @@ def _score_steps(n: int, seed: int, path: Path, start: int, stop: int,
         differ = values[:hi - lo] != values[hi - lo:]
         disagreeing = flips[differ]
         disagreements += int(differ.sum())
-        flipped += _unpack_bits(disagreeing, n).sum(axis=0, dtype=np.int64)
+        flipped += derive.unpack_bits(disagreeing, n).sum(axis=0, dtype=np.int64)
         rows.append(disagreeing)
     return disagreements, flipped, rows
 
@@ -348,7 +343,7 @@ def _leader_is_certified(leader: int, free: np.ndarray, counts: ScoreCounts,
     n = counts.agreements.shape[0]
     flipped = counts.disagreements - counts.agreements
     leader_rows = rows[(rows[:, leader // 64] >> np.uint64(leader % 64)) & np.uint64(1) == 1]
-    both = _unpack_bits(leader_rows, n).sum(axis=0, dtype=np.int64)
+    both = derive.unpack_bits(leader_rows, n).sum(axis=0, dtype=np.int64)
     gain = flipped - both            # differ, j flipped, leader not
     loss = flipped[leader] - both    # differ, leader flipped, j not
     others = free.copy()

@@ -172,10 +172,6 @@ class Labelled:
     def nbytes(self) -> int:
         return self.words.nbytes + self.values.nbytes
 
-    def restrict(self, variable: int, bit: int) -> Labelled:
-        """The points with ``x_variable = bit``, in their order."""
-        return self.where(((variable, bit),))
-
     def where(self, path: Path) -> Labelled:
         """The points that agree with every ``(variable, bit)`` of ``path``, in their order."""
         keep = np.ones(len(self), dtype=bool)
@@ -184,10 +180,6 @@ class Labelled:
             is_minus = (self.words[:, word] >> np.uint64(offset)) & np.uint64(1) == 1
             keep &= is_minus if bit == -1 else ~is_minus
         return Labelled(self.words[keep], self.values[keep])
-
-    def plus(self, other: Labelled) -> Labelled:
-        return Labelled(np.concatenate([self.words, other.words]),
-                        np.concatenate([self.values, other.values]))
 
 
 @dataclass(frozen=True)
@@ -369,8 +361,14 @@ class _Round:
 
     @property
     def minority(self) -> int:
-        plus = (self.points + self.own_total) // 2
-        return min(plus, self.points - plus)
+        return int(_minority(self.points, self.own_total))
+
+
+def _minority(points: Any, total: Any) -> Any:
+    """How many of ``points`` values ``±1`` summing to ``total`` are in the minority
+    (ints or arrays)."""
+    plus = (points + total) // 2
+    return np.minimum(plus, points - plus)
 
 
 def round_rule(minority: np.ndarray, points: int,
@@ -478,26 +476,13 @@ def probe_variables(seed: int, path: Path, free: np.ndarray, start: int,
 
 # -- sums over labelled points ------------------------------------------------------
 
-def _bits(words: np.ndarray, n: int) -> np.ndarray:
-    return np.unpackbits(words.astype("<u8", copy=False).view(np.uint8), axis=1, count=n,
-                         bitorder="little")
-
-
 def correlations(labelled: Labelled, n: int) -> np.ndarray:
     """``sum_k f(x_k) x_k,i`` for every variable ``i``, as ``int64`` (exact).
 
-    With ``x = 1 - 2b`` for the bits ``b``: ``sum f - 2 (sum over f = +1 of b
-    - sum over f = -1 of b)``; the bits are unpacked in chunks of rows.
+    One block of :func:`_grouped_correlations`.
     """
-    out = np.zeros(n, dtype=np.int64)
-    step = max(1, _SEARCH_BYTES // n)
-    for lo in range(0, len(labelled), step):
-        words, values = labelled.words[lo:lo + step], labelled.values[lo:lo + step]
-        bits = _bits(words, n)
-        out -= 2 * (bits[values > 0].sum(axis=0, dtype=np.int64)
-                    - bits[values < 0].sum(axis=0, dtype=np.int64))
-        out += int(values.sum(dtype=np.int64))
-    return out
+    counts = np.array([len(labelled)], dtype=np.int64)
+    return _grouped_correlations(labelled.words, labelled.values, counts, n)[0]
 
 
 def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
@@ -524,7 +509,7 @@ def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndar
         present = np.flatnonzero((starts < hi) & (starts + counts > lo) & (counts > 0))
         firsts = np.maximum(starts[present], lo) - lo
         lasts = np.minimum(starts[present] + counts[present], hi) - lo
-        bits = _bits(words[lo:hi], n)
+        bits = derive.unpack_bits(words[lo:hi], n)
         if n >= _LONG_ROWS:
             # Long rows: add row vectors, the +1 rows of a block minus its -1 rows.
             sums = np.empty((present.size, n), dtype=np.int64)
@@ -610,7 +595,7 @@ def _switching_orders(priority: np.ndarray, differing: np.ndarray,
     padding rows with ``2^64 - 1``); where two keys of a pair share their high
     bits the sort is redone exactly for that pair.
     """
-    diff = _bits(differing, n).view(bool)
+    diff = derive.unpack_bits(differing, n).view(bool)
     lengths = diff.sum(axis=1)
     rows, cols = np.nonzero(diff)
     width = max(1, int(lengths.max(initial=0)))
@@ -766,8 +751,7 @@ class _Group:
                       int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
 
     def minority(self, rows: np.ndarray, pairs: int) -> np.ndarray:
-        plus = (2 * pairs + self.own_total[rows]) // 2
-        return np.minimum(plus, 2 * pairs - plus)
+        return _minority(2 * pairs, self.own_total[rows])
 
 
 def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
@@ -970,13 +954,6 @@ class _Pool:
     @property
     def nbytes(self) -> int:
         return sum(rows.nbytes for rows in self.rows)
-
-
-def _agree(words: np.ndarray, rows: np.ndarray, step: tuple[int, int]) -> np.ndarray:
-    """The ``rows`` of packed ``words`` whose coordinate ``step[0]`` equals ``step[1]``."""
-    word, offset = divmod(step[0], 64)
-    is_minus = (words[rows, word] >> np.uint64(offset)) & np.uint64(1) == 1
-    return rows[is_minus if step[1] == -1 else ~is_minus]
 
 
 class _Lineage:

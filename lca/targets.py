@@ -459,12 +459,19 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _SHIFT30, _SHIFT27, _SHIFT31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
-def _mix64(z: np.ndarray) -> np.ndarray:
-    # SplitMix64 finaliser (Stafford's Mix13): a bijection of uint64 with
-    # full avalanche, in wrapping uint64 arithmetic.
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
+def _mix64_in_place(z: np.ndarray, scratch: np.ndarray) -> None:
+    """``z = mix(z)`` in place, with ``scratch`` (same shape) for the shifts.
+
+    SplitMix64 finaliser (Stafford's Mix13): a bijection of uint64 with full
+    avalanche, in wrapping uint64 arithmetic; in place, so no temporaries
+    however many rows.
+    """
+    xor, right, times = np.bitwise_xor, np.right_shift, np.multiply
+    xor(z, right(z, _SHIFT30, out=scratch), out=z)
+    times(z, _MIX1, out=z)
+    xor(z, right(z, _SHIFT27, out=scratch), out=z)
+    times(z, _MIX2, out=z)
+    xor(z, right(z, _SHIFT31, out=scratch), out=z)
 
 
 def _pack_rows(points: np.ndarray) -> np.ndarray:
@@ -536,16 +543,10 @@ class LabelNoise(Oracle):
         # Words as (W, m): each step of the chain reads one contiguous row.
         words = np.ascontiguousarray(_pack_rows(points).T)
         state = np.full(points.shape[0], self._key, dtype=np.uint64)
-        shifted = np.empty_like(state)
-        xor, right, times = np.bitwise_xor, np.right_shift, np.multiply
+        scratch = np.empty_like(state)
         for row in words:
-            # state = mix(state ^ w) in place: no temporaries, however many rows.
-            xor(state, row, out=state)
-            xor(state, right(state, _SHIFT30, out=shifted), out=state)
-            times(state, _MIX1, out=state)
-            xor(state, right(state, _SHIFT27, out=shifted), out=state)
-            times(state, _MIX2, out=state)
-            xor(state, right(state, _SHIFT31, out=shifted), out=state)
+            np.bitwise_xor(state, row, out=state)  # state = mix(state ^ w)
+            _mix64_in_place(state, scratch)
         return state < np.uint64(self.threshold)
 
     def query(self, points: np.ndarray) -> np.ndarray:
