@@ -970,9 +970,12 @@ class _Lineage:
         self.estimator = estimator
         self.contexts = contexts
 
-    def level(self, nodes: list[int], j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def level(self, nodes: list[int], j: int, with_words: bool = True
+              ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
         """Words and values of the depth-``j`` ancestors of ``nodes``, stacked, and where
-        each node's ancestor starts."""
+        each node's ancestor starts (no words, ``None``, unless ``with_words``: the
+        stacked words are the one large copy, rebuilt per depth so that at most
+        one depth's is held)."""
         first: dict[Path, int] = {}
         distinct: list[Labelled] = []
         which = []
@@ -986,17 +989,19 @@ class _Lineage:
         starts = np.cumsum(sizes) - sizes
         if len(distinct) == 1:
             return distinct[0].words, distinct[0].values, starts[which]
-        return (np.concatenate([points.words for points in distinct]),
+        return (np.concatenate([points.words for points in distinct]) if with_words else None,
                 np.concatenate([points.values for points in distinct]), starts[which])
 
-    def _depths(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]
+    def _depths(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int],
+                with_words: bool = True
                 ) -> Iterator[tuple[int, list[int], np.ndarray, np.ndarray, np.ndarray,
-                                    np.ndarray, np.ndarray]]:
+                                    np.ndarray | None, np.ndarray]]:
         """Per depth ``j``: the rows present, as global indices into the level, with
-        their position in ``rows`` (the owner), and the level's words and values."""
+        their position in ``rows`` (the owner), and the level's words (if
+        ``with_words``) and values."""
         for j in range(max((len(r) for r in rows), default=0)):
             at = [i for i, r in enumerate(rows) if len(r) > j]
-            words, values, starts = self.level([nodes[i] for i in at], j)
+            words, values, starts = self.level([nodes[i] for i in at], j, with_words)
             sizes = np.array([rows[i][j].size for i in at])
             owner = np.repeat(np.array(at, dtype=np.int64), sizes)
             flat = np.concatenate([rows[i][j] for i in at]) + np.repeat(starts, sizes)
@@ -1023,7 +1028,8 @@ class _Lineage:
         """How many points each ``rows[i]`` selects, and the sum of their values."""
         counts = np.array([sum(r.size for r in node) for node in rows], dtype=np.int64)
         totals = np.zeros(len(rows), dtype=np.int64)
-        for _, _, owner, flat, _, _, values in self._depths(rows, list(range(len(rows)))):
+        for _, _, owner, flat, _, _, values in self._depths(rows, list(range(len(rows))),
+                                                             with_words=False):
             np.add.at(totals, owner, values[flat])
         return counts, totals
 
