@@ -152,6 +152,31 @@ class ReconstructedTree:
 
     # -- evaluation ------------------------------------------------------------
 
+    def trace(self, z: np.ndarray) -> tuple[Path, tuple[NodeDecision, ...], tuple[str, ...],
+                                            LeafDecision]:
+        """The path of one point ``z`` (``n`` values ``±1``, as checked by the caller)
+        down this tree: its steps, the nodes passed, their conditions on ``z``'s
+        side, and the leaf reached.
+
+        Raises:
+            UnexploredNodeError: ``z`` reaches an unexplored node.
+        """
+        path: Path = ()
+        nodes: list[NodeDecision] = []
+        conditions: list[str] = []
+        decision = self.decisions.get(path)
+        while isinstance(decision, NodeDecision):
+            bit = int(z[decision.variable])
+            nodes.append(decision)
+            conditions.append(self.conditions[path][0 if bit < 0 else 1])
+            path = path + ((decision.variable, bit),)
+            decision = self.decisions.get(path)
+        if decision is None:
+            raise UnexploredNodeError(
+                f"ReconstructedTree.trace: the point reaches node {self.describe_path(path)} "
+                f"(path {path}), which is unexplored in this export of T_{self.seed}", path)
+        return path, tuple(nodes), tuple(conditions), decision
+
     def query(self, points: Any) -> np.ndarray:
         """The tree's label on every row of an ``(m, n)`` array of ``±1``, as ``int8``.
 

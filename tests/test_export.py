@@ -715,3 +715,19 @@ def test_readme_section_runs(capsys):
     assert 0 < finished.sum() < finished.size
     assert np.array_equal(scope["done"], scope["rec"].answer_many(scope["points"], 9)[
         finished])
+
+
+def test_trace_follows_one_point_and_names_an_unexplored_node():
+    rec = lca.Reconstructor(targets.random_tree(n=8, leaves=6, seed=2),
+                            lca.Params.efficient(8, depth=4))
+    z = np.array([1, -1, 1, -1, 1, -1, 1, -1], dtype=np.int8)
+    explained = rec.explain(z, 3)
+    tree = rec.materialize(3)
+    path, nodes, conditions, leaf = tree.trace(z)
+    assert (path, nodes, leaf) == (explained.path, explained.nodes, explained.leaf)
+    assert conditions == explained.conditions
+    cut = dataclasses.replace(tree, decisions={p: d for p, d in tree.decisions.items()
+                                               if p != path})
+    with pytest.raises(UnexploredNodeError, match=r"ReconstructedTree.trace: the point "
+                                                  r"reaches node .* which is unexplored"):
+        cut.trace(z)

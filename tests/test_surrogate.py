@@ -145,6 +145,12 @@ def test_json_holds_the_encoder_and_needs_the_model_only_for_fidelity(cancer) ->
         Surrogate.from_json(surrogate.tree().to_json())
     with pytest.raises(TypeError, match=r"The 'text' parameter of Surrogate.from_json"):
         Surrogate.from_json(document)
+    # A leaf cut out of the saved tree: refused when read, not at the first predict.
+    leaf = next(i for i, node in enumerate(document["tree"]["nodes"]) if node["kind"] == "leaf")
+    cut = document["tree"]["nodes"].pop(leaf)
+    with pytest.raises(ValueError, match=r"Surrogate.from_json: the saved tree is incomplete "
+                                         r"\(unexplored at \(\(" + str(cut["path"][0][0])):
+        Surrogate.from_json(json.dumps(document))
 
 
 # -- the scikit-learn protocol -------------------------------------------------------------

@@ -230,7 +230,7 @@ class Surrogate:
             self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        self.tree_: ReconstructedTree | None = None
+        self.tree_: ReconstructedTree | None = None  # the whole tree once built, or None
         return self
 
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
@@ -303,7 +303,7 @@ class Surrogate:
     # -- answers -------------------------------------------------------------------
 
     def _answers(self, points: np.ndarray) -> np.ndarray:
-        if self.tree_ is not None and self.tree_.complete:
+        if self.tree_ is not None:
             return self.tree_.query(points)
         return self.reconstructor_.answer_many(points, self.seed_)
 
@@ -328,18 +328,10 @@ class Surrogate:
         """
         self._check_fitted("explain")
         z = self.encoder_.encode(_one_row(row))[0]
-        if self.tree_ is not None and self.tree_.complete:
-            path: Path = ()
-            conditions = []
-            decision = self.tree_.decisions[()]
-            while isinstance(decision, NodeDecision):
-                bit = int(z[decision.variable])
-                conditions.append(self.tree_.conditions[path][0 if bit < 0 else 1])
-                path += ((decision.variable, bit),)
-                decision = self.tree_.decisions[path]
-            assert isinstance(decision, LeafDecision)
-            return Rules(tuple(conditions), plain(self._labels(np.array([decision.label]))[0]),
-                         path, decision)
+        if self.tree_ is not None:
+            path, _, conditions, leaf = self.tree_.trace(z)
+            return Rules(conditions, plain(self._labels(np.array([leaf.label]))[0]), path,
+                         leaf)
         explained = self.reconstructor_.explain(z, self.seed_)
         return Rules(explained.conditions,
                      plain(self._labels(np.array([explained.label]))[0]),
@@ -356,7 +348,7 @@ class Surrogate:
         owner = "Surrogate.tree"
         if depth is not None:
             depth = check_int(owner, "depth", depth, 0)
-        if self.tree_ is not None and self.tree_.complete:
+        if self.tree_ is not None:
             if depth is None:
                 return self.tree_
             return _cut(self.tree_, depth)
@@ -470,6 +462,9 @@ class Surrogate:
             raise ValueError(f"{owner}: format version {document.get('version')!r} is not "
                              f"supported (this lca reads version {FORMAT_VERSION}).")
         tree = ReconstructedTree.from_json(json.dumps(document["tree"]))
+        if not tree.complete:  # to_json writes whole trees; tree_ is whole or None
+            raise ValueError(f"{owner}: the saved tree is incomplete (unexplored at "
+                             f"{tree.unexplored[0]}); Surrogate.to_json writes whole trees.")
         surrogate = cls(model, positive=document["positive"],
                         threshold=document["threshold"], depth=document["depth"],
                         seed=document["seed"])

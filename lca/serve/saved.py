@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lca.decisions import AnswerStats, LeafDecision, NodeDecision
+from lca.decisions import AnswerStats
 from lca.export import ReconstructedTree
 from lca.oracle import Oracle
 from lca.reconstruct import Explanation
@@ -58,21 +58,9 @@ class SavedTree:
 
     def explain(self, z: np.ndarray, seed: int) -> Explanation:
         assert seed == self.seed, "the app refuses other seeds"
-        path: tuple[tuple[int, int], ...] = ()
-        nodes: list[NodeDecision] = []
-        conditions: list[str] = []
-        decision = self.tree.decisions[path]
-        while isinstance(decision, NodeDecision):
-            bit = int(z[decision.variable])
-            minus, plus = self.tree.conditions[path]
-            nodes.append(decision)
-            conditions.append(plus if bit > 0 else minus)
-            path = path + ((decision.variable, bit),)
-            decision = self.tree.decisions[path]
-        assert isinstance(decision, LeafDecision)
+        path, nodes, conditions, leaf = self.tree.trace(z)
         self.last_stats = AnswerStats()
-        return Explanation(seed, path, decision.label, tuple(nodes), decision, AnswerStats(),
-                           tuple(conditions))
+        return Explanation(seed, path, leaf.label, nodes, leaf, AnswerStats(), conditions)
 
 
 def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
