@@ -300,9 +300,7 @@ def _positive(name: str, value: Any) -> int:
 
 
 def _seed(seed: Any, owner: str) -> int:
-    expected = f"The 'seed' parameter of {owner} must be an int in [0, 2**64). "
     if isinstance(seed, bool) or not isinstance(seed, Integral):
-        raise TypeError(f"{expected}Got {seed!r} instead.")
-    if not 0 <= seed < 1 << 64:  # refused here, not after a round trip to the server
-        raise ValueError(f"{expected}Got {seed!r} instead.")
+        raise TypeError(f"The 'seed' parameter of {owner} must be an int in [0, 2**64). "
+                        f"Got {seed!r} instead.")
     return int(seed)
