@@ -7,7 +7,7 @@ functions of ``(oracle, seed, path, sample counts, noise threshold)``, and
 independent of how samples are chunked, because every statistic is an
 integer sum over samples.
 
-The decision at a node needs no floats (DESIGN.md §2): every score shares the
+The decision at a node needs no floats (docs/randomness.md §6): every score shares the
 ``NS_p`` term, so ``argmax_i Score_i = argmin_i C_i`` where
 ``C_i = #{k : f(x_k) != f(y_k) and x_{k,i} = y_{k,i}}``.
 """

@@ -453,7 +453,7 @@ def _found_coordinate(f, order_words: Stream, n: int, j: int, x: int, y: int) ->
     return order[hi - 1]
 
 
-SEARCH_CANDIDATES = 2  # K of "Candidates" (lca.params.SEARCH_CANDIDATES)
+SEARCH_CANDIDATES = 2  # K of "Candidates" (lca.search.SEARCH_CANDIDATES)
 
 
 def _leader(scores: list[int], free: list[int]) -> int:

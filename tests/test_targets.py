@@ -245,7 +245,7 @@ class TestRandomTree:
         ((40, 50, 2**64 - 1, "iid"), "0a74d024078f56c8"),
     ])
     def test_known_answers(self, args, digest):
-        # Pins the stream: changing it is a compatibility break (STYLE.md, 4).
+        # Pins the stream: changing it is a compatibility break (docs/randomness.md §7).
         assert xxhash.xxh3_64_hexdigest(random_tree(*args).to_json().encode()) == digest
 
     def test_full_tree(self):

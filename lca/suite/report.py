@@ -306,7 +306,7 @@ def _where_peer_wins(result: SuiteResult) -> list[str]:
         "has paid for every node of its tree separately; that is the crossover. The peer's "
         "greedy impurity splits need a variable correlated with the label on its own; "
         "where none is (parity of k ≥ 2 variables is the extreme case; sibling-differing "
-        "labels aim at it near the leaves, DESIGN.md §4) it splits on noise, while the "
+        "labels aim at it near the leaves) it splits on noise, while the "
         "noise-sensitivity scores, which measure influence rather than correlation, still "
         "find the relevant variables.",
         ""]
