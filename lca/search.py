@@ -70,6 +70,7 @@ round's flips of all candidates; the scheduler batches them across nodes.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -334,7 +335,10 @@ class _Terms:
     guesswork: float    # Lg = ln_upper((K + 1) / delta), reporting only
 
     @classmethod
+    @functools.lru_cache(maxsize=1024)
     def of(cls, rounds: int, free: int, eps: float, delta: float) -> _Terms:
+        """The terms for ``R`` rounds and ``F`` free variables (cached: exact rational
+        logarithms cost about 0.3 ms, and every node at one depth shares them)."""
         exact = Fraction(delta)
         most = SEARCH_CANDIDATES + 1
         return cls(certifying_points(rounds, eps, delta),
@@ -619,42 +623,34 @@ def _switching_orders(priority: np.ndarray, differing: np.ndarray,
     return order, lengths
 
 
-# Coordinates negated at a time when hybrids are formed: bounds the index arrays.
-_SEGMENT_ELEMENTS = 1 << 18
+def _ranks(order: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
+    """Each coordinate's place in its pair's switching order (``(m, n)``).
+
+    ``rank[i, order[i, t]] = t`` for ``t < lengths[i]``; coordinates where the
+    pair agrees rank ``n`` (never switched). ``int16`` while ``n < 2**15``.
+    """
+    rank = np.full((lengths.size, n), n, dtype=_rank_dtype(n))
+    valid = np.arange(order.shape[1]) < lengths[:, None]
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    rank[rows, order[valid]] = np.arange(order.shape[1])[np.nonzero(valid)[1]]
+    return rank
 
 
-def _negate_segments(points: np.ndarray, at: np.ndarray, order: np.ndarray,
-                     rows: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> None:
-    """Negate ``points[at[i], order[rows[i], starts[i]:stops[i]]]`` for every ``i``, in place."""
-    lengths = stops - starts
-    ends = np.cumsum(lengths)
-    first = 0
-    while first < rows.size:
-        # As many rows as fit in the element bound (at least one).
-        last = max(first + 1, int(np.searchsorted(ends, ends[first] - lengths[first]
-                                                  + _SEGMENT_ELEMENTS, side="right")))
-        if last == first + 1:  # one long segment: a slice, no index arrays
-            cols = order[rows[first], starts[first]:stops[first]]
-            points[at[first], cols] = -points[at[first], cols]
-            first = last
-            continue
-        size = lengths[first:last]
-        which = np.repeat(np.arange(first, last), size)
-        offsets = np.arange(which.size) - np.repeat(np.cumsum(size) - size, size)
-        cols = order[rows[which], starts[which] + offsets]
-        points[at[which], cols] = -points[at[which], cols]
-        first = last
+def _rank_dtype(n: int) -> type:
+    return np.int16 if n < 1 << 15 else np.int32 if n < 1 << 31 else np.int64
 
 
 def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
                          fx: np.ndarray, n: int, paths: Any) -> Steps:
     """Binary searches of a group of disagreeing pairs, all in lockstep.
 
-    Returns the found coordinate of each pair.
+    Returns the found coordinate of each pair. The hybrid ``h_mid`` is
+    ``x`` negated where a coordinate's rank in the order is below ``mid``
+    (``y = -x`` on the differing coordinates): one pass over each row, with
+    no per-segment index arrays.
     """
-    # Hybrid h_lo of every pair, as the oracle reads it: x with the first lo
-    # coordinates of its order switched (negated: they differ from x there).
-    hybrid = derive.unpack_points(x, n)
+    points = derive.unpack_points(x, n)
+    rank = _ranks(order, lengths, n)
     count = lengths.size
     lo = np.zeros(count, dtype=np.int64)
     hi = lengths.astype(np.int64)
@@ -662,20 +658,17 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
         active = np.flatnonzero(hi - lo > 1)
         if not active.size:
             break
-        start, mid = lo[active], (lo[active] + hi[active]) // 2
+        mid = (lo[active] + hi[active]) // 2
 
-        def rows(first: int, last: int, active: np.ndarray = active, start: np.ndarray = start,
+        def rows(first: int, last: int, active: np.ndarray = active,
                  mid: np.ndarray = mid) -> np.ndarray:
-            out = hybrid[active[first:last]]
-            _negate_segments(out, np.arange(last - first), order, active[first:last],
-                             start[first:last], mid[first:last])
+            chosen = active[first:last]
+            out = points[chosen]
+            np.negative(out, out=out, where=rank[chosen] < mid[first:last, None])
             return out
 
-        values = yield Request(ORDER, active.size, rows, paths)
-        same = values == fx[active]
-        moved = active[same]
-        _negate_segments(hybrid, moved, order, moved, start[same], mid[same])
-        lo[moved] = mid[same]
+        same = (yield Request(ORDER, active.size, rows, paths)) == fx[active]
+        lo[active[same]] = mid[same]
         hi[active[~same]] = mid[~same]
     return order[np.arange(count), hi - 1].astype(np.int64)
 
@@ -693,11 +686,11 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     search keeps ``f(h_lo) = f(x) != f(h_hi)`` from ``lo = 0, hi = L`` and
     queries ``h_mid``, ``mid = (lo + hi) // 2``, until ``hi = lo + 1``; the
     answer is the ``hi``-th coordinate in order. Pairs are searched in
-    groups whose orders and hybrids (3 bytes per variable per pair) fit in
-    :data:`_SEARCH_BYTES`, their orders sorted a part at a time.
+    groups whose points and ranks (``1 + rank bytes`` per variable per pair)
+    fit in :data:`_SEARCH_BYTES`, their orders sorted a part at a time.
     """
     found = np.empty(node.size, dtype=np.int64)
-    group = max(1, _SEARCH_BYTES // (3 * n))
+    group = max(1, _SEARCH_BYTES // ((1 + np.dtype(_rank_dtype(n)).itemsize) * n))
     part = max(1, _SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
@@ -956,6 +949,10 @@ class _Pool:
         return sum(rows.nbytes for rows in self.rows)
 
 
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+"""An ancestor's rows in a pool when none of its own points lie in the subcube."""
+
+
 class _Lineage:
     """The ancestors' own points of a group of nodes, one depth at a time.
 
@@ -985,10 +982,10 @@ class _Lineage:
                 first[prefix] = len(distinct)
                 distinct.append(self.estimator._own(self.contexts[b], j))
             which.append(first[prefix])
+        if len(distinct) == 1:
+            return distinct[0].words, distinct[0].values, np.zeros(len(nodes), dtype=np.int64)
         sizes = np.array([len(points) for points in distinct])
         starts = np.cumsum(sizes) - sizes
-        if len(distinct) == 1:
-            return distinct[0].words, distinct[0].values, starts[which]
         return (np.concatenate([points.words for points in distinct]) if with_words else None,
                 np.concatenate([points.values for points in distinct]), starts[which])
 
@@ -996,32 +993,45 @@ class _Lineage:
                 with_words: bool = True
                 ) -> Iterator[tuple[int, list[int], np.ndarray, np.ndarray, np.ndarray,
                                     np.ndarray | None, np.ndarray]]:
-        """Per depth ``j``: the rows present, as global indices into the level, with
-        their position in ``rows`` (the owner), and the level's words (if
-        ``with_words``) and values."""
+        """Per depth ``j`` where some rows are present: their owners (positions in
+        ``rows``), the rows as global indices into the level, where each owner's
+        ancestor starts in it, and the level's words (if ``with_words``) and
+        values. Depths with no rows are skipped (deep nodes inherit nothing from
+        their far ancestors)."""
         for j in range(max((len(r) for r in rows), default=0)):
-            at = [i for i, r in enumerate(rows) if len(r) > j]
+            at = [i for i, r in enumerate(rows) if len(r) > j and r[j].size]
+            if not at:
+                continue
             words, values, starts = self.level([nodes[i] for i in at], j, with_words)
+            if len(at) == 1:  # one node's rows: nothing to stack
+                flat = rows[at[0]][j]
+                yield j, at, np.full(flat.size, at[0]), flat, np.zeros(1, dtype=np.int64), \
+                    words, values
+                continue
             sizes = np.array([rows[i][j].size for i in at])
             owner = np.repeat(np.array(at, dtype=np.int64), sizes)
-            flat = np.concatenate([rows[i][j] for i in at]) + np.repeat(starts, sizes)
-            yield j, at, owner, flat, np.repeat(starts, sizes), words, values
+            start = np.repeat(starts, sizes)
+            yield j, at, owner, np.concatenate([rows[i][j] for i in at]) + start, start, \
+                words, values
 
     def on_branch(self, rows: list[tuple[np.ndarray, ...]], steps: list[tuple[int, int]],
                   nodes: list[int] | None = None) -> list[tuple[np.ndarray, ...]]:
         """The rows of each ``rows[i]`` whose coordinate ``steps[i][0]`` is ``steps[i][1]``."""
         nodes = list(range(len(rows))) if nodes is None else nodes
-        out: list[list[np.ndarray]] = [[] for _ in rows]
+        out = [[_NO_ROWS] * len(r) for r in rows]
         variables = np.array([variable for variable, _ in steps], dtype=np.int64)
         minus = np.array([bit == -1 for _, bit in steps])
-        for _, at, owner, flat, start, words, _ in self._depths(rows, nodes):
+        for j, at, owner, flat, start, words, _ in self._depths(rows, nodes):
             variable = variables[owner]
             is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
                 & np.uint64(1) == 1
             keep = is_minus == minus[owner]
+            if len(at) == 1:
+                out[at[0]][j] = (flat - start)[keep]
+                continue
             kept = np.bincount(owner[keep], minlength=len(rows))[at]
             for i, piece in zip(at, np.split((flat - start)[keep], np.cumsum(kept)[:-1])):
-                out[i].append(piece)
+                out[i][j] = piece
         return [tuple(pieces) for pieces in out]
 
     def totals(self, rows: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
@@ -1034,16 +1044,36 @@ class _Lineage:
         return counts, totals
 
     def sums(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]) -> np.ndarray:
-        """:func:`correlations` of the points each ``rows[i]`` selects: ``(len(rows), n)``."""
+        """:func:`correlations` of the points each ``rows[i]`` selects: ``(len(rows), n)``.
+
+        The selected points of every depth are gathered and summed together, a
+        bounded number of rows at a time (one sum for a node's whole lineage).
+        """
         n = self.contexts[0].n
         out = np.zeros((len(rows), n), dtype=np.int64)
-        chunk = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        limit = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        held = 0
+
+        def flush() -> None:
+            owners = np.concatenate([owner for owner, _, _ in pending])
+            order = np.argsort(owners, kind="stable")
+            present, counts = np.unique(owners, return_counts=True)
+            _grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
+                                  np.concatenate([values for _, _, values in pending])[order],
+                                  counts, n, present, out)
+            pending.clear()
+
         for _, _, owner, flat, _, words, values in self._depths(rows, nodes):
-            # Gathered a chunk of rows at a time: owners stay in order within a depth.
-            for lo in range(0, flat.size, chunk):
-                picked, owners = flat[lo:lo + chunk], owner[lo:lo + chunk]
-                present, counts = np.unique(owners, return_counts=True)
-                _grouped_correlations(words[picked], values[picked], counts, n, present, out)
+            for lo in range(0, flat.size, limit):
+                picked = flat[lo:lo + limit]
+                pending.append((owner[lo:lo + limit], words[picked], values[picked]))
+                held += picked.size
+                if held >= limit:
+                    flush()
+                    held = 0
+        if pending:
+            flush()
         return out
 
 
