@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from lca.serve import ServeSettings, demo_oracle
 from lca.serve.batching import AnswerQueue, AnsweringError, AnswerTimeout
 from lca.serve.cli import _settings
 from lca.serve.config import oracle_from_import_path
+from lca.serve import validate
 from lca.serve.validate import RequestError, read_body
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
@@ -317,6 +319,32 @@ def test_read_body_refuses_a_declared_length_of_max_bytes_plus_one_before_readin
         read(unread(), 10, content_length=11)
     # A declared length that is not a number is not trusted: the bytes are counted.
     assert read([b"x" * 10], 10, content_length="-5") == b"x" * 10
+
+
+@pytest.mark.parametrize("seed", [0, 2 ** 64 - 1])
+def test_the_first_and_last_seeds_are_answered(server, seed):
+    expected = Reconstructor(small(), EFFICIENT).answer_many(POINTS[:2], seed).tolist()
+    status, reply, _ = post(server.url, "/answer", body(seed=seed, points=POINTS[:2].tolist()))
+    assert (status, reply["answers"]) == (200, expected)
+    status, reply, _ = post(server.url, "/explain",
+                            json.dumps({"seed": seed, "point": POINTS[0].tolist()}).encode())
+    assert (status, reply["seed"], reply["label"]) == (200, seed, expected[0])
+
+
+@pytest.mark.parametrize("data", [
+    body(), body(points=None, signs=["+" * N, "-" * N]), body(points=None, signs=[]),
+    b' { "signs" : [ "' + b"+" * N + b'" ] , "se\\u0065d" : 7 } ',
+])
+def test_a_valid_body_is_parsed_once(monkeypatch, data):
+    """json parses a body again only when it has more quotes than keys and signs need."""
+    def fail(*args, **kwargs):
+        raise AssertionError("parsed twice")
+
+    monkeypatch.setattr(validate, "json", types.SimpleNamespace(loads=fail))
+    seed, points = validate.parse_answer(data, N, MAX_POINTS)
+    assert seed == 7 and points.shape[1] == N and set(points.ravel()) <= {1, -1}
+    with pytest.raises(AssertionError, match="parsed twice"):  # the same with a seed more
+        validate.parse_answer(data.replace(b"{", b'{"seed": 1,', 1), N, MAX_POINTS)
 
 
 def test_exactly_max_points_are_answered(server):
