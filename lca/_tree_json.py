@@ -123,10 +123,10 @@ def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
     """The optional display fields: feature names by variable, the labels' class names."""
     features = document.get("features", {})
     if not isinstance(features, dict) or getattr(features, "repeated", ()) or not all(
-            isinstance(key, str) and key.isdigit() and int(key) < n and isinstance(name, str)
-            for key, name in features.items()):
-        raise ValueError(f"{_OWNER}: 'features' must map variable numbers in [0, {n}) to "
-                         f"names, each once. Got {show(features)} instead.")
+            _variable_key(key, n) and isinstance(name, str) for key, name in features.items()):
+        raise ValueError(f"{_OWNER}: 'features' must map variable numbers in [0, {n}), written "
+                         f"as to_json writes them (\"7\", not \"07\"), to names, each once. "
+                         f"Got {show(features)} instead.")
     names = document.get("class_names")
     if names is not None and not (isinstance(names, list) and len(names) == 2
                                   and all(isinstance(name, str) for name in names)):
@@ -134,6 +134,14 @@ def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
                          f"Got {show(names)} instead.")
     return {"features": {int(key): name for key, name in features.items()},
             "class_names": None if names is None else tuple(names)}
+
+
+def _variable_key(key: str, n: int) -> bool:
+    """Is ``key`` a variable in ``[0, n)`` in plain decimal? Not "07" (so that "7" and "07"
+    cannot name one variable twice), not other scripts' digits (``isdigit`` takes "７" and
+    "²"), and short enough for ``int`` to read."""
+    return key.isascii() and key.isdigit() and len(key) <= len(str(n)) \
+        and str(int(key)) == key and int(key) < n
 
 
 def _entries(entries: Any, n: int, longest: int

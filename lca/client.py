@@ -13,12 +13,18 @@ function of ``(oracle, params, seed, point)``, so a retried request gets the
 same answer wherever it lands. A request the server refuses (4xx) raises
 :class:`RequestRejected`, a ``ValueError`` carrying the server's message;
 an oracle error (500) raises :class:`ServerError`; neither is retried.
+
+No reply is taken on trust: every field the client reads is checked (an
+answer is an int ``-1`` or ``1``, one per point sent; ``queries`` an int
+``>= 0``; ...), and a reply that breaks the protocol raises
+:class:`ServerError` with status 200, naming the replica and the field.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import reprlib
 import threading
 import time
 from collections.abc import Sequence
@@ -29,7 +35,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from lca.derive import Path
+from lca._validate import MAX_N
+from lca.derive import Path, check_path
 from lca.oracle import check_points
 
 __all__ = ["ENCODINGS", "Client", "RequestRejected", "ServedExplanation", "ServerError",
@@ -49,7 +56,9 @@ class RequestRejected(ValueError):
 
 
 class ServerError(RuntimeError):
-    """The server failed to answer (5xx other than 503), e.g. the oracle raised."""
+    """The server failed to answer (5xx other than 503), e.g. the oracle raised, or it
+    answered 200 with a reply that breaks the protocol (``status`` 200: a field missing,
+    of the wrong type or out of range); not retried either way."""
 
     def __init__(self, message: str, *, status: int, url: str) -> None:
         super().__init__(message)
@@ -160,12 +169,8 @@ class Client:
             rows = points[lo:lo + self.chunk]
             sent = _signs(rows) if self.encoding == "signs" else rows.tolist()
             reply = self._request("POST", "/answer", {"seed": seed, self.encoding: sent})
-            got = reply.get("answers")
-            if not isinstance(got, list) or len(got) != len(rows):
-                raise ServerError(f"the server answered {len(rows)} points with {got!r:.80}",
-                                  status=200, url=reply["url"])
-            answers.append(np.asarray(got, dtype=np.int8))
-            queries += reply["queries"]
+            answers.append(_answers(reply, len(rows)))
+            queries += _field(reply, "/answer", "queries", _is_count, "an int >= 0")
         self.last_queries = queries
         return np.concatenate(answers) if answers else np.zeros(0, dtype=np.int8)
 
@@ -178,11 +183,9 @@ class Client:
                             f"{self.n} values ±1. Got shape {point.shape} instead.")
         point = check_points(point[None, :], self.n, what="point")[0]
         reply = self._request("POST", "/explain", {"seed": seed, "point": point.tolist()})
-        self.last_queries = reply["queries"]
-        return ServedExplanation(reply["seed"], reply["label"],
-                                 tuple((var, value) for var, value in reply["path"]),
-                                 tuple(reply["conditions"]), tuple(reply["low_margin"]),
-                                 reply["queries"])
+        explained = _explanation(reply, seed, self.n)
+        self.last_queries = explained.queries
+        return explained
 
     def describe(self) -> dict[str, Any]:
         """``GET /describe``: the oracle, mode, parameters and limits of the replicas."""
@@ -200,7 +203,11 @@ class Client:
     def n(self) -> int:
         """The oracle's ``n``, asked of the server once."""
         if self._n is None:
-            self._n = int(self.describe()["oracle"]["n"])
+            reply = self._request("GET", "/describe", None)
+            oracle = _field(reply, "/describe", "oracle", lambda value: isinstance(
+                value, dict) and type(value.get("n")) is int and 1 <= value["n"] <= MAX_N,
+                "an object whose 'n' is an int in [1, 2**31 - 1]")
+            self._n = oracle["n"]
         return self._n
 
     # -- transport ---------------------------------------------------------------
@@ -235,7 +242,7 @@ class Client:
                 raise RequestRejected(f"{url}{path} refused the request ({status}): {message}",
                                       status=status, field=error and error.get("field"),
                                       url=url)
-            if status >= 400 or not isinstance(reply, dict):
+            if status != 200 or not isinstance(reply, dict):
                 raise ServerError(f"{url}{path} failed ({status}): {message}",
                                   status=status, url=url)
             reply["url"] = url
@@ -275,6 +282,79 @@ class Client:
             with self._lock:
                 if connection in self._all:
                     self._all.remove(connection)
+
+
+# -- checking replies -------------------------------------------------------------
+
+_MISSING = object()
+_SHORT = reprlib.Repr()  # a bad list is shown by its first items, not sent back whole
+_SHORT.maxlist, _SHORT.maxstring, _SHORT.maxother = 4, 40, 40
+_shown = _SHORT.repr
+
+
+def _malformed(reply: dict[str, Any], path: str, what: str) -> ServerError:
+    url = reply["url"]
+    return ServerError(f"{url}{path} sent a malformed reply: {what}", status=200, url=url)
+
+
+def _field(reply: dict[str, Any], path: str, key: str, valid: Any, expected: str) -> Any:
+    """``reply[key]`` if ``valid(reply[key])``, else a :class:`ServerError` naming it."""
+    value = reply.get(key, _MISSING)
+    if value is _MISSING or not valid(value):
+        got = f"no {key!r}" if value is _MISSING else _shown(value)
+        raise _malformed(reply, path, f"{key!r} must be {expected}; got {got}")
+    return value
+
+
+def _is_sign(value: Any) -> bool:
+    # json gives int, float or bool for a number or true/false: only the int 1 or -1 is
+    # an answer (1.0 or true would pass ``value in (1, -1)``).
+    return type(value) is int and (value == 1 or value == -1)
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _list_of(check: Any, length: int) -> Any:
+    return lambda value: isinstance(value, list) and len(value) == length and all(
+        check(item) for item in value)
+
+
+def _answers(reply: dict[str, Any], count: int) -> np.ndarray:
+    """The ``answers`` of an ``/answer`` reply to ``count`` points, as ``int8``."""
+    got = _field(reply, "/answer", "answers", lambda value: isinstance(value, list)
+                 and len(value) == count, f"a list of {count} answers, one per point sent")
+    if not all(_is_sign(value) for value in got):
+        i = next(i for i, value in enumerate(got) if not _is_sign(value))
+        raise _malformed(reply, "/answer", f"'answers[{i}]' must be the int -1 or 1; got "
+                                           f"{_shown(got[i])}")
+    return np.array(got, dtype=np.int8)
+
+
+def _explanation(reply: dict[str, Any], seed: int, n: int) -> ServedExplanation:
+    """The :class:`ServedExplanation` of an ``/explain`` reply for ``seed``, every field
+    checked: a path of distinct variables in ``[0, n)``, one condition and one margin
+    flag per step."""
+    _field(reply, "/explain", "seed", lambda value: type(value) is int and value == seed,
+           f"the seed asked, {seed}")
+    label = _field(reply, "/explain", "label", _is_sign, "the int -1 or 1")
+    raw = _field(reply, "/explain", "path", lambda value: isinstance(value, list),
+                 "a list of [variable, value] pairs")
+    try:
+        path = check_path(raw, n, f"{reply['url']}/explain sent a malformed reply: 'path'")
+    except (TypeError, ValueError) as error:
+        raise ServerError(str(error), status=200, url=reply["url"]) from None
+    steps = len(path)
+    conditions = _field(reply, "/explain", "conditions",
+                        _list_of(lambda item: isinstance(item, str), steps),
+                        f"a list of {steps} strings, one per step of the path")
+    low_margin = _field(reply, "/explain", "low_margin",
+                        _list_of(lambda item: isinstance(item, bool), steps),
+                        f"a list of {steps} booleans, one per step of the path")
+    queries = _field(reply, "/explain", "queries", _is_count, "an int >= 0")
+    return ServedExplanation(seed, label, path, tuple(conditions), tuple(low_margin),
+                             queries)
 
 
 def _signs(rows: np.ndarray) -> list[str]:

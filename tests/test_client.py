@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import http.client
+import http.server
+import json
+import re
 import socket
 import threading
 
@@ -259,3 +262,213 @@ class TestRetryRules:
         reply, tried, _ = self.run(monkeypatch, [http.client.BadStatusLine("x"),
                                                  (200, b'{"status": "ok"}')])
         assert reply["status"] == "ok" and tried == [0, 1]
+
+
+class TestRepliesAreChecked:
+    """A reply is never trusted: each bad kind is a ServerError naming the replica and field.
+
+    The replies come from a stub transport (a server that answers what it likes)."""
+
+    URL = "http://127.0.0.1:1"
+    N = 4
+
+    def client(self, monkeypatch, path, reply, *, status=200, describe=None):
+        client = Client(self.URL, attempts=3)
+        replies = {"/describe": {"oracle": {"n": self.N}} if describe is None else describe,
+                   path: reply}
+        tried = []
+
+        def exchange(index, method, asked, body):
+            tried.append(asked)
+            return (200 if asked == "/describe" else status), json.dumps(replies[asked]).encode()
+
+        monkeypatch.setattr(client, "_exchange", exchange)
+        client.tried = tried
+        return client
+
+    def answer(self, monkeypatch, reply, rows=3):
+        client = self.client(monkeypatch, "/answer", reply)
+        with pytest.raises(ServerError) as raised:
+            client.answer(np.ones((rows, self.N), dtype=np.int8), 7)
+        assert (raised.value.status, raised.value.url) == (200, self.URL)
+        assert client.tried == ["/describe", "/answer"]  # not retried
+        return str(raised.value)
+
+    @pytest.mark.parametrize("answers, message", [
+        ([5, 1, -1], r"'answers\[0\]' must be the int -1 or 1; got 5$"),
+        ([1, 0, -1], r"'answers\[1\]' must be the int -1 or 1; got 0$"),
+        ([1, -1, 0.5], r"'answers\[2\]' must be the int -1 or 1; got 0.5$"),
+        ([1, -1, 1.0], r"'answers\[2\]' must be the int -1 or 1; got 1.0$"),
+        ([1, -1, -1.0], r"'answers\[2\]' must be the int -1 or 1; got -1.0$"),
+        ([True, 1, 1], r"'answers\[0\]' must be the int -1 or 1; got True$"),
+        (["1", 1, 1], r"'answers\[0\]' must be the int -1 or 1; got '1'$"),
+        ([[1], [1], [1]], r"'answers\[0\]' must be the int -1 or 1; got \[1\]$"),
+        ([1, None, 1], r"'answers\[1\]' must be the int -1 or 1; got None$"),
+        ([300, 1, 1], r"'answers\[0\]' must be the int -1 or 1; got 300$"),
+        ([-129, 1, 1], r"'answers\[0\]' must be the int -1 or 1; got -129$"),
+        ([2 ** 70, 1, 1], r"'answers\[0\]' must be the int -1 or 1; got 1180591620717411303424$"),
+        ([1, -1], r"'answers' must be a list of 3 answers, one per point sent; got \[1, -1\]$"),
+        ([1, -1, 1, 1], r"'answers' must be a list of 3 answers, one per point sent; "
+                        r"got \[1, -1, 1, 1\]$"),
+        ([], r"'answers' must be a list of 3 answers, one per point sent; got \[\]$"),
+        ({"0": 1}, r"'answers' must be a list of 3 answers, one per point sent; got \{'0': 1\}$"),
+        ("+-+", r"'answers' must be a list of 3 .* got '\+-\+'$"),
+    ])
+    def test_bad_answers(self, monkeypatch, answers, message):
+        text = self.answer(monkeypatch, {"answers": answers, "queries": 0})
+        assert re.fullmatch(rf"http://127\.0\.0\.1:1/answer sent a malformed reply: {message}",
+                            text), text
+
+    @pytest.mark.parametrize("reply, message", [
+        ({"answers": [1, 1, 1]}, r"'queries' must be an int >= 0; got no 'queries'$"),
+        ({"answers": [1, 1, 1], "queries": -1}, r"'queries' must be an int >= 0; got -1$"),
+        ({"answers": [1, 1, 1], "queries": 1.0}, r"'queries' must be an int >= 0; got 1.0$"),
+        ({"answers": [1, 1, 1], "queries": True}, r"'queries' must be an int >= 0; got True$"),
+        ({"answers": [1, 1, 1], "queries": "3"}, r"'queries' must be an int >= 0; got '3'$"),
+        ({"answers": [1, 1, 1], "queries": None}, r"'queries' must be an int >= 0; got None$"),
+        ({"queries": 0}, r"'answers' must be a list of 3 answers, one per point sent; "
+                         r"got no 'answers'$"),
+    ])
+    def test_bad_queries_or_no_answers(self, monkeypatch, reply, message):
+        text = self.answer(monkeypatch, reply)
+        assert re.fullmatch(rf"http://127\.0\.0\.1:1/answer sent a malformed reply: {message}",
+                            text), text
+
+    def test_a_long_bad_list_is_shown_short(self, monkeypatch):
+        text = self.answer(monkeypatch, {"answers": [1] * 999 + [7], "queries": 0}, rows=1000)
+        assert text.endswith("'answers[999]' must be the int -1 or 1; got 7")
+        text = self.answer(monkeypatch, {"answers": [1] * 1000, "queries": 0}, rows=3)
+        assert text.endswith("got [1, 1, 1, 1, ...]")
+
+    def test_the_edges_of_a_good_reply_are_accepted(self, monkeypatch):
+        client = self.client(monkeypatch, "/answer", {"answers": [1, -1, 1], "queries": 0,
+                                                      "extra": "ignored"})
+        got = client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+        assert got.dtype == np.int8 and got.tolist() == [1, -1, 1]
+        assert client.last_queries == 0
+
+    @pytest.mark.parametrize("status", [201, 204, 302])
+    def test_a_status_other_than_200_is_not_an_answer(self, monkeypatch, status):
+        client = self.client(monkeypatch, "/answer", {"answers": [1, 1, 1], "queries": 0},
+                             status=status)
+        with pytest.raises(ServerError, match=rf"/answer failed \({status}\)"):
+            client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+
+    @pytest.mark.parametrize("describe, got", [
+        ({}, r"no 'oracle'"),
+        ({"oracle": {}}, r"\{\}"),
+        ({"oracle": {"n": 0}}, r"\{'n': 0\}"),
+        ({"oracle": {"n": 2 ** 31}}, r"\{'n': 2147483648\}"),
+        ({"oracle": {"n": 4.0}}, r"\{'n': 4.0\}"),
+        ({"oracle": {"n": True}}, r"\{'n': True\}"),
+        ({"oracle": {"n": "4"}}, r"\{'n': '4'\}"),
+        ({"oracle": 4}, r"4"),
+    ])
+    def test_a_bad_n_in_describe(self, monkeypatch, describe, got):
+        client = self.client(monkeypatch, "/answer", {}, describe=describe)
+        with pytest.raises(ServerError, match=rf"^http://127\.0\.0\.1:1/describe sent a "
+                                              rf"malformed reply: 'oracle' must be an object "
+                                              rf"whose 'n' is an int in \[1, 2\*\*31 - 1\]; "
+                                              rf"got {got}$"):
+            client.n
+
+    def test_the_largest_n_is_accepted(self, monkeypatch):
+        client = self.client(monkeypatch, "/answer", {},
+                             describe={"oracle": {"n": 2 ** 31 - 1}})
+        assert client.n == 2 ** 31 - 1
+        client = self.client(monkeypatch, "/answer", {}, describe={"oracle": {"n": 1}})
+        assert client.n == 1
+
+    GOOD_EXPLAIN = {"seed": 7, "label": -1, "path": [[2, 1], [0, -1]],
+                    "conditions": ["x2 = +1", "x0 = -1"], "low_margin": [False, True],
+                    "queries": 5}
+
+    def test_a_good_explanation_is_read(self, monkeypatch):
+        client = self.client(monkeypatch, "/explain", self.GOOD_EXPLAIN)
+        got = client.explain(np.ones(self.N, dtype=np.int8), 7)
+        assert got == client_module.ServedExplanation(
+            7, -1, ((2, 1), (0, -1)), ("x2 = +1", "x0 = -1"), (False, True), 5)
+        assert client.last_queries == 5
+        leaf = dict(self.GOOD_EXPLAIN, path=[], conditions=[], low_margin=[], queries=0)
+        assert self.client(monkeypatch, "/explain", leaf).explain(
+            np.ones(self.N, dtype=np.int8), 7).path == ()
+
+    @pytest.mark.parametrize("change, message", [
+        ({"seed": 8}, r"'seed' must be the seed asked, 7; got 8"),
+        ({"seed": 7.0}, r"'seed' must be the seed asked, 7; got 7.0"),
+        ({"label": 0}, r"'label' must be the int -1 or 1; got 0"),
+        ({"label": True}, r"'label' must be the int -1 or 1; got True"),
+        ({"label": -1.0}, r"'label' must be the int -1 or 1; got -1.0"),
+        ({"path": None}, r"'path' must be a list of \[variable, value\] pairs; got None"),
+        ({"path": [[2, 1], [4, -1]]}, r"'path': path variable must be in \[0, 4\); got 4"),
+        ({"path": [[2, 1], [-1, -1]]}, r"'path': path variable must be in \[0, 4\); got -1"),
+        ({"path": [[2, 1], [2, -1]]}, r"'path': path fixes variable 2 twice"),
+        ({"path": [[2, 1], [0, 0]]}, r"'path': path value must be -1 or \+1"),
+        ({"path": [[2, 1], [0.0, -1]]}, r"'path': each path step must be a pair of ints"),
+        ({"path": [[2, 1], [0, -1, 1]]}, r"'path': each path step must be a pair of ints"),
+        ({"conditions": ["x2 = +1"]}, r"'conditions' must be a list of 2 strings, one per "
+                                      r"step of the path; got \['x2 = \+1'\]"),
+        ({"conditions": ["x2 = +1", 3]}, r"'conditions' must be a list of 2 strings"),
+        ({"low_margin": [False, True, False]}, r"'low_margin' must be a list of 2 booleans, "
+                                               r"one per step of the path"),
+        ({"low_margin": [0, 1]}, r"'low_margin' must be a list of 2 booleans"),
+        ({"queries": -1}, r"'queries' must be an int >= 0; got -1"),
+        ({"queries": None}, r"'queries' must be an int >= 0; got None"),
+    ])
+    def test_bad_explanations(self, monkeypatch, change, message):
+        client = self.client(monkeypatch, "/explain", dict(self.GOOD_EXPLAIN, **change))
+        with pytest.raises(ServerError, match=r"^http://127\.0\.0\.1:1/explain sent a "
+                                              r"malformed reply: " + message) as raised:
+            client.explain(np.ones(self.N, dtype=np.int8), 7)
+        assert (raised.value.status, raised.value.url) == (200, self.URL)
+
+    @pytest.mark.parametrize("key", sorted(GOOD_EXPLAIN))
+    def test_an_explanation_missing_a_field(self, monkeypatch, key):
+        reply = {k: v for k, v in self.GOOD_EXPLAIN.items() if k != key}
+        client = self.client(monkeypatch, "/explain", reply)
+        with pytest.raises(ServerError, match=rf"'{key}' must be .*; got no '{key}'$"):
+            client.explain(np.ones(self.N, dtype=np.int8), 7)
+
+
+@pytest.fixture
+def fake_server():
+    """An HTTP server on 127.0.0.1 that answers every request with ``fake_server.reply``."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send(b'{"oracle": {"n": 4}}')
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send(server.reply)
+
+        def send(self, body):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+@pytest.mark.parametrize("reply, message", [
+    (b'{"answers": [5, 1], "queries": 0}', r"'answers\[0\]' must be the int -1 or 1; got 5"),
+    (b'{"answers": [1, 300], "queries": 0}', r"'answers\[1\]' must be the int -1 or 1; got 300"),
+    (b'{"answers": [[1, -1]], "queries": 0}', r"'answers' must be a list of 2 answers"),
+    (b'{"answers": [1, 1]}', r"'queries' must be an int >= 0; got no 'queries'"),
+])
+def test_a_real_server_that_sends_a_bad_reply(fake_server, reply, message):
+    fake_server.reply = reply
+    with pytest.raises(ServerError, match=re.escape(fake_server.url)
+                       + r"/answer sent a malformed reply: " + message):
+        Client(fake_server.url).answer(np.ones((2, 4), dtype=np.int8), 3)

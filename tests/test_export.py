@@ -241,6 +241,108 @@ class TestJsonIsChecked:
         with pytest.raises(ValueError, match=r"^ReconstructedTree\.from_json: .*" + match):
             ReconstructedTree.from_json(_edit(change))
 
+    @pytest.mark.parametrize("name, value", [("seed", 0), ("seed", 2 ** 64 - 1),
+                                             ("n", 2 ** 31 - 1)])
+    def test_the_edges_of_seed_and_n_are_read(self, name, value):
+        _, document, _, _ = _document()
+        document[name] = value
+        document["params"]["n"] = document["n"]
+        back = ReconstructedTree.from_json(json.dumps(document))
+        assert getattr(back, name) == value
+
+    @pytest.mark.parametrize("name, value, match", [
+        ("seed", -1, r"'seed' must be an int in the range \[0, 2\*\*64\)\. Got -1 instead"),
+        ("n", 0, r"'n' must be an int in the range \[1, 2\*\*31 - 1\]\. Got 0 instead"),
+    ])
+    def test_one_past_the_low_edges_of_seed_and_n_is_refused(self, name, value, match):
+        _, document, _, _ = _document()
+        document[name] = value
+        with pytest.raises(ValueError, match=r"^ReconstructedTree\.from_json: " + match):
+            ReconstructedTree.from_json(json.dumps(document))
+
+    def test_a_one_variable_tree_is_read(self):
+        _, document, leaf, _ = _document()
+        root = {"path": [], "kind": "leaf", "decision": document["nodes"][leaf]["decision"]}
+        document.update(n=1, nodes=[root], features={"0": "only"})
+        document["params"].update(n=1, depth=0)
+        back = ReconstructedTree.from_json(json.dumps(document))
+        assert (back.n, list(back.decisions), back.features) == (1, [()], {0: "only"})
+        assert back.params["depth"] == 0
+
+    @pytest.mark.parametrize("label", [-1, 1])
+    def test_both_labels_are_read(self, label):
+        _, document, leaf, _ = _document()
+        document["nodes"][leaf]["decision"]["label"] = label
+        path = tuple(map(tuple, document["nodes"][leaf]["path"]))
+        assert ReconstructedTree.from_json(json.dumps(document)).decisions[path].label == label
+
+    @pytest.mark.parametrize("change, match", [
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", 0), r"label must be -1 or \+1\. "
+                                                                    r"Got 0 instead"),
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", 2), r"Got 2 instead"),
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", -2), r"Got -2 instead"),
+        (lambda d, leaf, inner: _set(leaf["decision"], "label", 1.0),
+         r"the decision's 'label' must be int\. Got 1.0"),
+        (lambda d, leaf, inner: _set(inner["decision"], "variable", -1),
+         r"the variable must be in \[0, 10\) and not on the node's path\. Got -1"),
+        (lambda d, leaf, inner: _set(inner, "conditions", ["a", "b", "c"]),
+         r"'conditions' must be a list of two strings\. Got \['a', 'b', 'c'\]"),
+        (lambda d, leaf, inner: _set(inner, "conditions", ["a", 2]),
+         r"'conditions' must be a list of two strings"),
+        (lambda d, leaf, inner: _set(d, "version", 1.0), r"format version 1.0 is not"),
+        (lambda d, leaf, inner: _set(d, "version", 0), r"format version 0 is not"),
+        (lambda d, leaf, inner: _set(d, "params", [10, 4]), r"'params' must be an object"),
+        (lambda d, leaf, inner: d["params"].pop("depth"), r"an int 'depth' >= 0"),
+        (lambda d, leaf, inner: _set(d["params"], "depth", 4.0), r"an int 'depth' >= 0"),
+        (lambda d, leaf, inner: _set(d["params"], "n", True), r"'n' equal to the tree's n=10"),
+        (lambda d, leaf, inner: _set(d, "class_names", ["a", "b", "c"]),
+         r"'class_names' must be two strings \[minus, plus\]\. Got \['a', 'b', 'c'\]"),
+        (lambda d, leaf, inner: _set(d, "class_names", ["a", 1]), r"'class_names' must be two"),
+        (lambda d, leaf, inner: _set(d, "class_names", "ab"), r"'class_names' must be two"),
+    ])
+    def test_one_past_each_other_edge_is_refused(self, change, match):
+        with pytest.raises(ValueError, match=r"^ReconstructedTree\.from_json: .*" + match):
+            ReconstructedTree.from_json(_edit(change))
+
+    @pytest.mark.parametrize("features", [{"0": "a", "9": "b"}, {}])
+    def test_features_of_the_first_and_last_variables_are_read(self, features):
+        _, document, _, _ = _document()
+        document["features"] = features
+        back = ReconstructedTree.from_json(json.dumps(document))
+        assert back.features == {int(key): name for key, name in features.items()}
+
+    @pytest.mark.parametrize("features", [
+        {"10": "a"},                  # variable n
+        {"-1": "a"},
+        {"01": "a"},                  # "1" written otherwise: one variable could be named twice
+        {"1": "a", "01": "b"},
+        {"\uff13": "a"},              # a full-width 3: a digit to str.isdigit, not to to_json
+        {"\u00b2": "a"},              # a superscript 2, which int() does not read
+        {" 1": "a"},
+        {"9" * 5000: "a"},            # too long for int() to read
+        {"1": 7},                     # a name that is not a string
+        {"1": None},
+        ["a", "b"],                   # not an object
+        "a",
+    ])
+    def test_bad_features_are_refused(self, features):
+        _, document, _, _ = _document()
+        document["features"] = features
+        with pytest.raises(ValueError, match=r"^ReconstructedTree\.from_json: 'features' must "
+                                             r"map variable numbers in \[0, 10\), written as "
+                                             r"to_json writes them \(\"7\", not \"07\"\), to "
+                                             r"names, each once\. Got "):
+            ReconstructedTree.from_json(json.dumps(document))
+
+    def test_a_feature_named_twice_is_refused(self):
+        tree, _, _, _ = _document()
+        text = dataclasses.replace(tree, features={1: "a"}).to_json()
+        assert '"features": {"1": "a"}' in text
+        text = text.replace('"features": {"1": "a"}', '"features": {"1": "a", "1": "b"}')
+        with pytest.raises(ValueError, match=r"'features' must map .* each once\. Got "
+                                             r"\{'1': 'b'\}"):
+            ReconstructedTree.from_json(text)
+
     def test_paths_are_bounded_by_the_depth(self):
         _, document, _, _ = _document()
         deepest = next(e for e in document["nodes"] if len(e["path"]) == 3)

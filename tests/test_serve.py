@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 import time
+import types
 
 import numpy as np
 import pytest
@@ -26,6 +27,8 @@ from lca.serve import ServeSettings, demo_oracle
 from lca.serve.batching import AnswerQueue, AnsweringError, AnswerTimeout
 from lca.serve.cli import _settings
 from lca.serve.config import oracle_from_import_path
+from lca.serve import validate
+from lca.serve.validate import RequestError, read_body
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
 EFFICIENT = lca.Params.efficient(N, depth=8)
@@ -202,6 +205,26 @@ BAD_ANSWERS = [
      "points", r"'points' holds 2001 points; this server answers at most 2000 per request"),
     ("body too large", body(points=[row()] * 1500 + [[1] * 200_000]), "application/json",
      413, "body", r"the request body must be at most 600000 bytes .*Content-Length is"),
+    ("not UTF-8 in a sign", b'{"seed": 7, "signs": ["\xff' + b"+" * (N - 1) + b'"]}',
+     "application/json", 400, "body", r"^the request body is not valid JSON: a string is not "
+                                      r"UTF-8 \('utf-8' codec can't decode byte 0xff in "
+                                      r"position 0: invalid start byte\)$"),
+    ("not UTF-8 in a key", b'{"seed": 7, "sig\xc3ns": ["' + b"+" * N + b'"]}',
+     "application/json", 400, "body", r"^the request body is not valid JSON: a string is not "
+                                      r"UTF-8 .*byte 0xc3 in position 3"),
+    ("seed twice", b'{"seed": 1, "seed": 7, "signs": ["' + b"+" * N + b'"]}',
+     "application/json", 400, "seed", r"^the request body gives 'seed' 2 times; each field "
+                                      r"must be given once$"),
+    ("seed twice, spelled apart", b'{"se\\u0065d": 1, "signs": [], "seed": 7}',
+     "application/json", 400, "seed", r"^the request body gives 'seed' 2 times"),
+    ("seed thrice", b'{"seed": 7, "points": [], "seed": 7, "seed": 7}', "application/json",
+     400, "seed", r"^the request body gives 'seed' 3 times"),
+    ("points twice", body()[:-1] + b', "points": []}', "application/json", 400, "points",
+     r"^the request body gives 'points' 2 times; each field must be given once$"),
+    ("signs twice", b'{"seed": 7, "signs": ["' + b"+" * N + b'"], "signs": []}',
+     "application/json", 400, "signs", r"^the request body gives 'signs' 2 times"),
+    ("a quote in a sign", body(points=None, signs=['+"' + "-" * (N - 2)]), "application/json",
+     422, "signs", r"^'signs\[0\]\[1\]' must be \+ or -; got '\"'$"),
 ]
 
 
@@ -241,6 +264,95 @@ def test_a_streamed_body_over_the_limit_is_refused_while_it_arrives(server):
     assert_alive(server)
 
 
+def padded(size: int) -> bytes:
+    """A valid /answer body of exactly ``size`` bytes (JSON allows trailing spaces)."""
+    data = body()
+    return data + b" " * (size - len(data))
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "streamed"])
+def test_a_body_of_exactly_the_limit_is_read_and_one_byte_more_is_not(server, chunked):
+    status, reply, _ = post(server.url, "/answer", padded(MAX_BODY), chunked=chunked)
+    assert status == 200 and len(reply["answers"]) == 2
+    status, reply, _ = post(server.url, "/answer", padded(MAX_BODY + 1), chunked=chunked)
+    assert (status, reply["error"]["field"]) == (413, "body")
+    assert reply["error"]["message"].endswith("; got more" if chunked else
+                                              f"; Content-Length is {MAX_BODY + 1}")
+
+
+def read(chunks, max_bytes, content_length=None):
+    """:func:`read_body` of ``chunks``, as a server would call it."""
+    headers = {"content-type": "application/json"}
+    if content_length is not None:
+        headers["content-length"] = str(content_length)
+
+    async def stream():
+        for chunk in chunks:
+            yield chunk
+
+    return asyncio.run(read_body(headers, stream(), max_bytes=max_bytes,
+                                 deadline=time.monotonic() + 30))
+
+
+@pytest.mark.parametrize("chunks", [[b"x" * 10], [b"x" * 9, b"x"], [b"x"] * 10,
+                                    [b"", b"x" * 10, b""]])
+def test_read_body_takes_exactly_max_bytes_in_any_chunks(chunks):
+    assert read(chunks, 10) == b"x" * 10
+    assert read(chunks, 10, content_length=10) == b"x" * 10
+
+
+@pytest.mark.parametrize("chunks", [[b"x" * 11], [b"x" * 10, b"x"], [b"x"] * 11,
+                                    [b"x" * 10, b"", b"x"]])
+def test_read_body_refuses_max_bytes_plus_one_in_any_chunks(chunks):
+    with pytest.raises(RequestError, match=r"^the request body must be at most 10 bytes "
+                                           r"\(--max-body-bytes\); got more$") as refused:
+        read(chunks, 10)
+    assert (refused.value.status, refused.value.field) == (413, "body")
+
+
+def test_read_body_refuses_a_declared_length_of_max_bytes_plus_one_before_reading():
+    def unread():
+        raise AssertionError("read a body whose Content-Length is over the limit")
+        yield b""
+
+    with pytest.raises(RequestError, match=r"; Content-Length is 11$"):
+        read(unread(), 10, content_length=11)
+    # A declared length that is not a number is not trusted: the bytes are counted.
+    assert read([b"x" * 10], 10, content_length="-5") == b"x" * 10
+
+
+@pytest.mark.parametrize("seed", [0, 2 ** 64 - 1])
+def test_the_first_and_last_seeds_are_answered(server, seed):
+    expected = Reconstructor(small(), EFFICIENT).answer_many(POINTS[:2], seed).tolist()
+    status, reply, _ = post(server.url, "/answer", body(seed=seed, points=POINTS[:2].tolist()))
+    assert (status, reply["answers"]) == (200, expected)
+    status, reply, _ = post(server.url, "/explain",
+                            json.dumps({"seed": seed, "point": POINTS[0].tolist()}).encode())
+    assert (status, reply["seed"], reply["label"]) == (200, seed, expected[0])
+
+
+@pytest.mark.parametrize("data", [
+    body(), body(points=None, signs=["+" * N, "-" * N]), body(points=None, signs=[]),
+    b' { "signs" : [ "' + b"+" * N + b'" ] , "se\\u0065d" : 7 } ',
+])
+def test_a_valid_body_is_parsed_once(monkeypatch, data):
+    """json parses a body again only when it has more quotes than keys and signs need."""
+    def fail(*args, **kwargs):
+        raise AssertionError("parsed twice")
+
+    monkeypatch.setattr(validate, "json", types.SimpleNamespace(loads=fail))
+    seed, points = validate.parse_answer(data, N, MAX_POINTS)
+    assert seed == 7 and points.shape[1] == N and set(points.ravel()) <= {1, -1}
+    with pytest.raises(AssertionError, match="parsed twice"):  # the same with a seed more
+        validate.parse_answer(data.replace(b"{", b'{"seed": 1,', 1), N, MAX_POINTS)
+
+
+def test_exactly_max_points_are_answered(server):
+    status, reply, _ = post(server.url, "/answer", body(points=None,
+                                                        signs=["+" * N] * MAX_POINTS))
+    assert status == 200 and reply["answers"] == [reply["answers"][0]] * MAX_POINTS
+
+
 BAD_EXPLAINS = [
     ("missing point", json.dumps({"seed": 1}).encode(), 422, "point",
      r"'point' must be a list of ints -1 or 1: Object missing required field `point`"),
@@ -251,6 +363,11 @@ BAD_EXPLAINS = [
     ("points instead", body(), 422, "points", r"unknown field `points`"),
     ("seed too large", json.dumps({"seed": 2 ** 64, "point": row()}).encode(), 422, "seed",
      r"'seed' must be an int in \[0, 2\*\*64\); got 18446744073709551616$"),
+    ("seed twice", b'{"seed": 1, "point": [' + b"1, " * (N - 1) + b'1], "seed": 2}', 400,
+     "seed", r"^the request body gives 'seed' 2 times; each field must be given once$"),
+    ("point twice", b'{"seed": 1, "point": [], "point": [' + b"1, " * (N - 1) + b'1]}', 400,
+     "point", r"^the request body gives 'point' 2 times"),
+    ("not UTF-8", b'{"seed": 1, "p\xffoint": []}', 400, "body", r"a string is not UTF-8"),
 ]
 
 

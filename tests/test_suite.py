@@ -241,6 +241,30 @@ def test_lca_bench_reports_an_unknown_mode(capsys):
     assert "'mode' parameter of lca bench" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("mode, twice", [
+    ("efficient,efficient", "'efficient'"),
+    ("fixed, fixed", "'fixed'"),
+    ("efficient,fixed,efficient", "'efficient'"),
+    ("fixed,both", "'fixed'"),                   # through the alias
+    ("both,adaptive,fixed", "'fixed', 'adaptive'"),
+])
+def test_lca_bench_refuses_a_mode_named_twice(capsys, mode, twice):
+    from lca.cli import main
+
+    assert main(["bench", "--quick", "--mode", mode, "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        f"lca bench: error: argument --mode: The 'mode' parameter of lca bench must name each "
+        f"mode once. Got {mode!r} instead (naming {twice} more than once).\n")
+
+
+def test_lca_bench_names_an_unknown_mode_before_a_repeated_one(capsys):
+    from lca.cli import main
+
+    assert main(["bench", "--quick", "--mode", "turbo,turbo", "--quiet"]) == 2
+    assert "comma-separated list of 'fixed', 'adaptive', 'efficient', 'both'. Got " \
+        "'turbo,turbo' instead" in capsys.readouterr().err
+
+
 def test_lca_bench_blames_compare_for_an_unknown_compared_mode(capsys):
     from lca.cli import main
 

@@ -10,7 +10,7 @@ from typing import Any
 from lca.suite.cases import full_config, quick_config
 from lca.suite.measure import _BENCH_EXTRA
 from lca.suite.compare import DEFAULT_COMPARE
-from lca.suite.modes import DEFAULT_MODE, MODES, mode_text, parse_modes, resolve_modes
+from lca.suite.modes import ALIASES, DEFAULT_MODE, MODES, mode_text, parse_modes, resolve_modes
 from lca.suite.plots import make_plots
 from lca.suite.report import _headline, render_markdown
 from lca.suite.run import SuiteResult, run_suite
@@ -62,11 +62,24 @@ def add_bench_command(subparsers: Any) -> argparse.ArgumentParser:
     return configure_parser(parser)
 
 
+def _each_mode_once(mode: str) -> None:
+    """Refuse a ``--mode`` naming a mode twice, itself or through an alias
+    (``efficient,efficient``, ``fixed,both``): a typo, not a request to measure it once."""
+    parse_modes(mode)  # an unknown name is named first
+    named = [member for part in mode.split(",")
+             for member in ALIASES.get(part.strip(), (part.strip(),))]
+    twice = [name for name in MODES if named.count(name) > 1]
+    if twice:
+        raise ValueError(f"The 'mode' parameter of lca bench must name each mode once. Got "
+                         f"{mode!r} instead (naming {', '.join(map(repr, twice))} more than once).")
+
+
 def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> int:
     """Handler of ``lca bench``: run, write the report, plots and JSON; 0 on success."""
     if args.jobs < 1:
         raise ValueError(f"The '--jobs' parameter of lca bench must be an int >= 1. "
                          f"Got {args.jobs} instead.")
+    _each_mode_once(args.mode)
     compare = parse_modes(args.compare, "compare")
     if len(compare) != 2:
         raise ValueError(f"The '--compare' parameter of lca bench must name two different "
