@@ -56,7 +56,7 @@ def portable(error: BaseException) -> tuple[bytes, str]:
 
 
 def revive(data: bytes, text: str, note: str) -> BaseException:
-    """The exception :func:`portable` sent, with ``note`` added and the worker's traceback as its cause."""
+    """The exception :func:`portable` sent, with ``note`` and the worker's traceback as cause."""
     error = pickle.loads(data)
     error.add_note(note)
     error.__cause__ = _RemoteTraceback(text)

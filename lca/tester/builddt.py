@@ -1,4 +1,4 @@
-"""BuildDT (Figure "BuildDT", Lemma "Error of BuildDT"): a proper learner from a distance estimator.
+"""BuildDT (Figure "BuildDT", Lemma "Error of BuildDT"): a proper learner from distance estimates.
 
 :func:`build_dt` learns a size-``s``, depth-``d`` tree from any
 :class:`~lca.tester.distance.DistanceEstimator`; :func:`builddt_error_bound`
