@@ -38,7 +38,8 @@ from lca._validate import check_flag, check_int, check_seed, problem
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params
-from lca.parallel import ReplicaPool, _describe
+from lca.parallel import ReplicaPool
+from lca.parallel.worker import describe_replica as _describe
 from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer
 
 __all__ = [

@@ -4,9 +4,11 @@
 (node cache, and the record when ``record=True``);
 :meth:`lca.Reconstructor.materialize` decides the top levels first. Both
 return a :class:`ReconstructedTree`, which evaluates points
-(:meth:`~ReconstructedTree.query`), prints rules
-(:meth:`~ReconstructedTree.to_text`), writes JSON and Graphviz DOT, converts to
-:class:`lca.targets.DecisionTree` and draws its top levels with matplotlib.
+(:meth:`~ReconstructedTree.query`), writes and reads JSON and converts to
+:class:`lca.targets.DecisionTree`. Its readable views (text rules, Graphviz
+DOT, a matplotlib drawing of the top levels) are :mod:`lca.render`'s; the
+methods :meth:`~ReconstructedTree.to_text`, ``to_dot``, ``draw`` and
+``shown`` call them.
 
 A node that was never decided (or was evicted from the cache and not
 recorded) is *unexplored*: it is shown as such, and :meth:`query` refuses a
@@ -22,19 +24,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lca import render
 from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
-from lca._validate import check_int
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
 from lca.params import Params
+from lca.render import Shown
 from lca.targets import DecisionTree
 
 __all__ = [
@@ -57,24 +59,6 @@ class UnexploredNodeError(LookupError):
     def __init__(self, message: str, path: Path) -> None:
         super().__init__(message)
         self.path = path
-
-
-@dataclass(frozen=True)
-class Shown:
-    """A node of :meth:`ReconstructedTree.shown`: an internal node, a leaf or an unexplored subtree.
-
-    A leaf carries its label, its samples and how many of them agree with
-    the label (summed over merged leaves), ``mass`` its probability under
-    uniform points, and ``merged`` the number of splits merged into it.
-    """
-
-    kind: str
-    label: int = 0
-    samples: int = 0
-    agree: int = 0
-    mass: float = 0.0
-    merged: int = 0
-    variable: int = -1
 
 
 @dataclass(frozen=True)
@@ -235,140 +219,19 @@ class ReconstructedTree:
                 value[i] = decision.label
         return DecisionTree(self.n, var, minus, plus, value)
 
-    # -- readable output -------------------------------------------------------
+    # -- readable output: lca.render ---------------------------------------------
 
     def shown(self, merge: bool = True) -> dict[Path, Shown]:
-        """Every node as drawn: with ``merge``, equal-label sibling leaves become one leaf.
-
-        A node whose two subtrees are (after merging) leaves with the same
-        label is shown as one leaf carrying their summed samples and shares:
-        the tree computes the same function, with fewer splits on paper.
-        Keys are the paths of the nodes shown (children of a merged node are
-        not shown). A deterministic function of the tree.
-        """
-        views: dict[Path, Shown] = {}
-        for path, decision in reversed(list(self.walk())):  # children before parents
-            if decision is None:
-                views[path] = Shown("unexplored")
-            elif isinstance(decision, LeafDecision):
-                views[path] = Shown("leaf", decision.label, decision.samples,
-                                    (decision.samples + decision.label * decision.total) // 2,
-                                    0.5 ** len(path))
-            else:
-                minus, plus = (views[path + ((decision.variable, bit),)] for bit in (-1, 1))
-                if merge and minus.kind == plus.kind == "leaf" and minus.label == plus.label:
-                    views[path] = Shown("leaf", minus.label, minus.samples + plus.samples,
-                                        minus.agree + plus.agree, minus.mass + plus.mass,
-                                        minus.merged + plus.merged + 1)
-                else:
-                    views[path] = Shown("node", variable=decision.variable)
-        kept: dict[Path, Shown] = {}
-        stack: list[Path] = [()]
-        while stack:
-            path = stack.pop()
-            kept[path] = views[path]
-            if views[path].kind == "node":
-                variable = views[path].variable
-                stack += [path + ((variable, bit),) for bit in (1, -1)]
-        return kept
-
-    def _label_text(self, label: int) -> str:
-        if self.class_names is None:
-            return f"{label:+d}"
-        return self.class_names[0 if label < 0 else 1]
-
-    def _leaf_text(self, view: Shown, lines: bool = False) -> str:
-        """``label (12.5% of inputs, 60/64 samples agree)``, or on three lines."""
-        parts = [f"{_percent(view.mass)} of inputs"]
-        if view.samples:
-            parts.append(f"{view.agree}/{view.samples} samples agree")
-        if lines:
-            return "\n".join([self._label_text(view.label), *parts])
-        return f"{self._label_text(view.label)} ({', '.join(parts)})"
-
-    def _node_name(self, variable: int) -> str:
-        return self.features.get(variable, f"x{variable}")
-
-    def _summary(self, views: Mapping[Path, Shown]) -> str:
-        merged = sum(view.merged for view in views.values())
-        line = (f"T_{self.seed} of {self.oracle} (n={self.n}): "
-                f"{len(self.internal_nodes)} internal nodes, {len(self.leaves)} "
-                f"leaves, {len(self.unexplored)} unexplored")
-        if merged:
-            line += (f"; {merged} split(s) whose leaves all have one label shown merged "
-                     "(the function is unchanged)")
-        return line
+        """Every node as drawn, equal-label sibling leaves merged (:func:`lca.render.shown`)."""
+        return render.shown(self, merge)
 
     def to_text(self, merge: bool = True) -> str:
-        """Indented rules: one line per branch, its condition, then its subtree.
-
-        A leaf is shown as its class name (``class_names``; else
-        ``+1``/``-1``) with its share of the inputs (its probability under
-        the uniform distribution of points, which is the encoder's product
-        distribution for a model) and how many of its samples agree with its
-        label; an unexplored subtree as ``(unexplored)``. With ``merge``
-        (the default) a split whose leaves all have one label is shown as
-        one leaf, and the header says how many: the function is unchanged.
-        """
-        views = self.shown(merge)
-        lines = [self._summary(views)]
-
-        def outcome(path: Path) -> str | None:
-            view = views[path]
-            if view.kind == "unexplored":
-                return "(unexplored)"
-            if view.kind == "leaf":
-                return self._leaf_text(view)
-            return None
-
-        def emit(path: Path, indent: int) -> None:
-            variable = views[path].variable
-            for bit, condition in zip((-1, 1), self.conditions[path]):
-                child = path + ((variable, bit),)
-                end = outcome(child)
-                if end is None:
-                    lines.append(f"{'    ' * indent}{condition}:")
-                    emit(child, indent + 1)
-                else:
-                    lines.append(f"{'    ' * indent}{condition}: {end}")
-
-        root = outcome(())
-        if root is None:
-            emit((), 0)
-        else:
-            lines.append(root)
-        return "\n".join(lines)
+        """Indented rules, one line per branch (:func:`lca.render.to_text`)."""
+        return render.to_text(self, merge)
 
     def to_dot(self, merge: bool = True) -> str:
-        """Graphviz DOT: internal nodes named by their feature, branch conditions on the edges.
-
-        Leaves are boxes with their class name and shares (as in
-        :meth:`to_text`); unexplored subtrees are dashed boxes labelled
-        ``unexplored``. ``merge`` as in :meth:`to_text`; the graph's label
-        says how many splits were merged.
-        """
-        views = self.shown(merge)
-        lines = [f"digraph T_{self.seed} {{", '  node [fontname="Helvetica"];',
-                 '  edge [fontname="Helvetica", fontsize=10];',
-                 f'  label="{_dot_escape(self._summary(views))}"; labelloc=t; fontsize=10;']
-        ids: dict[Path, str] = {}
-        for path, view in views.items():  # pre-order: parents first
-            name = ids[path] = f"n{len(ids)}"
-            if view.kind == "unexplored":
-                lines.append(f'  {name} [label="unexplored", shape=box, style=dashed];')
-            elif view.kind == "leaf":
-                lines.append(f'  {name} [label="{_dot_escape(self._leaf_text(view, lines=True))}", '
-                             'shape=box];')
-            else:
-                lines.append(f'  {name} [label="{_dot_escape(self._node_name(view.variable))}"'
-                             ', shape=ellipse];')
-            if path:
-                parent = path[:-1]
-                bit = path[-1][1]
-                condition = self.conditions[parent][0 if bit < 0 else 1]
-                lines.append(f'  {ids[parent]} -> {name} [label="{_dot_escape(condition)}"];')
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+        """Graphviz DOT of the tree (:func:`lca.render.to_dot`)."""
+        return render.to_dot(self, merge)
 
     # -- JSON ------------------------------------------------------------------
 
@@ -425,78 +288,9 @@ class ReconstructedTree:
                 (its path and entry number) and the field.
         """
         return cls(**read_document(text))
-
-    # -- drawing ---------------------------------------------------------------
-
     def draw(self, max_levels: int = 4, ax: Any = None, merge: bool = True) -> Any:
-        """Draw the top ``max_levels`` levels with matplotlib; returns the axes.
-
-        Internal nodes are named by their feature, leaves by their class
-        with their shares (as in :meth:`to_text`), edges by their
-        conditions. Nodes deeper than ``max_levels - 1`` are not drawn; an
-        internal node whose children are cut off is marked ``…``. ``merge``
-        as in :meth:`to_text` (the title says how many splits were merged).
-        matplotlib is imported on use (``pip install 'lca[plot]'``).
-        """
-        max_levels = check_int("ReconstructedTree.draw", "max_levels", max_levels, 1)
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as error:  # pragma: no cover - depends on the environment
-            raise ImportError("ReconstructedTree.draw needs matplotlib "
-                              "(pip install 'lca[plot]')") from error
-        if ax is None:
-            _, ax = plt.subplots(figsize=(min(2 + 2.6 * 2 ** (max_levels - 1), 30),
-                                          1.4 * max_levels + 0.6))
-        views = self.shown(merge)
-        shown = [(p, v) for p, v in views.items() if len(p) < max_levels]
-        # x: drawn leaves (bottom of what is shown) take consecutive slots,
-        # parents sit midway between their children; y: minus the depth.
-        x: dict[Path, float] = {}
-        slot = 0
-        for path, view in reversed(shown):  # children before parents
-            children = [c for c in (path + ((view.variable, b),) for b in (-1, 1)) if c in x]
-            if view.kind == "node" and children:
-                x[path] = sum(x[c] for c in children) / len(children)
-            else:
-                x[path] = float(slot)
-                slot += 1
-        # reversed pre-order numbers the rightmost first; mirror to read left to right.
-        right = max(x.values())
-        x = {p: right - v for p, v in x.items()}
-        box = dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="0.3")
-        for path, view in shown:
-            if view.kind == "unexplored":
-                label, style = "unexplored", dict(box, linestyle="--", edgecolor="0.6")
-            elif view.kind == "leaf":
-                label, style = self._leaf_text(view, lines=True), dict(box, facecolor="0.9")
-            else:
-                cut = len(path) == max_levels - 1
-                label = textwrap.fill(self._node_name(view.variable), 18) + (" …" if cut else "")
-                style = box
-            ax.text(x[path], -len(path), label, ha="center", va="center", bbox=style,
-                    fontsize=8 if view.kind == "leaf" else 9, zorder=3)
-            if path:
-                parent = path[:-1]
-                condition = self.conditions[parent][0 if path[-1][1] < 0 else 1]
-                ax.plot([x[parent], x[path]], [-len(parent), -len(path)], color="0.5",
-                        linewidth=1, zorder=1)
-                # Nearer the child than the parent, wrapped: siblings' labels
-                # would otherwise overlap under a wide parent.
-                ax.text(0.35 * x[parent] + 0.65 * x[path], -len(path) + 0.35,
-                        textwrap.fill(condition, 20),
-                        ha="center", va="center", fontsize=7, color="0.2", zorder=2,
-                        bbox=dict(boxstyle="square,pad=0.1", facecolor="white",
-                                  edgecolor="none"))
-        ax.set_xlim(-0.7, right + 0.7)
-        ax.set_ylim(-(max(len(p) for p, _ in shown)) - 0.6, 0.6)
-        ax.set_axis_off()
-        merged = sum(view.merged for view in views.values())
-        ax.set_title(f"T_{self.seed} of {self.oracle}"
-                     + (f" (top {max_levels} levels)" if any(
-                         len(p) >= max_levels for p in views) else "")
-                     + (f"\n{merged} split(s) between equal-label leaves merged; the "
-                        "function is unchanged" if merged else ""), fontsize=10)
-        return ax
+        """Draw the top ``max_levels`` levels with matplotlib (:func:`lca.render.draw`)."""
+        return render.draw(self, max_levels, ax, merge)
 
 
 def _readable_fields(tree: ReconstructedTree) -> dict[str, Any]:
@@ -508,17 +302,6 @@ def _readable_fields(tree: ReconstructedTree) -> dict[str, Any]:
     if tree.class_names is not None:
         fields["class_names"] = list(tree.class_names)
     return fields
-
-
-def _percent(share: float) -> str:
-    """A share as a short percentage: ``12.5%``, ``0.39%``, ``<0.01%``."""
-    if share >= 0.1:
-        return f"{share:.1%}".replace(".0%", "%")
-    return f"{share:.2%}" if share >= 1e-4 else "<0.01%"
-
-
-def _dot_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def tree_from_decisions(oracle: Oracle, params: Params, seed: int,

@@ -448,7 +448,7 @@ class TestFormats:
     def test_dot_escapes_backslashes(self):
         # Issue 18, item 10: a condition ending in a backslash would otherwise escape
         # the closing quote of its label.
-        from lca.export import _dot_escape
+        from lca.render import _dot_escape
 
         assert _dot_escape('C:\\dir "x"\nend\\') == 'C:\\\\dir \\"x\\"\\nend\\\\'
         weird = {-1: 'path = C:\\temp\\', 1: 'say "hi"\\n\nnext'}

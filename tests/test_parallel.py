@@ -217,14 +217,14 @@ class DieOnStart(Oracle):
 def stopped_exit_codes(monkeypatch) -> list:
     """Exit codes of the worker processes the pool stops from now on, in order."""
     exits: list = []
-    stop = lca.parallel._stop
+    stop = lca.parallel.pool._stop
 
     def recording(processes, grace):
         processes = list(processes)
         stop(processes, grace)
         exits.extend(process.exitcode for process in processes)
 
-    monkeypatch.setattr(lca.parallel, "_stop", recording)
+    monkeypatch.setattr(lca.parallel.pool, "_stop", recording)
     return exits
 
 

@@ -1,50 +1,18 @@
-"""Answer large batches with worker processes, each a stateless replica.
+"""The pool: worker processes, tasks sent and answers taken, faults, logs received.
 
-A worker is shipped ``(oracle, params)`` once, pickled, and each task brings a
-seed and packed query points. Nothing else crosses the process boundary: no
-shared memory, no shared cache, no decision made by the parent. Every decision
-is a deterministic function of ``(oracle, params, seed, path)`` (Remark "Local
-reconstruction"), so the answers equal those of one process whatever the
-number of workers, the routing, the start method, and whatever faults and
-retries happened on the way.
-
-Routing (a hint, never an input to a decision):
-
-* ``"prefix"`` — the parent decides the top nodes of ``T_seed`` itself
-  (cheap, and every replica derives the same ones), groups the queries by the
-  node they reach, and sends whole groups to workers, largest first. Nodes
-  below a group's prefix are built by exactly one worker, so little work is
-  duplicated across workers.
-* ``"chunk"`` — contiguous slices of the batch. Every worker rebuilds the top
-  of the tree for every slice: simple, and a useful contrast.
-
-Faults: a worker that dies mid-task (``SIGKILL``, the OOM killer) is replaced
-and its task recomputed by another worker; each task's answers are taken from
-exactly one completed attempt. An exception raised by the oracle in a worker
-is re-raised in the caller with its own type, message and notes (including
-the node path added by :mod:`lca.estimate`) plus a note naming the worker.
-On any error or ``KeyboardInterrupt`` every worker is terminated before the
-exception propagates; the pool starts fresh workers on its next use.
-
-Logging: records emitted in workers (at levels the parent's root and ``lca``
-loggers enable) are shipped through a multiprocessing queue and handed to the
-parent's loggers, so the caller's own ``logging`` configuration sees them in
-one stream. Each record carries ``processName`` and ``lca_worker`` set to the
-worker's name, e.g. ``"lca-worker-1"``. The receiving end is
-``multiprocessing_logging.MultiProcessingHandler``.
+:class:`ReplicaPool` starts the workers of :mod:`lca.parallel.worker`, cuts a
+batch into tasks (routed by :mod:`lca.parallel.routing`), hands each to one
+worker at a time, takes each task's answers from exactly one completed
+attempt, replaces dead workers and re-raises their errors
+(:mod:`lca.parallel.errors`); :func:`answer_parallel` does it with a fresh pool.
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 import multiprocessing
-import os
-import pickle
-import signal
 import time
-import traceback
 import weakref
 from collections import deque
 from collections.abc import Iterable
@@ -59,66 +27,18 @@ from lca import derive
 from lca._processes import require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path
-from lca.oracle import Oracle, _oracle_n, check_points
+from lca.oracle import Oracle, check_points
 from lca.params import Params
-from lca.reconstruct import (
-    AnswerStats,
-    Decision,
-    LeafDecision,
-    Reconstructor,
-    progress_bar,
-    warn_if_guesswork,
-)
+from lca.parallel.errors import TaskTimeoutError, WorkerError, revive
+from lca.parallel.routing import (GROUPS_PER_WORKER, ROUTER_CACHE, ROUTINGS, DecisionKey,
+                                  Router)
+from lca.parallel.worker import PICKLE_ADVICE, describe_replica, worker_main
+from lca.reconstruct import AnswerStats, Decision, progress_bar, warn_if_guesswork
 
-__all__ = ["ParallelResult", "ReplicaPool", "TaskTimeoutError", "WorkerError",
-           "answer_parallel"]
+__all__ = ["ParallelResult", "ReplicaPool", "answer_parallel"]
 
-_log = logging.getLogger(__name__)
-
-DecisionKey = tuple[int, Path]
-
-ROUTINGS = ("prefix", "chunk")
-# Prefix routing aims for this many groups per worker: enough for dynamic
-# scheduling to balance uneven groups, few enough that the parent's share of
-# the work (one node per expansion) stays negligible.
-_GROUPS_PER_WORKER = 8
-_MAX_EXPANSIONS = 1024
-_ROUTER_CACHE = 4096
-_PICKLE_ADVICE = (
-    "Worker processes rebuild the oracle from a pickled description, so it must "
-    "pickle with the standard pickle module and unpickle in a fresh interpreter: "
-    "define it as a module-level Oracle subclass (or wrap a module-level function "
-    "with lca.from_callable), not a lambda, closure, local class or a class defined "
-    "in an interactive session; give objects holding files, locks, sockets or "
-    "handles a __getstate__/__setstate__ (or __reduce__) that rebuilds them from a "
-    "description such as a path or URL. See docs/parallel.md."
-)
-
-
-class WorkerError(RuntimeError):
-    """A worker failed in a way that has no exception of its own to re-raise.
-
-    Raised when a task killed its worker more often than ``max_retries`` allows,
-    when no worker can be started, or in place of an exception that cannot be
-    pickled (its type, message and notes are copied into this one).
-    """
-
-
-class TaskTimeoutError(WorkerError, TimeoutError):
-    """A worker exceeded :class:`ReplicaPool`'s ``task_timeout`` on one task.
-
-    The worker was killed; the task is not retried (an oracle that hangs
-    would hang again). The message names the worker, the task and the timeout.
-    """
-
-
-class _RemoteTraceback(Exception):
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
+# The package's logger: the name callers and docs/parallel.md configure.
+_log = logging.getLogger("lca.parallel")
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,141 +86,6 @@ class ParallelResult:
         return 1.0 - self.distinct_nodes / self.node_computations
 
 
-# -- descriptions and exceptions ----------------------------------------------
-
-def _describe(oracle: Oracle, params: Params, owner: str) -> bytes:
-    """The pickled ``(oracle, params)`` a worker rebuilds its replica from."""
-    if not isinstance(oracle, Oracle):
-        raise TypeError(
-            f"The 'oracle' parameter of {owner} must be an lca.Oracle; wrap plain "
-            f"functions with lca.from_callable. Got {type(oracle).__name__} instead."
-        )
-    if not isinstance(params, Params):
-        raise TypeError(f"The 'params' parameter of {owner} must be an lca.Params. "
-                        f"Got {type(params).__name__} instead.")
-    if _oracle_n(oracle) != params.n:
-        raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params have "
-                         f"n={params.n}")
-    try:
-        return pickle.dumps((oracle, params), protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as error:
-        raise TypeError(f"{owner}: oracle {oracle!r} cannot be pickled "
-                        f"({type(error).__name__}: {error}). {_PICKLE_ADVICE}") from error
-
-
-def _portable(error: BaseException) -> tuple[bytes, str]:
-    """``error`` pickled (or a :class:`WorkerError` copy if it won't round-trip) and its traceback."""
-    text = "".join(traceback.format_exception(error))
-    try:
-        data = pickle.dumps(error)
-        pickle.loads(data)
-    except Exception:
-        copy = WorkerError(f"{type(error).__module__}.{type(error).__qualname__}: {error} "
-                           "(the original exception could not be pickled)")
-        for note in getattr(error, "__notes__", ()):
-            copy.add_note(note)
-        data = pickle.dumps(copy)
-    return data, text
-
-
-def _revive(data: bytes, text: str, note: str) -> BaseException:
-    error = pickle.loads(data)
-    error.add_note(note)
-    error.__cause__ = _RemoteTraceback(text)
-    return error
-
-
-# -- worker side ----------------------------------------------------------------
-
-class _ToParent(logging.Handler):
-    """Worker half of the log pipe: ship self-contained records to the parent."""
-
-    def __init__(self, queue: Any, worker: str) -> None:
-        super().__init__()
-        self.queue = queue
-        self.worker = worker
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            record.lca_worker = self.worker
-            # Same flattening as multiprocessing_logging: no unpicklable args.
-            if record.args:
-                record.msg = record.getMessage()
-                record.args = None
-            if record.exc_info:
-                record.exc_text = logging.Formatter().formatException(record.exc_info)
-                record.exc_info = None
-            self.queue.put_nowait(record)
-        except Exception:
-            self.handleError(record)
-
-
-def _worker_logging(queue: Any, levels: dict[str, int], worker: str) -> None:
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    root.addHandler(_ToParent(queue, worker))
-    for name, level in levels.items():
-        logging.getLogger(name or None).setLevel(level)
-
-
-def _worker_main(description: bytes, conn: connection.Connection, log_queue: Any,
-                 log_levels: dict[str, int], cache_size: int, record: bool,
-                 batch_size: int | None) -> None:
-    # Ctrl-C reaches the whole process group; the parent decides what stops.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    name = multiprocessing.current_process().name
-    _worker_logging(log_queue, log_levels, name)
-    log = logging.getLogger("lca.parallel.worker")
-    try:
-        oracle, params = pickle.loads(description)
-        replica = Reconstructor(oracle, params, cache_size=cache_size, record=record)
-    except Exception as error:
-        conn.send(("init-error", *_portable(error)))
-        return
-    log.debug("%s ready (pid %d)", name, os.getpid())
-    conn.send(("ready", os.getpid()))
-    parent = multiprocessing.parent_process()
-    while True:
-        try:
-            # Never outlive the parent: its end of the pipe closes when it dies
-            # (EOF), except under fork, where siblings may hold copies of it.
-            while not conn.poll(1.0):
-                if parent is not None and not parent.is_alive():
-                    return
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        task_id, seed, packed, prefix = message
-        started = time.process_time()
-        try:
-            points = derive.unpack_points(packed, params.n)
-            log.debug("%s: task %d, %d queries under %s", name, task_id,
-                      points.shape[0], prefix)
-            replica.decisions.clear()
-            stats = AnswerStats()
-            built: list[Path] = []
-            step = batch_size or max(points.shape[0], 1)
-            answers = np.empty(points.shape[0], dtype=np.int8)
-            for lo in range(0, points.shape[0], step):
-                answers[lo:lo + step] = replica._answers(points[lo:lo + step], seed)
-                stats += replica.last_stats
-                built += replica.last_built
-            reply: tuple[Any, ...] = ("done", task_id, answers, stats, built,
-                                      dict(replica.decisions) if record else None,
-                                      time.process_time() - started)
-        except Exception as error:
-            reply = ("error", task_id, *_portable(error), isinstance(error, MemoryError))
-        try:
-            conn.send(reply)
-        except (OSError, ValueError):
-            return
-
-
-# -- parent side: logging, routing ---------------------------------------------
-
 class _Dispatch(logging.Handler):
     """Hand a worker's record to the parent's logger of the same name."""
 
@@ -334,62 +119,6 @@ def _log_levels() -> dict[str, int]:
             levels[name] = level
     return levels
 
-
-class _Router:
-    """The parent's view of the top of ``T_seed``: decides nodes, never answers.
-
-    Decisions come from a :class:`Reconstructor`, but only to group queries;
-    workers decide every node again themselves, so a router that disagreed
-    would cost duplicated work, never a wrong answer.
-    """
-
-    def __init__(self, oracle: Oracle, params: Params) -> None:
-        self.params = params
-        self._reconstructor = Reconstructor(oracle, params, cache_size=_ROUTER_CACHE)
-
-    def decide(self, seed: int, path: Path, stats: AnswerStats,
-               built: list[Path], seen: dict[DecisionKey, Decision]) -> Decision:
-        decision = self._reconstructor.decide(seed, path)
-        stats += self._reconstructor.last_stats
-        built += self._reconstructor.last_built
-        seen[(seed, path)] = decision
-        return decision
-
-    def groups(self, points: np.ndarray, seed: int, target: int, max_rows: int | None,
-               stats: AnswerStats, built: list[Path],
-               seen: dict[DecisionKey, Decision]) -> list[tuple[Path, np.ndarray]]:
-        """Split the largest group at its node until there are ``target`` groups
-        and none larger than ``max_rows`` (groups at leaves are never split)."""
-        rows = np.arange(points.shape[0])
-        heap: list[tuple[int, Path, np.ndarray]] = [(-rows.size, (), rows)]
-        final: list[tuple[Path, np.ndarray]] = []
-        expansions = 0
-        while heap:
-            largest = -heap[0][0]
-            if (len(heap) + len(final) >= target
-                    and (max_rows is None or largest <= max_rows)):
-                break
-            _, path, rows = heapq.heappop(heap)
-            if len(path) >= self.params.path_length or expansions >= _MAX_EXPANSIONS:
-                final.append((path, rows))
-                continue
-            decision = self.decide(seed, path, stats, built, seen)
-            expansions += 1
-            if isinstance(decision, LeafDecision):  # an adaptive early leaf
-                final.append((path, rows))
-                continue
-            values = points[rows, decision.variable]
-            for bit in (-1, 1):
-                chosen = rows[values == bit]
-                if chosen.size:
-                    heapq.heappush(heap, (-chosen.size, path + ((decision.variable, bit),),
-                                          chosen))
-        final.extend((path, rows) for _, path, rows in heap)
-        final.sort(key=lambda group: (-group[1].size, group[0]))
-        return final
-
-
-# -- the pool -------------------------------------------------------------------
 
 @dataclass
 class _Task:
@@ -462,7 +191,7 @@ class ReplicaPool:
                  batch_size: int | None = None, record: bool = False,
                  max_retries: int = 2, task_timeout: float | None = None) -> None:
         owner = "ReplicaPool"
-        self._description = _describe(oracle, params, owner)
+        self._description = describe_replica(oracle, params, owner)
         self.workers = check_int(owner, "workers", workers, 1)
         methods = multiprocessing.get_all_start_methods()
         if start_method not in methods:
@@ -479,7 +208,7 @@ class ReplicaPool:
         self.start_method = start_method
         self.record = record
         self._context = multiprocessing.get_context(start_method)
-        self._router = _Router(oracle, params)
+        self._router = Router(oracle, params)
         self._workers: dict[int, _Worker] = {}
         self._processes: list[multiprocessing.process.BaseProcess] = []
         self._logs: _LogReceiver | None = None
@@ -528,7 +257,7 @@ class ReplicaPool:
     def _spawn(self, slot: int) -> None:
         parent_end, child_end = self._context.Pipe(duplex=True)
         process = self._context.Process(
-            target=_worker_main, name=f"lca-worker-{slot}", daemon=True,
+            target=worker_main, name=f"lca-worker-{slot}", daemon=True,
             args=(self._description, child_end, self._logs.queue, _log_levels(),
                   self.cache_size, self.record, self.batch_size))
         # Ctrl-C is the parent's to handle: a worker still importing would
@@ -582,7 +311,7 @@ class ReplicaPool:
                seen: dict[DecisionKey, Decision]) -> list[_Task]:
         m = points.shape[0]
         if routing == "prefix":
-            target = 1 if self.workers == 1 else _GROUPS_PER_WORKER * self.workers
+            target = 1 if self.workers == 1 else GROUPS_PER_WORKER * self.workers
             groups = self._router.groups(points, seed, target, chunk_size,
                                          routing_stats, built, seen)
         else:
@@ -728,7 +457,7 @@ class ReplicaPool:
                 worker.broken = True  # its sentinel fires; _bury requeues the task
                 continue
             if task.prefix:
-                if len(self._affinity) > _ROUTER_CACHE:
+                if len(self._affinity) > ROUTER_CACHE:
                     self._affinity.clear()  # only a scheduling hint
                 self._affinity[(batch.seed, task.prefix)] = worker.slot
 
@@ -756,12 +485,12 @@ class ReplicaPool:
             self._startup_failures = 0
             return
         if kind == "init-error":
-            error = _revive(message[1], message[2],
+            error = revive(message[1], message[2],
                             f"lca.parallel: raised in {worker.name} while rebuilding "
                             "the oracle from its pickled description")
             raise TypeError(f"ReplicaPool: a worker could not rebuild oracle "
                             f"{self.oracle!r}: {type(error).__name__}: {error}. "
-                            f"{_PICKLE_ADVICE}") from error
+                            f"{PICKLE_ADVICE}") from error
         task = worker.task
         assert task is not None and message[1] == task.id
         worker.task = None
@@ -778,7 +507,7 @@ class ReplicaPool:
             batch.recomputed += 1
             return
         where = f" routed under prefix {task.prefix}" if task.prefix else ""
-        raise _revive(data, text, f"lca.parallel: raised in {worker.name} (pid "
+        raise revive(data, text, f"lca.parallel: raised in {worker.name} (pid "
                       f"{worker.pid}) while answering {task.rows.size} queries{where}, "
                       f"seed {batch.seed}")
 
