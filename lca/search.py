@@ -86,7 +86,7 @@ from lca.derive import Path
 from lca.engine import Request, Steps, drive
 from lca.estimate import anytime_rounds, lead_is_certified, leaf_label, ln_upper, ln_upper_exact
 from lca.estimator import Estimator, NodeContext
-from lca.oracle import Oracle
+from lca.oracle import Oracle, OracleError
 
 __all__ = [
     "FLIP",
@@ -522,10 +522,10 @@ def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndar
                 sums[at] = block[signs > 0].sum(axis=0, dtype=np.int32)
                 sums[at] -= block[signs < 0].sum(axis=0, dtype=np.int32)
         else:
-            # Short rows, many blocks: one reduction over all of them.
-            signed = bits.astype(np.int16)
-            signed *= values[lo:hi, None]
-            sums = np.add.reduceat(signed, firsts, axis=0, dtype=np.int64)
+            # Short rows, many blocks: one reduction over all of them, summed in
+            # int32 (a slice holds fewer than 2**31 rows), widened after.
+            signed = bits.view(np.int8) * values[lo:hi, None]
+            sums = np.add.reduceat(signed, firsts, axis=0, dtype=np.int32).astype(np.int64)
         sums *= -2
         # Blocks are in owner order: merge the blocks of one owner, then add.
         rows = owners[present]
@@ -695,6 +695,14 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
         lengths = np.bitwise_count(x[members] ^ y[members]).sum(axis=1, dtype=np.int64)
+        if not lengths.all():
+            # x = y with f(x) != f(y): the oracle answered one point with two values.
+            at = members[np.argmin(lengths)]
+            raise OracleError(
+                f"the oracle answered the same point with two different values (pair "
+                f"{int(pair[at])} of the node at path {paths[int(node[at])]}): lca needs "
+                "a fixed function, the same value every time a point is asked (derive "
+                "random labels from the point, as lca.targets.with_label_noise does)")
         order = np.empty((members.size, int(lengths.max())),
                          dtype=np.int32 if n < 1 << 31 else np.int64)
         for first in range(0, members.size, part):
@@ -1292,8 +1300,9 @@ class SearchEstimator(Estimator):
             f"  pairs per node        {params.first_round}, doubling up to "
             f"{params.score_samples}, up to {schedule(params.first_round, params.score_samples)[0][-1]} "
             "at a noisy node  (2 queries each, plus about log2 n per disagreeing "
-            f"pair, plus one flip per pair for each of at most {SEARCH_CANDIDATES + 1} "
-            "candidates and one probe flip per pair at the cap)",
+            f"pair; each round flips at most {SEARCH_CANDIDATES + 1} candidates on the "
+            "pairs each has not been flipped on, a new candidate from pair 0; one probe "
+            "flip per pair at the cap)",
             f"  certified early leaf  {certified_text(params)}",
             f"  uncertified leaf      at the cap: no variable stands out, at most "
             f"{params.eps:.3g} of the node's points disagree, and the probes say noise "

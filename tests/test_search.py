@@ -404,3 +404,37 @@ def test_switching_orders_equal_a_plain_lexsort(n, ties):
     for row, expected in enumerate(want):
         assert order[row, :expected.size].tolist() == expected.tolist(), row
         assert (order[row, expected.size:] >= n).all()  # padding lies past every coordinate
+
+
+class _Alternating(lca.Oracle):
+    """Not a fixed function: row 2j of every call is +1, row 2j + 1 is -1."""
+
+    n = 1
+    name = "alternating"
+
+    def query(self, points):
+        return np.where(np.arange(points.shape[0]) % 2 == 0, 1, -1).astype(np.int8)
+
+
+def test_an_oracle_that_is_not_a_fixed_function_is_named_not_crashed_on():
+    # With n = 1 a pair is one point twice about half the time, and this oracle
+    # gives every pair's two points different values: a point with two values.
+    rec = lca.Reconstructor(_Alternating(), lca.Params.efficient(n=1, depth=1))
+    with pytest.raises(lca.OracleError, match=r"answered the same point with two different "
+                                              r"values \(pair \d+ of the node at path \(\)\)"):
+        rec.answer(np.ones(1, dtype=np.int8), seed=0)
+
+
+@pytest.mark.parametrize("kwargs, line", [
+    # Z = ceil(ln_upper(2 R / delta) / eps): R = 4 rounds (16, 32, 64 and the noisy 128).
+    ({}, "certified early leaf  102 or more own points unanimous: f there is 0.05-close to "
+         "constant, except with probability 0.05 per node"),
+    # eps = 0.01: Z = 508 > 256, the most own points a node can draw (2 per pair, 128 pairs).
+    ({"eps": 0.01}, "certified early leaf  never at these values: certifying needs 508 "
+                    "unanimous own points, more than the 256 a node can draw"),
+    # pairs = 16 (one quiet round and a noisy one of 32 pairs: R = 2): Z = 88 > 64.
+    ({"pairs": 16}, "certified early leaf  never at these values: certifying needs 88 "
+                    "unanimous own points, more than the 64 a node can draw"),
+])
+def test_describe_states_when_a_constant_leaf_can_be_certified(kwargs, line):
+    assert line in lca.Params.efficient(n=100, **kwargs).describe()
