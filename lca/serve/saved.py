@@ -66,20 +66,22 @@ class SavedTree:
 def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
     """The answerer and the oracle view of the Surrogate saved at ``path``.
 
-    Raises ``ValueError`` naming ``--model`` if the file cannot be read or is
-    not a saved Surrogate.
+    The document is checked whole by :meth:`lca.models.Surrogate.from_json`
+    (every field, its consistency with the tree and the encoder, the
+    digest) before anything answers from it. Raises ``ValueError`` naming
+    ``--model`` if the file cannot be read or is not a saved Surrogate.
     """
     from lca.models import Surrogate
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, "rb") as handle:  # bytes: json finds the encoding, or says why not
             text = handle.read()
     except OSError as error:
         raise ValueError(f"The 'model' parameter of lca serve: cannot read {path!r}: "
                          f"{error.strerror or error}") from None
     try:
         surrogate = Surrogate.from_json(text)
-    except (TypeError, ValueError) as error:
+    except ValueError as error:
         raise ValueError(f"The 'model' parameter of lca serve: {path!r} is not a saved "
                          f"lca.models.Surrogate: {error}") from None
     tree = surrogate.tree()
