@@ -163,7 +163,7 @@ def _float(text: str) -> Any:
 
 
 def _int(text: str) -> Any:
-    return int(text) if len(text.lstrip("-")) <= _MAX_INT_DIGITS else _Unreadable(text)
+    return int(text) if len(text) <= _MAX_INT_DIGITS else _Unreadable(text)
 
 
 def _name(where: tuple[Any, ...]) -> str:
@@ -192,24 +192,44 @@ def _parse(text: Any) -> dict[str, Any]:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{OWNER}: not a saved Surrogate (expected \"format\": "
                          f"{FORMAT!r}).")
-    # One walk, no recursion: every value of the document is a plain JSON value.
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(document, ())]
-    while stack:
-        value, where = stack.pop()
+    where = _first_flaw(document)
+    if where is not None:
+        value = _at(document, where)
         if isinstance(value, _Unreadable):
             raise ValueError(f"{OWNER}: {_name(where)} is {_brief.repr(value.text)}; numbers "
                              "in a saved Surrogate are finite, with at most "
                              f"{_MAX_INT_DIGITS} digits.")
-        if isinstance(value, (dict, list)) and len(where) >= _MAX_NESTING:
-            raise ValueError(f"{OWNER}: {_name(where)} is nested {len(where)} levels deep; a "
-                             f"saved Surrogate nests {_MAX_NESTING} levels at most.")
-        if isinstance(value, dict):
-            if value.repeated:
-                raise ValueError(f"{OWNER}: {_name(where)} gives the key "
-                                 f"{value.repeated[0]!r} more than once.")
-            stack.extend((item, (*where, key)) for key, item in value.items())
-        elif isinstance(value, list):
-            stack.extend((item, (*where, i)) for i, item in enumerate(value))
+        if isinstance(value, dict) and value.repeated:
+            raise ValueError(f"{OWNER}: {_name(where)} gives the key "
+                             f"{value.repeated[0]!r} more than once.")
+        raise ValueError(f"{OWNER}: {_name(where)} is nested {len(where)} levels deep; a "
+                         f"saved Surrogate nests {_MAX_NESTING} levels at most.")
+    return document
+
+
+def _first_flaw(document: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Where the document holds an unreadable number, a repeated key or too deep a nesting.
+
+    One walk without recursion (the document may be nested as deep as the
+    parser allowed); locations are built only along the way to a flaw.
+    """
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(document, ())]
+    while stack:
+        value, where = stack.pop()
+        if type(value) is _Unreadable:
+            return where
+        if isinstance(value, (dict, list)):
+            if len(where) >= _MAX_NESTING or getattr(value, "repeated", ()):
+                return where
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((item, (*where, key)) for key, item in items
+                         if isinstance(item, (dict, list, _Unreadable)))
+    return None
+
+
+def _at(document: Any, where: tuple[Any, ...]) -> Any:
+    for step in where:
+        document = document[step]
     return document
 
 

@@ -313,7 +313,8 @@ class Surrogate:
 
         Rows are encoded (:meth:`QuantileEncoder.encode`) and answered by
         ``T_seed``: the same answers as ``tree().query`` on the encoded rows
-        and as :meth:`explain`, in any process.
+        and as :meth:`explain`, in any process. No rows give an empty array
+        (of the labels' dtype).
         """
         self._check_fitted("predict")
         return self._labels(self._answers(self.encoder_.encode(X)))
@@ -381,7 +382,11 @@ class Surrogate:
         product = _agreement(self._answers(points), oracle.query(points))
         data = None
         if X is not None:
-            data = _agreement(self._answers(self.encoder_.encode(X)), oracle.label_rows(X))
+            encoded = self.encoder_.encode(X)
+            if encoded.shape[0] == 0:  # checked before the model is asked about no rows
+                raise ValueError("The 'X' parameter of Surrogate.fidelity must have at least "
+                                 "one row: agreement on no rows is undefined. Got 0 rows.")
+            data = _agreement(self._answers(encoded), oracle.label_rows(X))
         return Fidelity(product, data)
 
     def _oracle(self, owner: str) -> ModelOracle:

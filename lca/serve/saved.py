@@ -68,8 +68,8 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
 
     The document is checked whole by :meth:`lca.models.Surrogate.from_json`
     (every field, its consistency with the tree and the encoder, the
-    digest) before anything answers from it. Raises ``ValueError`` naming
-    ``--model`` if the file cannot be read or is not a saved Surrogate.
+    digest) before anything answers from it. Raises ``ValueError`` starting
+    ``argument --model:`` if the file cannot be read or is not a saved Surrogate.
     """
     from lca.models import Surrogate
 
@@ -77,12 +77,14 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
         with open(path, "rb") as handle:  # bytes: json finds the encoding, or says why not
             text = handle.read()
     except OSError as error:
-        raise ValueError(f"The 'model' parameter of lca serve: cannot read {path!r}: "
+        raise ValueError(f"argument --model: cannot read {path!r}: "
                          f"{error.strerror or error}") from None
     try:
         surrogate = Surrogate.from_json(text)
     except ValueError as error:
-        raise ValueError(f"The 'model' parameter of lca serve: {path!r} is not a saved "
-                         f"lca.models.Surrogate: {error}") from None
+        # Said as the option, so that the fields the message names in quotes
+        # ('depth', 'seed') are not taken for options of lca serve.
+        raise ValueError(f"argument --model: {path!r} is not a saved lca.models.Surrogate: "
+                         f"{error}") from None
     tree = surrogate.tree()
     return SavedTree(tree, surrogate.params_), TreeOracle(tree)
