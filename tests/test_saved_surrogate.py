@@ -461,3 +461,17 @@ def test_describe_does_not_show_the_model_file_path(saved, tmp_path) -> None:
     assert described["oracle"]["source"] == "model" and described["oracle"]["spec"] is None
     assert described["seeds"] == [5]
     assert "private-folder" not in body and str(tmp_path) not in body
+
+
+def test_serve_reads_only_regular_files(tmp_path, capsys) -> None:
+    """A device or a pipe would be read forever or block: refused before reading."""
+    pytest.importorskip("uvicorn")
+    import os
+
+    pipe = tmp_path / "pipe.json"
+    os.mkfifo(pipe)  # opening it to read would wait for a writer that never comes
+    for path in [str(pipe), str(tmp_path)] + (["/dev/zero"] if os.path.exists("/dev/zero")
+                                              else []):
+        assert main(["serve", "--model", path]) == 2
+        assert capsys.readouterr().err == (f"lca serve: error: argument --model: cannot read "
+                                           f"{path!r}: not a regular file\n")

@@ -86,11 +86,10 @@ def write_document(fields: dict[str, Any], indent: int | None) -> str:
 
     ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``.
     """
-    document = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
+    content = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
     try:
-        document = {"format": FORMAT, "version": FORMAT_VERSION,
-                    "digest": digest(document), **fields}
-        return json.dumps(document, indent=indent, allow_nan=False)
+        return json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
+                           "digest": digest(content), **fields}, indent=indent, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise ValueError(f"Surrogate.to_json: the surrogate holds a value JSON cannot write "
                          f"exactly ({error}); column labels, categories and classes must be "

@@ -10,6 +10,8 @@ model, and is refused with a 422 naming ``seed``.
 
 from __future__ import annotations
 
+import os
+import stat
 from typing import Any
 
 import numpy as np
@@ -74,6 +76,9 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
     from lca.models import Surrogate
 
     try:
+        # A device or a pipe (/dev/zero, a FIFO) would be read forever or block: files only.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError(f"argument --model: cannot read {path!r}: not a regular file")
         with open(path, "rb") as handle:  # bytes: json finds the encoding, or says why not
             text = handle.read()
     except OSError as error:
