@@ -200,7 +200,7 @@ def _parse(text: Any) -> dict[str, Any]:
                              f"{_MAX_INT_DIGITS} digits.")
         if isinstance(value, dict) and value.repeated:
             raise ValueError(f"{OWNER}: {_name(where)} gives the key "
-                             f"{value.repeated[0]!r} more than once.")
+                             f"{_brief.repr(value.repeated[0])} more than once.")
         raise ValueError(f"{OWNER}: {_name(where)} is nested {len(where)} levels deep; a "
                          f"saved Surrogate nests {_MAX_NESTING} levels at most.")
     return document
@@ -295,7 +295,7 @@ def _by_feature(field: str, value: Any, d: int) -> dict[int, Any]:
     for key, item in value.items():
         if not (key.isdecimal() and key.isascii() and len(key) <= 10 and str(int(key)) == key
                 and int(key) < d):
-            raise ValueError(f"{OWNER}: {field!r} has the key {key!r}; its keys are feature "
+            raise ValueError(f"{OWNER}: {field!r} has the key {_brief.repr(key)}; its keys are feature "
                              f"numbers in [0, {d}), written as \"0\", \"1\", ...")
         out[int(key)] = item
     return out
@@ -374,8 +374,8 @@ def _classes(value: Any, positive: Any) -> np.ndarray:
     if value != [False, True] or type(value[0]) is not bool:
         # A binary model's own labels: the second is the positive class.
         if positive is not None and positive != value[1]:
-            raise ValueError(f"{OWNER}: 'classes' {value!r} must end with the positive class "
-                             f"{positive!r} ('positive').")
+            raise ValueError(f"{OWNER}: 'classes' {_brief.repr(value)} must end with the positive class "
+                             f"{_brief.repr(positive)} ('positive').")
     return np.array(value)
 
 
@@ -477,7 +477,7 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
         for c, k in first.items():
             if home[c] != k:
                 raise ValueError(f"{OWNER}: 'encoder.home_bin.{j}' must send category "
-                                 f"{values[c]!r} to its first bin {k}. Got {home[c]}.")
+                                 f"{_brief.repr(values[c])} to its first bin {k}. Got {home[c]}.")
         encoder.categories_[j] = _category_array(values)
         encoder.home_bin_[j] = np.array(home, dtype=np.intp)
     encoder.category_labels_ = {}
@@ -530,7 +530,7 @@ def _categorical_dtypes(value: Any, encoder: _Encoder) -> dict[int, Any]:
         lacking = [plain(c) for c in encoder.categories_.get(j, ()) if _key(c) not in keys]
         if lacking:
             raise ValueError(f"{OWNER}: {field + '.categories'!r} lacks the category "
-                             f"{lacking[0]!r} of 'encoder.categories.{j}'.")
+                             f"{_brief.repr(lacking[0])} of 'encoder.categories.{j}'.")
         checked[j] = spec
     if not checked:
         return {}
@@ -557,8 +557,8 @@ def _tree(value: Any, model: str, seed: int, encoder: _Encoder,
         raise ValueError(f"{OWNER}: 'tree.seed' is {tree.seed}, but 'seed' is {seed}; the "
                          "tree of a saved Surrogate is T_seed of its own seed.")
     if tree.oracle != model:
-        raise ValueError(f"{OWNER}: 'tree.oracle' is {tree.oracle!r}, but 'model' is "
-                         f"{model!r}.")
+        raise ValueError(f"{OWNER}: 'tree.oracle' is {_brief.repr(tree.oracle)}, but 'model' is "
+                         f"{_brief.repr(model)}.")
     if tree.n != encoder.n_bits:
         raise ValueError(f"{OWNER}: 'tree.n' is {tree.n}, but the encoder makes "
                          f"{encoder.n_bits} bits ({encoder.n_features_in_} features of "
@@ -573,8 +573,8 @@ def _tree(value: Any, model: str, seed: int, encoder: _Encoder,
         expected = (encoder.describe(variable, -1, path), encoder.describe(variable, 1, path))
         if tree.conditions[path] != expected:
             raise ValueError(f"{OWNER}: 'tree' node {path} has the conditions "
-                             f"{list(tree.conditions[path])!r}, but its encoder reads "
-                             f"x{variable} as {list(expected)!r}.")
+                             f"{_brief.repr(list(tree.conditions[path]))}, but its encoder reads "
+                             f"x{variable} as {_brief.repr(list(expected))}.")
     if dict(tree.features) != features:
         raise ValueError(f"{OWNER}: 'tree.features' must name each split variable's "
                          f"feature as the encoder does: {_brief.repr(features)}. Got "
@@ -585,8 +585,8 @@ def _tree(value: Any, model: str, seed: int, encoder: _Encoder,
                          "names its two answers.")
     if not (values == [False, True] and classes.dtype == np.bool_) \
             and tree.class_names != (str(values[0]), str(values[1])):
-        raise ValueError(f"{OWNER}: 'tree.class_names' {list(tree.class_names)!r} must be "
-                         f"the 'classes' {values!r} as text.")
+        raise ValueError(f"{OWNER}: 'tree.class_names' {_brief.repr(list(tree.class_names))} must be "
+                         f"the 'classes' {_brief.repr(values)} as text.")
     return tree, params
 
 
