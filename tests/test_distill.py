@@ -76,3 +76,59 @@ def test_distill_says_that_loading_runs_code(saved, capsys) -> None:
     code = main(["distill", str(folder / "missing.joblib"), "--data",
                  str(folder / "rows.csv")])
     assert code == 2 and "argument MODEL: cannot load" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [
+    b"\x80\x04garbage that is not a pickle",
+    b"hello",
+    b"",
+    b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a",  # a truncated pickle
+])
+def test_distill_refuses_a_garbage_model_file_in_one_line(saved, tmp_path, capsys,
+                                                          content) -> None:
+    folder, _, _ = saved
+    path = tmp_path / "model.joblib"
+    path.write_bytes(content)
+    code = main(["distill", str(path), "--data", str(folder / "rows.csv"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"lca distill: error: argument MODEL: cannot load {str(path)!r}: ")
+
+
+def _unwritable_folder(tmp_path):
+    """A folder no file can be made in, or None where this user can write anywhere."""
+    import os
+    import tempfile
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    for candidate in (str(folder), "/sys", "/proc"):  # root writes in the first: try others
+        if not os.path.isdir(candidate):
+            continue
+        try:
+            with tempfile.NamedTemporaryFile(dir=candidate):
+                pass
+        except OSError:
+            return candidate
+    return None
+
+
+def test_distill_refuses_an_unwritable_out_before_any_work(saved, tmp_path, capsys) -> None:
+    folder, _, _ = saved
+    missing = str(tmp_path / "no-such-model.joblib")  # loading it would fail: never tried
+    directory = tmp_path / "tree.json"
+    directory.mkdir()
+    code = main(["distill", missing, "--data", str(folder / "rows.csv"), "--out",
+                 str(directory)])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (f"lca distill: error: argument --out: cannot write "
+                                 f"{str(directory)!r}: it is a directory\n")
+    unwritable = _unwritable_folder(tmp_path)
+    if unwritable is None:
+        pytest.skip("every folder is writable for this user")
+    out = f"{unwritable}/tree.json"
+    code = main(["distill", missing, "--data", str(folder / "rows.csv"), "--out", out])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"lca distill: error: argument --out: cannot write "
+                                        f"{out!r}: ") and "MODEL" not in err

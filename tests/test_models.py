@@ -10,7 +10,8 @@ import pytest
 
 import lca
 from lca.consistency import uniform_queries
-from lca.models import BinaryEncoder, ModelOracle, QuantileEncoder, from_estimator
+from lca.models import BinaryEncoder, ModelOracle, QuantileEncoder, Surrogate, from_estimator
+from lca.models.oracle import positive_class
 from lca.oracle import CountingOracle, OracleError
 from lca.params import Params
 
@@ -304,6 +305,7 @@ def test_pickles_with_the_model(iris_oracle) -> None:
     np.testing.assert_array_equal(clone.query(points), iris_oracle.query(points))
 
 
+@pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")  # about answers only
 def test_answers_equal_through_pool_dask_and_answer(iris_oracle) -> None:
     n = iris_oracle.n
     p = params(n)
@@ -470,6 +472,56 @@ def test_binary_encoder_is_the_identity() -> None:
 def test_quantile_encoder_validates_its_inputs(kwargs, X, error, match) -> None:
     with pytest.raises(error, match=match):
         QuantileEncoder(**kwargs).fit(X)
+
+
+@pytest.mark.parametrize("encoder, X, error, match", [
+    # A str is a sequence of characters, and "ab" has one per column: still refused.
+    (QuantileEncoder(bits=2, feature_names="ab"), IRIS.data[:, :2], TypeError,
+     r"^The 'feature_names' parameter of QuantileEncoder.fit must be a sequence of 2 "
+     r"strings\. Got 'ab' instead\.$"),
+    (BinaryEncoder(feature_names="ab"), np.eye(4)[:, :2], TypeError,
+     r"^The 'feature_names' parameter of BinaryEncoder.fit must be a sequence of 2 "
+     r"strings\. Got 'ab' instead\.$"),
+    (QuantileEncoder(bits=2, categorical=[1], category_names={0: {1.0: "one"}}),
+     IRIS.data[:, :2], ValueError,
+     r"^The 'category_names' parameter of QuantileEncoder.fit names column 0 \('x0', column "
+     r"0\), which is not categorical \(the categorical columns are \[1\]\); list it in "
+     r"categorical= or drop its names\.$"),
+    (QuantileEncoder(bits=2, categorical=[1], feature_names=["a", "b"],
+                     category_names={"a": {1.0: "one"}}), IRIS.data[:, :2], ValueError,
+     r"names column 'a' \('a', column 0\), which is not categorical"),
+    (QuantileEncoder(bits=2, categorical=[1], category_names={1: ["one"]}),
+     IRIS.data[:, :2], TypeError,
+     r"^The 'category_names' parameter of QuantileEncoder.fit must map each column to a "
+     r"\{category: label\} mapping\. Got 1: \['one'\]\.$"),
+    (QuantileEncoder(bits=2, categorical=[1], category_names={1: {(1, 2): "pair"}}),
+     IRIS.data[:, :2], TypeError,
+     r"the categories of column 1 must be strings or finite numbers\. Got \(1, 2\)\.$"),
+    (QuantileEncoder(bits=2, categorical=[1], category_names={1: {float("nan"): "x"}}),
+     IRIS.data[:, :2], TypeError, r"must be strings or finite numbers\. Got nan\.$"),
+])
+def test_encoders_refuse_names_that_do_not_fit_the_columns(encoder, X, error, match) -> None:
+    with pytest.raises(error, match=match):
+        encoder.fit(X)
+
+
+def test_a_category_that_is_a_list_is_named_not_unhashable() -> None:
+    X = np.array([["red", 1.0], ["blue", 2.0]] * 8, dtype=object)
+    X[:, 1] = np.arange(16.0)
+    encoder = QuantileEncoder(bits=1, categorical=[0], feature_names=["colour", "size"]).fit(X)
+    bad = X.copy()
+    bad[5, 0] = ["red"]
+    with pytest.raises(TypeError, match=r"^The 'X' parameter of QuantileEncoder.encode: "
+                                        r"categorical feature 'colour' \(column 0\) holds a "
+                                        r"list at row 5; categories are strings or numbers\.$"):
+        encoder.encode(bad)
+    with pytest.raises(TypeError, match=r"^The 'X' parameter of QuantileEncoder.fit: "
+                                        r"categorical column 'colour' \(column 0\) holds a "
+                                        r"list at row 5; categories are strings or numbers\.$"):
+        QuantileEncoder(bits=1, categorical=[0], feature_names=["colour", "size"]).fit(bad)
+    bad[5, 0] = {"red": 1}
+    with pytest.raises(TypeError, match=r"holds a dict at row 5"):
+        encoder.encode(bad)
 
 
 def test_unfitted_encoders_say_so() -> None:
@@ -657,3 +709,45 @@ def test_regressors_take_a_threshold_on_predict() -> None:
     with pytest.raises(ValueError, match=r"positive=1 has no meaning for the predictions of "
                                          r"regressor LinearRegression"):
         from_estimator(model, encoder, threshold=150.0, positive=1)
+
+
+# -- the positive class: positive=None means the last class --------------------------------
+
+def test_positive_none_means_the_last_class_in_one_place() -> None:
+    classes = np.array([7, 2])  # not sorted: "last" is by position, not by value
+    assert positive_class(None, classes) == 2 and type(positive_class(None, classes)) is int
+    assert positive_class(7, classes) == 7
+    assert positive_class(np.int64(7), classes) == 7  # numpy scalars come back plain
+    assert positive_class(None, None) is None and positive_class(1, None) == 1
+    assert positive_class(None, np.array(["no", "yes", "maybe"])) == "maybe"
+
+
+class TwoClasses:
+    """A binary classifier of classes ``[7, 2]``: predicts 2 when the first feature is >= 5."""
+
+    classes_ = np.array([7, 2])
+    n_features_in_ = 2
+
+    def predict(self, X):
+        return np.where(np.asarray(X)[:, 0] >= 5, 2, 7)
+
+    def decision_function(self, X):  # scores classes_[1], as scikit-learn's do
+        return np.asarray(X)[:, 0] - 5.0
+
+
+def test_the_positive_class_rule_sets_sides_labels_and_names() -> None:
+    X = np.column_stack([np.arange(16.0) % 10, np.arange(16.0)])
+    encoder = QuantileEncoder(bits=2).fit(X)
+    # decision_function with positive=None: the score is of the last class, 2.
+    scored = from_estimator(TwoClasses(), encoder, threshold=0.0)
+    assert scored.positive is None and scored.label_names == ("7", "2")
+    surrogate = Surrogate(TwoClasses(), depth=2).fit(X)
+    assert surrogate.classes_.tolist() == [7, 2]  # [other, positive]
+    assert surrogate.oracle_.positive == 2 and surrogate.oracle_.label_names == ("7", "2")
+    flipped = Surrogate(TwoClasses(), positive=7, depth=2).fit(X)
+    assert flipped.classes_.tolist() == [2, 7] and flipped.oracle_.label_names == ("2", "7")
+    # positive= the last class with decision_function is the default score: accepted.
+    thresholded = Surrogate(TwoClasses(), positive=2, threshold=0.0, depth=2).fit(X)
+    assert thresholded.oracle_.positive is None and thresholded.classes_.tolist() == [7, 2]
+    rows = np.array([[9.0, 0.0], [1.0, 0.0]])
+    np.testing.assert_array_equal(thresholded.oracle_.label_rows(rows), [1, -1])

@@ -316,3 +316,59 @@ def test_multiclass_needs_positive_and_says_how() -> None:
     scored = Surrogate(model, positive=2, threshold=0.3, depth=3).fit(iris.data)
     np.testing.assert_array_equal(scored.oracle_.label_rows(iris.data) > 0,
                                   model.predict_proba(iris.data)[:, 2] >= 0.3)
+
+
+# -- edges: no rows, a failing model ------------------------------------------------------------
+
+def test_no_rows_predict_nothing_and_fidelity_refuses_them(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=3).fit(X)
+    labels = surrogate.predict(X.iloc[:3])
+    for built in (False, True):  # answered path by path, then by the whole tree
+        if built:
+            surrogate.tree()
+        empty = surrogate.predict(X.iloc[:0])
+        assert empty.shape == (0,) and empty.dtype == labels.dtype
+        assert surrogate.predict(X.to_numpy()[:0]).shape == (0,)
+    with pytest.raises(ValueError, match=r"^The 'X' parameter of Surrogate.fidelity must have "
+                                         r"at least one row: agreement on no rows is "
+                                         r"undefined\. Got 0 rows\.$"):
+        surrogate.fidelity(X.iloc[:0], samples=10)
+
+
+class ModelBroke(Exception):
+    """What a model raises: nothing lca knows about."""
+
+
+class BreaksAfter:
+    """A binary model that works for ``calls`` calls, then raises :class:`ModelBroke`."""
+
+    classes_ = np.array([0, 1])
+    n_features_in_ = 2
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+
+    def predict(self, X):
+        self.calls -= 1
+        if self.calls < 0:
+            raise ModelBroke("the model's own failure")
+        return (np.asarray(X)[:, 0] > np.asarray(X)[:, 1]).astype(int)
+
+
+@pytest.mark.parametrize("use", ["predict", "explain", "tree", "fidelity", "from_json"])
+def test_what_the_model_raises_comes_out_unchanged(use) -> None:
+    X = np.column_stack([np.arange(64.0), (np.arange(64.0) * 7) % 64])
+    if use == "from_json":
+        text = Surrogate(BreaksAfter(10 ** 6), depth=3).fit(X).to_json()
+        surrogate = Surrogate.from_json(text, model=BreaksAfter(0))
+        call = lambda: surrogate.fidelity(X, samples=10)  # noqa: E731
+    else:
+        surrogate = Surrogate(BreaksAfter(0), depth=3).fit(X)  # fit asks the model nothing
+        call = {"predict": lambda: surrogate.predict(X), "explain": lambda: surrogate.explain(X[0]),
+                "tree": surrogate.tree,
+                "fidelity": lambda: surrogate.fidelity(X, samples=10)}[use]
+    with pytest.raises(ModelBroke, match=r"^the model's own failure") as caught:
+        call()
+    assert any("while calling predict of model 'BreaksAfter'" in note
+               for note in caught.value.__notes__)

@@ -146,6 +146,12 @@ def category_values(owner: str, name: str, j: int,
             raise ValueError(f"The 'X' parameter of {owner}: categorical column {name!r} "
                              f"(column {j}) has a missing value ({value!r}) at row {row}; "
                              "fill missing values first.")
+        try:
+            hash(value)
+        except TypeError:  # a list, a dict, an array in a cell: not a category
+            raise TypeError(f"The 'X' parameter of {owner}: categorical column {name!r} "
+                            f"(column {j}) holds a {type(value).__name__} at row {row}; "
+                            "categories are strings or numbers.") from None
     try:
         categories, inverse = np.unique(column, return_inverse=True)
     except TypeError as error:

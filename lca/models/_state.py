@@ -1,20 +1,111 @@
-"""Fitted encoders to JSON-ready dictionaries and back, exactly.
+"""A saved :class:`lca.models.Surrogate`: the document written whole, and read back checked whole.
+
+:func:`write_document` turns a fitted surrogate's fields into the JSON-ready
+document :meth:`~lca.models.Surrogate.to_json` writes; :func:`read_document`
+reads one back and builds nothing from it before every field has been
+checked: its type and range, and its consistency with the encoder and the
+tree (the seed, ``n``, every node's conditions and feature names, the
+classes). Any flaw is one ``ValueError`` that names the field. Last, the
+document's ``"digest"`` (SHA-256 of a canonical serialization of everything
+else) must match, so an edit that keeps the fields consistent (two classes
+swapped, a cut moved within its bin) is refused too. The digest is an
+integrity check, not a signature: it catches edits and corruption, not a
+forger who recomputes it.
 
 Floats go through Python's ``repr`` (what :mod:`json` writes), so every cut,
-representative and mass reads back bit for bit; categories are JSON numbers
-or strings.
+representative and mass reads back bit for bit, and a document read back
+writes the same text again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import math
+import reprlib
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lca.models._data import plain
-from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
+from lca._validate import SEED_LIMIT, show
+from lca.decisions import NodeDecision
+from lca.export import ReconstructedTree
+from lca.models._data import MAX_FEATURES, plain
+from lca.models.encoders import MAX_BITS, BinaryEncoder, QuantileEncoder, _Encoder, _key
+from lca.params import Params, TheoryConstants
 
 __all__: list[str] = []
+
+FORMAT = "lca.models.Surrogate"
+FORMAT_VERSION = 2
+"""Version 2 added the ``"digest"``; version 1 documents have none."""
+
+OWNER = "Surrogate.from_json"
+MAX_DEPTH = 30
+_DIGEST = "sha256:"
+# The deepest a saved Surrogate nests is 6 objects and lists (a node's path
+# step inside 'tree'); anything deeper is not one, and is refused before any
+# recursive serialization could run out of stack on it.
+_MAX_NESTING = 16
+# Ints in a saved Surrogate (seeds below 2**64, counts, classes) have at most
+# 20 digits; longer ones are refused by name rather than parsed.
+_MAX_INT_DIGITS = 40
+_TOP_KEYS = ("format", "version", "digest", "model", "positive", "threshold", "depth", "seed",
+             "classes", "feature_names_in", "encoder", "tree")
+_LAYOUT_KEYS = ("kind", "bits", "feature_names", "columns", "categorical_dtypes")
+_QUANTILE_KEYS = ("table", "bin_mass", "thresholds", "categories", "home_bin",
+                  "category_labels")
+_brief = reprlib.Repr()
+_brief.maxlevel, _brief.maxlist, _brief.maxdict = 2, 6, 4
+_brief.maxstring, _brief.maxother, _brief.maxlong = 60, 60, 60
+
+
+@dataclass(frozen=True)
+class Saved:
+    """The checked fields of a saved Surrogate, built into the objects they describe."""
+
+    version: int
+    model: str
+    positive: Any
+    threshold: float | None
+    depth: int
+    seed: int
+    classes: np.ndarray
+    feature_names_in: list[str] | None
+    encoder: _Encoder
+    tree: ReconstructedTree
+    params: Params
+
+
+# -- writing -------------------------------------------------------------------------
+
+def write_document(fields: dict[str, Any], indent: int | None) -> str:
+    """The JSON text of a saved Surrogate: ``fields`` under a format tag, version and digest.
+
+    ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``.
+    """
+    content = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
+    try:
+        return json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
+                           "digest": digest(content), **fields}, indent=indent, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"Surrogate.to_json: the surrogate holds a value JSON cannot write "
+                         f"exactly ({error}); column labels, categories and classes must be "
+                         "strings, finite numbers or bools.") from None
+
+
+def digest(document: dict[str, Any]) -> str:
+    """``"sha256:<hex>"`` of the document without its ``"digest"``, serialized canonically.
+
+    Canonical: keys sorted, no spaces, ASCII only, floats as ``repr``; a
+    document read back serializes to the same bytes, whatever its indent.
+    """
+    content = {key: value for key, value in document.items() if key != "digest"}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return _DIGEST + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def encoder_state(encoder: _Encoder) -> dict[str, Any]:
@@ -42,43 +133,373 @@ def encoder_state(encoder: _Encoder) -> dict[str, Any]:
     return state
 
 
-def encoder_from_state(state: dict[str, Any]) -> _Encoder:
-    """The encoder :func:`encoder_state` described."""
-    kind = state.get("kind")
-    names = state["feature_names"]
-    if kind == "BinaryEncoder":
-        encoder: _Encoder = BinaryEncoder.of_width("encoder_from_state", len(names), names)
-    elif kind == "QuantileEncoder":
-        encoder = QuantileEncoder(bits=state["bits"], feature_names=names)
-        encoder.table_ = np.array(state["table"], dtype=np.float64)
-        encoder.bin_mass_ = np.array(state["bin_mass"], dtype=np.float64)
-        encoder.thresholds_ = {int(j): np.array(c, dtype=np.float64)
-                               for j, c in state["thresholds"].items()}
-        encoder.categories_ = {int(j): _category_array(values)
-                               for j, values in state["categories"].items()}
-        encoder.home_bin_ = {int(j): np.array(h, dtype=np.intp)
-                             for j, h in state["home_bin"].items()}
-        encoder.category_labels_ = {int(j): {code: label for code, label in pairs}
-                                    for j, pairs in state["category_labels"].items()}
-        encoder.categorical_ = frozenset(encoder.categories_)
-        encoder.categorical = sorted(encoder.categorical_)
-        encoder.feature_names = tuple(names)
-        encoder.n_features_in_ = len(names)
-    else:
-        raise ValueError(f"unknown encoder kind {kind!r}; expected 'BinaryEncoder' or "
-                         "'QuantileEncoder'.")
-    columns = state.get("columns")
-    encoder.columns_ = None if columns is None else tuple(columns)
-    encoder.categorical_dtypes_ = {}
-    if state.get("categorical_dtypes"):
-        from lca.models._data import pandas
+# -- reading: the JSON itself ----------------------------------------------------------
 
-        pd = pandas("restoring a pandas categorical column")
-        encoder.categorical_dtypes_ = {
-            int(j): pd.CategoricalDtype(spec["categories"], ordered=spec["ordered"])
-            for j, spec in state["categorical_dtypes"].items()}
+class _Object(dict):
+    """A JSON object as read, with the keys it gave more than once (json keeps the last)."""
+
+    repeated: tuple[str, ...] = ()
+
+
+class _Unreadable:
+    """A number JSON can spell but the document must not hold: NaN, an infinity, a huge int."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    value = _Object(pairs)
+    if len(value) != len(pairs):
+        keys = [key for key, _ in pairs]
+        value.repeated = tuple(sorted({key for key in keys if keys.count(key) > 1}))
+    return value
+
+
+def _float(text: str) -> Any:
+    value = float(text)
+    return value if math.isfinite(value) else _Unreadable(text)
+
+
+def _int(text: str) -> Any:
+    return int(text) if len(text) <= _MAX_INT_DIGITS else _Unreadable(text)
+
+
+def _name(where: tuple[Any, ...]) -> str:
+    """A field's location as one quoted name: ``'encoder.thresholds.0[2]'``."""
+    if not where:
+        return "the document"
+    text = ""
+    for step in where:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return repr(text)
+
+
+def _parse(text: Any) -> dict[str, Any]:
+    """The document as JSON values, every number finite, no key repeated, nesting bounded."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TypeError(f"The 'text' parameter of {OWNER} must be a JSON string. "
+                        f"Got {type(text).__name__} instead.")
+    try:
+        document = json.loads(text, object_pairs_hook=_object, parse_float=_float,
+                              parse_int=_int, parse_constant=_Unreadable)
+    except RecursionError:
+        raise ValueError(f"{OWNER}: the JSON is nested too deeply to be a saved Surrogate "
+                         f"(one nests {_MAX_NESTING} levels at most).") from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{OWNER}: not valid JSON: {error}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ValueError(f"{OWNER}: not a saved Surrogate (expected \"format\": "
+                         f"{FORMAT!r}).")
+    where = _first_flaw(document)
+    if where is not None:
+        value = _at(document, where)
+        if isinstance(value, _Unreadable):
+            raise ValueError(f"{OWNER}: {_name(where)} is {_brief.repr(value.text)}; numbers "
+                             "in a saved Surrogate are finite, with at most "
+                             f"{_MAX_INT_DIGITS} digits.")
+        if isinstance(value, dict) and value.repeated:
+            raise ValueError(f"{OWNER}: {_name(where)} gives the key "
+                             f"{_brief.repr(value.repeated[0])} more than once.")
+        raise ValueError(f"{OWNER}: {_name(where)} is nested {len(where)} levels deep; a "
+                         f"saved Surrogate nests {_MAX_NESTING} levels at most.")
+    return document
+
+
+def _first_flaw(document: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Where the document holds an unreadable number, a repeated key or too deep a nesting.
+
+    One walk without recursion (the document may be nested as deep as the
+    parser allowed); locations are built only along the way to a flaw.
+    """
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(document, ())]
+    while stack:
+        value, where = stack.pop()
+        if type(value) is _Unreadable:
+            return where
+        if isinstance(value, (dict, list)):
+            if len(where) >= _MAX_NESTING or getattr(value, "repeated", ()):
+                return where
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((item, (*where, key)) for key, item in items
+                         if isinstance(item, (dict, list, _Unreadable)))
+    return None
+
+
+def _at(document: Any, where: tuple[Any, ...]) -> Any:
+    for step in where:
+        document = document[step]
+    return document
+
+
+# -- reading: the fields -------------------------------------------------------------
+
+def _bad(field: str, expected: str, value: Any) -> ValueError:
+    return ValueError(f"{OWNER}: {field!r} must be {expected}. Got {_brief.repr(value)} "
+                      "instead.")
+
+
+def _keys(field: str, value: Any, required: tuple[str, ...]) -> dict[str, Any]:
+    """``value``: an object with exactly the ``required`` keys."""
+    if not isinstance(value, dict):
+        raise _bad(field, f"an object with keys {list(required)}", value)
+    missing = [key for key in required if key not in value]
+    unknown = [key for key in value if key not in required]
+    if missing or unknown:
+        wrong = "; ".join(f"{what} {', '.join(map(repr, keys))}" for what, keys in (
+            ("misses", missing), ("has unknown", unknown)) if keys)
+        where = "the document" if field == "" else repr(field)
+        raise ValueError(f"{OWNER}: {where} {wrong} (keys: {list(required)}).")
+    return value
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _is_real(value: Any) -> bool:
+    return type(value) in (int, float)  # finite: _parse refused the rest
+
+
+def _scalar(value: Any) -> bool:
+    """A JSON string, number or bool (a class label, a category, a column label)."""
+    return type(value) in (str, int, float, bool)
+
+
+def _int_in(field: str, value: Any, low: int, high: int) -> int:
+    if not _is_int(value) or not low <= value <= high:
+        raise _bad(field, f"an int in [{low}, {high}]", value)
+    return value
+
+
+def _strings(field: str, value: Any, length: int | None = None) -> list[str]:
+    size = "" if length is None else f"{length} "
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value) \
+            or (length is not None and len(value) != length):
+        raise _bad(field, f"a list of {size}strings", value)
+    return value
+
+
+def _reals(field: str, value: Any, length: int) -> np.ndarray:
+    if not isinstance(value, list) or len(value) != length \
+            or not all(_is_real(v) for v in value):
+        raise _bad(field, f"a list of {length} finite numbers", value)
+    return np.array(value, dtype=np.float64)
+
+
+def _by_feature(field: str, value: Any, d: int) -> dict[int, Any]:
+    """An object keyed by feature numbers ``"0"``, ``"1"``, ... (each below ``d``)."""
+    if not isinstance(value, dict):
+        raise _bad(field, "an object keyed by feature numbers", value)
+    out = {}
+    for key, item in value.items():
+        if not (key.isdecimal() and key.isascii() and len(key) <= 10 and str(int(key)) == key
+                and int(key) < d):
+            raise ValueError(f"{OWNER}: {field!r} has the key {_brief.repr(key)}; its keys are feature "
+                             f"numbers in [0, {d}), written as \"0\", \"1\", ...")
+        out[int(key)] = item
+    return out
+
+
+def _distinct_sorted(field: str, values: Any, minimum: int) -> list[Any]:
+    """At least ``minimum`` values of one kind (numbers, strings or bools), strictly increasing."""
+    kinds = {bool: "bool", str: "str", int: "number", float: "number"}
+    if not isinstance(values, list) or len(values) < minimum \
+            or not all(_scalar(v) for v in values) \
+            or len({kinds[type(v)] for v in values}) > 1 \
+            or any(not a < b for a, b in zip(values, values[1:])):
+        raise _bad(field, f"a strictly increasing list of at least {minimum} categories, all "
+                          "numbers, all strings or all bools", values)
+    return values
+
+
+def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
+    """The saved Surrogate in ``text``, every field checked, the digest last."""
+    document = _parse(text)
+    version = document.get("version")
+    if not _is_int(version) or version not in (1, FORMAT_VERSION):
+        raise ValueError(f"{OWNER}: format version {show(version)} is not supported (this lca "
+                         f"reads version {FORMAT_VERSION}, and version 1 on request).")
+    if version == 1 and not allow_version_1:
+        raise ValueError(
+            f"{OWNER}: this is a format version 1 document, written by an earlier lca "
+            "without an integrity digest, so an edit to it cannot be detected. If you trust "
+            "the file, read it with Surrogate.from_json(text, allow_version_1=True) (every "
+            "field is still checked) and save it again with to_json() to add the digest.")
+    _keys("", document, _TOP_KEYS if version == FORMAT_VERSION else
+          tuple(key for key in _TOP_KEYS if key != "digest"))
+    model = document["model"]
+    if not isinstance(model, str):
+        raise _bad("model", "a string (the model's name)", model)
+    positive = document["positive"]
+    if positive is not None and not _scalar(positive):
+        raise _bad("positive", "null, a string, a number or a bool", positive)
+    threshold = document["threshold"]
+    if threshold is not None and not _is_real(threshold):
+        raise _bad("threshold", "null or a finite number", threshold)
+    depth = _int_in("depth", document["depth"], 0, MAX_DEPTH)
+    seed = _int_in("seed", document["seed"], 0, SEED_LIMIT - 1)
+    classes = _classes(document["classes"], positive)
+    encoder = _encoder(document["encoder"])
+    names = document["feature_names_in"]
+    if encoder.columns_ is None:
+        if names is not None:
+            raise _bad("feature_names_in", "null, as the encoder was fitted on an array "
+                                           "('encoder.columns' is null)", names)
+    elif names != [str(c) for c in encoder.columns_]:
+        raise _bad("feature_names_in", "the names of the encoder's columns "
+                                       f"{[str(c) for c in encoder.columns_]}", names)
+    tree, params = _tree(document["tree"], model, seed, encoder, classes)
+    if version == FORMAT_VERSION:
+        given = document["digest"]
+        if not (isinstance(given, str) and given.startswith(_DIGEST)
+                and len(given) == len(_DIGEST) + 64
+                and all(c in "0123456789abcdef" for c in given[len(_DIGEST):])):
+            raise _bad("digest", f"{_DIGEST!r} and 64 lowercase hex digits", given)
+        if given != digest(document):
+            raise ValueError(f"{OWNER}: 'digest' does not match the document's content: it "
+                             "was edited or corrupted after Surrogate.to_json wrote it, and "
+                             "is refused rather than answered from.")
+    return Saved(version, model, positive, None if threshold is None else float(threshold),
+                 depth, seed, classes, names, encoder, tree, params)
+
+
+def _classes(value: Any, positive: Any) -> np.ndarray:
+    """The two labels ``[negative, positive]``: a binary model's classes, or ``[false, true]``."""
+    if not (isinstance(value, list) and len(value) == 2 and all(_scalar(c) for c in value)
+            and type(value[0]) is type(value[1]) and value[0] != value[1]
+            and all(-(1 << 63) <= c < 1 << 63 for c in value if _is_int(c))):
+        raise _bad("classes", "two different labels of one type (strings, numbers within "
+                              "int64, or bools): [negative, positive]", value)
+    if value != [False, True] or type(value[0]) is not bool:
+        # A binary model's own labels: the second is the positive class.
+        if positive is not None and positive != value[1]:
+            raise ValueError(f"{OWNER}: 'classes' {_brief.repr(value)} must end with the positive class "
+                             f"{_brief.repr(positive)} ('positive').")
+    return np.array(value)
+
+
+# -- reading: the encoder ----------------------------------------------------------------
+
+def _encoder(state: Any) -> _Encoder:
+    """The encoder :func:`encoder_state` described, each field checked first."""
+    if not isinstance(state, dict):
+        raise _bad("encoder", "an object (the fitted encoder's state)", state)
+    kind = state.get("kind")
+    if kind not in ("BinaryEncoder", "QuantileEncoder"):
+        raise _bad("encoder.kind", "'BinaryEncoder' or 'QuantileEncoder'", kind)
+    _keys("encoder", state, _LAYOUT_KEYS + (_QUANTILE_KEYS if kind == "QuantileEncoder"
+                                           else ()))
+    if kind == "BinaryEncoder":
+        bits = _int_in("encoder.bits", state["bits"], 1, 1)
+    else:
+        bits = _int_in("encoder.bits", state["bits"], 1, MAX_BITS)
+    names = state["feature_names"]
+    if not isinstance(names, list) or not 1 <= len(names) <= MAX_FEATURES:
+        raise _bad("encoder.feature_names", f"a list of 1 to {MAX_FEATURES} strings", names)
+    names = _strings("encoder.feature_names", names)
+    d = len(names)
+    columns = state["columns"]
+    if columns is not None and not (
+            isinstance(columns, list) and len(columns) == d and all(_scalar(c) for c in columns)
+            and len({(type(c) is str, c) for c in columns}) == d):
+        raise _bad("encoder.columns", f"null or {d} different column labels (strings or "
+                                      "numbers), one per feature", columns)
+    if kind == "BinaryEncoder":
+        encoder: _Encoder = BinaryEncoder.of_width(OWNER, d, names)
+    else:
+        encoder = _quantile(state, bits, names)
+    encoder.columns_ = None if columns is None else tuple(columns)
+    encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
     return encoder
 
+
+def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEncoder:
+    d, bins = len(names), 1 << bits
+    table = state["table"]
+    if not isinstance(table, list) or len(table) != d:
+        raise _bad("encoder.table", f"a list of {d} rows of {bins} numbers", table)
+    table = np.array([_reals(f"encoder.table[{j}]", row, bins) for j, row in enumerate(table)])
+    mass = state["bin_mass"]
+    if not isinstance(mass, list) or len(mass) != d:
+        raise _bad("encoder.bin_mass", f"a list of {d} rows of {bins} numbers", mass)
+    mass = np.array([_reals(f"encoder.bin_mass[{j}]", row, bins) for j, row in enumerate(mass)])
+    for j, row in enumerate(mass):
+        if row.min() < 0 or row.max() > 1 or abs(row.sum() - 1) > 1e-9:
+            raise _bad(f"encoder.bin_mass[{j}]", "shares in [0, 1] that sum to 1",
+                       row.tolist())
+    cuts = _by_feature("encoder.thresholds", state["thresholds"], d)
+    categories = _by_feature("encoder.categories", state["categories"], d)
+    homes = _by_feature("encoder.home_bin", state["home_bin"], d)
+    labels = _by_feature("encoder.category_labels", state["category_labels"], d)
+    both = sorted(set(cuts) & set(categories))
+    neither = sorted(set(range(d)) - set(cuts) - set(categories))
+    if both or neither:
+        raise ValueError(f"{OWNER}: 'encoder.thresholds' and 'encoder.categories' must "
+                         "each list some features, every feature in exactly one of them. "
+                         f"Got feature {(both or neither)[0]} in "
+                         f"{'both' if both else 'neither'}.")
+    if set(homes) != set(categories):
+        raise ValueError(f"{OWNER}: 'encoder.home_bin' must list exactly the categorical "
+                         f"features {sorted(categories)}. Got {sorted(homes)}.")
+    encoder = QuantileEncoder(bits=bits, feature_names=names)
+    encoder.thresholds_ = {}
+    for j in sorted(cuts):
+        field = f"encoder.thresholds.{j}"
+        edges = _reals(field, cuts[j], bins - 1)
+        if not np.all(edges[1:] > edges[:-1]):
+            raise _bad(field, "strictly increasing cuts", edges.tolist())
+        # Each bin's representative lies in its bin: cuts[k-1] <= table[k] < cuts[k].
+        inside = (table[j][1:] >= edges) & (table[j][:-1] < edges)
+        if not inside.all():
+            k = int(np.flatnonzero(~inside)[0])
+            raise ValueError(f"{OWNER}: 'encoder.table[{j}]' must hold a value inside each "
+                             f"bin of 'encoder.thresholds.{j}'; the cut {edges[k]!r} does not "
+                             f"separate {table[j][k]!r} and {table[j][k + 1]!r}.")
+        encoder.thresholds_[j] = edges
+    encoder.categories_, encoder.home_bin_ = {}, {}
+    for j in sorted(categories):
+        values = _distinct_sorted(f"encoder.categories.{j}", categories[j], 2)
+        count = len(values)
+        chosen = table[j]
+        if not (np.all(chosen == np.round(chosen)) and chosen.min() >= 0
+                and chosen.max() < count and np.all(chosen[1:] >= chosen[:-1])
+                and np.unique(chosen).size >= 2):
+            raise _bad(f"encoder.table[{j}]", f"category numbers in [0, {count}) in "
+                       "increasing order, at least two different", chosen.tolist())
+        home = homes[j]
+        if not (isinstance(home, list) and len(home) == count
+                and all(_is_int(h) and 0 <= h < bins for h in home)
+                and all(a <= b for a, b in zip(home, home[1:]))):
+            raise _bad(f"encoder.home_bin.{j}", f"{count} bins in [0, {bins}) in increasing "
+                       "order, one per category", home)
+        first = {int(c): k for k, c in reversed(list(enumerate(chosen)))}
+        for c, k in first.items():
+            if home[c] != k:
+                raise ValueError(f"{OWNER}: 'encoder.home_bin.{j}' must send category "
+                                 f"{_brief.repr(values[c])} to its first bin {k}. Got {home[c]}.")
+        encoder.categories_[j] = _category_array(values)
+        encoder.home_bin_[j] = np.array(home, dtype=np.intp)
+    encoder.category_labels_ = {}
+    for j in sorted(labels):
+        field = f"encoder.category_labels.{j}"
+        pairs = labels[j]
+        if j not in categories or not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and _scalar(p[0]) and isinstance(p[1], str)
+                for p in pairs):
+            raise _bad(field, "a list of [category, label] pairs of a categorical feature",
+                       pairs)
+        mapping = {_key(code): label for code, label in pairs}
+        if len(mapping) != len(pairs):
+            raise _bad(field, "pairs of different categories", pairs)
+        encoder.category_labels_[j] = mapping
+    encoder.table_ = table
+    encoder.bin_mass_ = mass
+    encoder.categorical_ = frozenset(encoder.categories_)
+    encoder.categorical = sorted(encoder.categorical_)
+    encoder.feature_names = tuple(names)
+    encoder.n_features_in_ = d
+    return encoder
 
 
 def _category_array(values: list[Any]) -> np.ndarray:
@@ -86,3 +507,99 @@ def _category_array(values: list[Any]) -> np.ndarray:
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return np.array(values, dtype=np.float64)
     return np.array(values, dtype=object)
+
+
+def _categorical_dtypes(value: Any, encoder: _Encoder) -> dict[int, Any]:
+    """The pandas categorical dtypes of the fitted DataFrame's columns, checked."""
+    specs = _by_feature("encoder.categorical_dtypes", value, encoder.n_features_in_)
+    if specs and encoder.columns_ is None:
+        raise _bad("encoder.categorical_dtypes", "empty, as the encoder was fitted on an "
+                                                 "array ('encoder.columns' is null)", value)
+    checked = {}
+    for j, spec in sorted(specs.items()):
+        field = f"encoder.categorical_dtypes.{j}"
+        spec = _keys(field, spec, ("categories", "ordered"))
+        known = spec["categories"]
+        if not (isinstance(known, list) and all(_scalar(c) for c in known)
+                and len({_key(c) for c in known}) == len(known)):
+            raise _bad(f"{field}.categories", "a list of different categories", known)
+        if not isinstance(spec["ordered"], bool):
+            raise _bad(f"{field}.ordered", "true or false", spec["ordered"])
+        # Decoded categories are cast to this dtype: one it lacks would become NaN.
+        keys = {_key(c) for c in known}
+        lacking = [plain(c) for c in encoder.categories_.get(j, ()) if _key(c) not in keys]
+        if lacking:
+            raise ValueError(f"{OWNER}: {field + '.categories'!r} lacks the category "
+                             f"{_brief.repr(lacking[0])} of 'encoder.categories.{j}'.")
+        checked[j] = spec
+    if not checked:
+        return {}
+    from lca.models._data import pandas
+
+    pd = pandas("restoring a pandas categorical column")
+    return {j: pd.CategoricalDtype(spec["categories"], ordered=spec["ordered"])
+            for j, spec in checked.items()}
+
+
+# -- reading: the tree ---------------------------------------------------------------------
+
+def _tree(value: Any, model: str, seed: int, encoder: _Encoder,
+          classes: np.ndarray) -> tuple[ReconstructedTree, Params]:
+    """The saved tree, checked whole and against the document and its encoder."""
+    try:
+        tree = ReconstructedTree.from_json(json.dumps(value))
+    except ValueError as error:
+        raise ValueError(f"{OWNER}: 'tree' is not an exported tree: {error}") from None
+    if not tree.complete:  # to_json writes whole trees; tree_ is whole or None
+        raise ValueError(f"{OWNER}: the saved tree is incomplete (unexplored at "
+                         f"{tree.unexplored[0]}); Surrogate.to_json writes whole trees.")
+    if tree.seed != seed:
+        raise ValueError(f"{OWNER}: 'tree.seed' is {tree.seed}, but 'seed' is {seed}; the "
+                         "tree of a saved Surrogate is T_seed of its own seed.")
+    if tree.oracle != model:
+        raise ValueError(f"{OWNER}: 'tree.oracle' is {_brief.repr(tree.oracle)}, but 'model' is "
+                         f"{_brief.repr(model)}.")
+    if tree.n != encoder.n_bits:
+        raise ValueError(f"{OWNER}: 'tree.n' is {tree.n}, but the encoder makes "
+                         f"{encoder.n_bits} bits ({encoder.n_features_in_} features of "
+                         f"{encoder.bits}).")
+    params = _params(tree.params)
+    features = {}
+    for path, decision in tree.decisions.items():
+        if not isinstance(decision, NodeDecision):
+            continue
+        variable = decision.variable
+        features[variable] = encoder.feature_of(variable)
+        expected = (encoder.describe(variable, -1, path), encoder.describe(variable, 1, path))
+        if tree.conditions[path] != expected:
+            raise ValueError(f"{OWNER}: 'tree' node {path} has the conditions "
+                             f"{_brief.repr(list(tree.conditions[path]))}, but its encoder reads "
+                             f"x{variable} as {_brief.repr(list(expected))}.")
+    if dict(tree.features) != features:
+        raise ValueError(f"{OWNER}: 'tree.features' must name each split variable's "
+                         f"feature as the encoder does: {_brief.repr(features)}. Got "
+                         f"{_brief.repr(dict(tree.features))} instead.")
+    values = classes.tolist()
+    if tree.class_names is None:
+        raise ValueError(f"{OWNER}: 'tree.class_names' is missing; a saved Surrogate's tree "
+                         "names its two answers.")
+    if not (values == [False, True] and classes.dtype == np.bool_) \
+            and tree.class_names != (str(values[0]), str(values[1])):
+        raise ValueError(f"{OWNER}: 'tree.class_names' {_brief.repr(list(tree.class_names))} must be "
+                         f"the 'classes' {_brief.repr(values)} as text.")
+    return tree, params
+
+
+def _params(fields: dict[str, Any]) -> Params:
+    """The tree's ``lca.Params``, which must write back exactly as saved."""
+    given = dict(fields)
+    try:
+        if isinstance(given.get("constants"), dict):
+            given["constants"] = TheoryConstants(**given["constants"])
+        params = Params(**given)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{OWNER}: 'tree.params' are not lca.Params: {error}") from None
+    if dataclasses.asdict(params) != dict(fields):
+        raise ValueError(f"{OWNER}: 'tree.params' are not as lca.Params writes them "
+                         f"(read back: {_brief.repr(dataclasses.asdict(params))}).")
+    return params

@@ -6,6 +6,7 @@ import argparse
 import os
 import pickle
 import sys
+import tempfile
 from typing import Any
 
 from lca._cli_options import int_in
@@ -61,16 +62,16 @@ def _distill(args: argparse.Namespace) -> int:
     from lca.models.surrogate import Surrogate
 
     if args.out is not None:
-        extension = os.path.splitext(args.out)[1].lower()
-        folder = os.path.dirname(os.path.abspath(args.out))
-        if extension not in _OUTPUTS:
-            return _fail(f"argument --out: {args.out!r} must end in one of {_OUTPUTS}")
-        if not os.path.isdir(folder):
-            return _fail(f"argument --out: cannot write {args.out!r}: no directory {folder!r}")
+        problem = _unwritable(args.out)
+        if problem is not None:
+            return _fail(f"argument --out: {problem}")
     try:
         model = _load(args.model)
-    except (OSError, pickle.UnpicklingError, EOFError) as error:
-        return _fail(f"argument MODEL: cannot load {args.model!r}: {error}")
+    except Exception as error:  # noqa: BLE001 - unpickling can raise anything
+        # A garbage or truncated file fails inside pickle or joblib with whatever
+        # they hit (KeyError, ValueError, EOFError...): one line, not a traceback.
+        return _fail(f"argument MODEL: cannot load {args.model!r}: "
+                     f"{type(error).__name__}: {_one_line(error)}")
     pd = pandas("lca distill")
     try:
         frame = pd.read_csv(args.data)
@@ -87,6 +88,30 @@ def _distill(args: argparse.Namespace) -> int:
         _write(surrogate, tree, args.out)
         print(f"\nwrote {args.out}")
     return 0
+
+
+def _unwritable(path: str) -> str | None:
+    """Why ``--out`` cannot be written, checked before any work; ``None`` when it can."""
+    extension = os.path.splitext(path)[1].lower()
+    folder = os.path.dirname(os.path.abspath(path))
+    if extension not in _OUTPUTS:
+        return f"{path!r} must end in one of {_OUTPUTS}"
+    if not os.path.isdir(folder):
+        return f"cannot write {path!r}: no directory {folder!r}"
+    if os.path.isdir(path):
+        return f"cannot write {path!r}: it is a directory"
+    try:  # the one sure test of a folder: make a file there (and remove it)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".lca-distill-"):
+            pass
+    except OSError as error:
+        return f"cannot write {path!r}: {error.strerror or error}"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"cannot write {path!r}: permission denied"
+    return None
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or "(no message)"
 
 
 def _fail(message: str) -> int:

@@ -61,6 +61,7 @@ Everything here is deterministic: fitting is a function of the data alone
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from numbers import Integral
 from typing import Any
@@ -211,7 +212,8 @@ class _Encoder:
         """``±1`` points of an ``(m, d)`` array of bin indices."""
         shifts = np.arange(self.bits - 1, -1, -1)
         digits = (index[:, :, None] >> shifts) & 1
-        return (1 - 2 * digits).reshape(index.shape[0], -1).astype(np.int8)
+        # The width is spelled out: reshape cannot infer it for zero rows.
+        return (1 - 2 * digits).reshape(index.shape[0], self.n_bits).astype(np.int8)
 
     def _locate(self, variable: Any, bit: Any, path: Any) -> tuple[int, np.ndarray]:
         """Feature of ``variable`` and a mask of its bins allowed by ``path`` and ``bit``."""
@@ -480,11 +482,24 @@ class QuantileEncoder(_Encoder):
         out: dict[int, dict] = {}
         for column, mapping in given.items():
             j = self._column_index(owner, "category_names", column, data, names)
-            if j not in categorical or not isinstance(mapping, Mapping):
-                raise ValueError(f"The 'category_names' parameter of {owner} must map "
-                                 f"categorical columns {sorted(categorical)} to "
-                                 f"{{category: label}} mappings. Got {column!r}: {mapping!r}.")
-            out[j] = {_key(code): str(label) for code, label in mapping.items()}
+            if not isinstance(mapping, Mapping):
+                raise TypeError(f"The 'category_names' parameter of {owner} must map each "
+                                f"column to a {{category: label}} mapping. Got {column!r}: "
+                                f"{mapping!r}.")
+            if j not in categorical:
+                raise ValueError(f"The 'category_names' parameter of {owner} names column "
+                                 f"{column!r} ({names[j]!r}, column {j}), which is not "
+                                 f"categorical (the categorical columns are "
+                                 f"{sorted(categorical)}); list it in categorical= or drop "
+                                 "its names.")
+            codes = [plain(code) for code in mapping]
+            bad = [code for code in codes if not isinstance(code, (str, int, float))
+                   or (isinstance(code, float) and not math.isfinite(code))]
+            if bad:  # saved as JSON with the encoder: strings, numbers and bools only
+                raise TypeError(f"The 'category_names' parameter of {owner}: the categories "
+                                f"of column {column!r} must be strings or finite numbers. Got "
+                                f"{bad[0]!r}.")
+            out[j] = {_key(code): str(label) for code, label in zip(codes, mapping.values())}
         return out
 
     @staticmethod
@@ -578,7 +593,12 @@ class QuantileEncoder(_Encoder):
             position = {_key(value): c for c, value in enumerate(self.categories_[j].tolist())}
             homes = self.home_bin_[j]
             for row, value in enumerate(column.tolist()):
-                c = position.get(_key(value))
+                try:
+                    c = position.get(_key(value))
+                except TypeError:  # unhashable: a list, a dict, an array in a cell
+                    raise TypeError(f"The 'X' parameter of {owner}: categorical feature "
+                                    f"{name!r} (column {j}) holds a {type(value).__name__} at "
+                                    f"row {row}; categories are strings or numbers.") from None
                 if c is None:
                     raise ValueError(f"{owner}: categorical feature {name!r} has no category "
                                      f"{value!r} (row {row}); fit saw "

@@ -208,10 +208,11 @@ class ModelOracle(Oracle):
         positive = plain(self.positive)
         if self.classes is not None and (self.threshold is None or self.method ==
                                          "predict_proba" or self.classes.size == 2):
-            others = [c for c in self.classes.tolist() if c != _positive_class(self)]
+            chosen = positive_class(self.positive, self.classes)
+            others = [c for c in self.classes.tolist() if c != chosen]
             if len(others) == 1:
-                return str(others[0]), str(_positive_class(self))
-            return f"not {_positive_class(self)}", str(_positive_class(self))
+                return str(others[0]), str(chosen)
+            return f"not {chosen}", str(chosen)
         if self.threshold is None:
             return f"not {positive}", str(positive)
         score = (f"{self.method}[:, {self.column}]" if self.column is not None
@@ -228,11 +229,16 @@ class ModelOracle(Oracle):
 
 
 
-def _positive_class(oracle: ModelOracle) -> Any:
-    """The class on the ``+1`` side (a binary model's decision_function scores classes_[1])."""
-    if oracle.positive is None and oracle.classes is not None:
-        return oracle.classes.tolist()[-1]
-    return plain(oracle.positive)
+def positive_class(positive: Any, classes: np.ndarray | None) -> Any:
+    """The class on the ``+1`` side: ``positive``, or the model's last class when it is ``None``.
+
+    ``positive=None`` means the last of ``classes`` (``classes_[1]`` of a
+    binary model: the class its decision_function scores); for a model
+    without classes it stays ``None``. The one home of that rule.
+    """
+    if positive is None and classes is not None:
+        return plain(classes[-1])
+    return plain(positive)
 
 
 def _classes(model: Any) -> np.ndarray | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,10 +23,10 @@ from lca import derive
 from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.models._data import is_frame, is_series, plain
-from lca.models._state import encoder_from_state, encoder_state
+from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
-from lca.models.oracle import ModelOracle, _classes, from_estimator
-from lca._validate import check_int, check_seed
+from lca.models.oracle import ModelOracle, _classes, from_estimator, positive_class
+from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.decisions import LeafDecision, NodeDecision
 from lca.params import Params
 from lca.reconstruct import Reconstructor
@@ -37,9 +38,6 @@ __all__ = [
     "Surrogate",
 ]
 
-FORMAT = "lca.models.Surrogate"
-FORMAT_VERSION = 1
-MAX_DEPTH = 30
 _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder")
 
 
@@ -254,14 +252,14 @@ class Surrogate:
                     "then returns True/False); for every class fit one surrogate per "
                     "class: {c: Surrogate(model, positive=c).fit(X) for c in "
                     "model.classes_}.")
-            positive = classes.tolist()[-1]
+            positive = positive_class(None, classes)
         if self.threshold is None:
             return positive, None
         if callable(getattr(self.model, "predict_proba", None)):
             return positive, "predict_proba"
         # decision_function of a binary model scores classes_[1]; from_estimator
         # refuses positive=classes_[0] with it rather than flip silently.
-        return (None if classes.size == 2 and positive == classes.tolist()[-1]
+        return (None if classes.size == 2 and positive == positive_class(None, classes)
                 else positive), None
 
     def _params(self, owner: str, n: int, depth: int) -> Params:
@@ -287,11 +285,11 @@ class Surrogate:
 
     @staticmethod
     def _classes_of(oracle: ModelOracle) -> np.ndarray:
+        """``[negative, positive]`` labels: a binary model's classes, else ``[False, True]``."""
         classes = oracle.classes
         if classes is not None and classes.size == 2:
-            values = classes.tolist()
-            positive = values[-1] if oracle.positive is None else oracle.positive
-            other = [c for c in values if c != positive][0]
+            positive = positive_class(oracle.positive, classes)
+            other = [c for c in classes.tolist() if c != positive][0]
             return np.array([other, positive], dtype=classes.dtype)
         return np.array([False, True])
 
@@ -315,7 +313,8 @@ class Surrogate:
 
         Rows are encoded (:meth:`QuantileEncoder.encode`) and answered by
         ``T_seed``: the same answers as ``tree().query`` on the encoded rows
-        and as :meth:`explain`, in any process.
+        and as :meth:`explain`, in any process. No rows give an empty array
+        (of the labels' dtype).
         """
         self._check_fitted("predict")
         return self._labels(self._answers(self.encoder_.encode(X)))
@@ -383,7 +382,11 @@ class Surrogate:
         product = _agreement(self._answers(points), oracle.query(points))
         data = None
         if X is not None:
-            data = _agreement(self._answers(self.encoder_.encode(X)), oracle.label_rows(X))
+            encoded = self.encoder_.encode(X)
+            if encoded.shape[0] == 0:  # checked before the model is asked about no rows
+                raise ValueError("The 'X' parameter of Surrogate.fidelity must have at least "
+                                 "one row: agreement on no rows is undefined. Got 0 rows.")
+            data = _agreement(self._answers(encoded), oracle.label_rows(X))
         return Fidelity(product, data)
 
     def _oracle(self, owner: str) -> ModelOracle:
@@ -430,57 +433,77 @@ class Surrogate:
         """The whole tree, the encoder and the mapping as JSON (not the model).
 
         :meth:`from_json` reads it back into a Surrogate whose ``predict``,
-        ``explain`` and ``tree`` equal this one's on every row; give it the
-        model too for :meth:`fidelity`.
+        ``explain`` and ``tree`` equal this one's on every row, and whose
+        ``to_json`` is this text again; give it the model too for
+        :meth:`fidelity`. The document carries a ``"digest"`` (SHA-256 of
+        everything else), so an edited or corrupted file is refused.
         """
         self._check_fitted("to_json")
         tree = self.tree()
-        document = {
-            "format": FORMAT, "version": FORMAT_VERSION, "model": tree.oracle,
-            "positive": plain(self.positive), "threshold": self.threshold,
-            "depth": self.depth, "seed": self.seed_,
+        threshold = self.threshold
+        if threshold is not None:  # the number the oracle compares with
+            threshold = check_real("Surrogate.to_json", "threshold", threshold, -math.inf,
+                                   math.inf)
+        return write_document({
+            "model": tree.oracle, "positive": plain(self.positive), "threshold": threshold,
+            "depth": plain(self.depth), "seed": self.seed_,
             "classes": [plain(c) for c in self.classes_],
             "feature_names_in": (None if not hasattr(self, "feature_names_in_")
                                  else self.feature_names_in_.tolist()),
             "encoder": encoder_state(self.encoder_),
             "tree": json.loads(tree.to_json()),
-        }
-        return json.dumps(document, indent=indent)
+        }, indent)
 
     @classmethod
-    def from_json(cls, text: str | bytes, model: Any = None) -> Surrogate:
-        """The Surrogate :meth:`to_json` wrote; with ``model`` it can measure fidelity again."""
+    def from_json(cls, text: str | bytes, model: Any = None, *,
+                  allow_version_1: bool = False) -> Surrogate:
+        """The Surrogate :meth:`to_json` wrote; with ``model`` it can measure fidelity again.
+
+        The whole document is checked before anything is built from it:
+        every field's type and range, and its consistency with the tree and
+        the encoder (seed, number of bits, each node's conditions and
+        feature, the classes), no key given twice, no NaN or infinity, then
+        the digest. ``model``, when given, must have the saved classes.
+
+        Args:
+            text: the JSON (``str`` or ``bytes``).
+            model: the fitted model, for :meth:`fidelity` and :meth:`report`.
+            allow_version_1: read a document written by an earlier lca
+                (format version 1, without a digest): its fields are checked
+                alike, but an edit that keeps them consistent cannot be
+                detected. Save it again with :meth:`to_json` to add the digest.
+
+        Raises:
+            TypeError: ``text`` is not ``str`` or ``bytes``.
+            ValueError: anything wrong with the document (one error, naming
+                the field), or a ``model`` that does not fit it.
+        """
         owner = "Surrogate.from_json"
-        if not isinstance(text, (str, bytes)):
-            raise TypeError(f"The 'text' parameter of {owner} must be a JSON string. "
-                            f"Got {type(text).__name__} instead.")
-        document = json.loads(text)
-        if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise ValueError(f"{owner}: not a saved Surrogate (expected \"format\": "
-                             f"{FORMAT!r}).")
-        if document.get("version") != FORMAT_VERSION:
-            raise ValueError(f"{owner}: format version {document.get('version')!r} is not "
-                             f"supported (this lca reads version {FORMAT_VERSION}).")
-        tree = ReconstructedTree.from_json(json.dumps(document["tree"]))
-        if not tree.complete:  # to_json writes whole trees; tree_ is whole or None
-            raise ValueError(f"{owner}: the saved tree is incomplete (unexplored at "
-                             f"{tree.unexplored[0]}); Surrogate.to_json writes whole trees.")
-        surrogate = cls(model, positive=document["positive"],
-                        threshold=document["threshold"], depth=document["depth"],
-                        seed=document["seed"])
-        surrogate.encoder_ = encoder_from_state(document["encoder"])
-        surrogate.params_ = Params(**tree.params)
-        surrogate.seed_ = document["seed"]
-        surrogate.classes_ = np.array(document["classes"])
-        surrogate.n_features_in_ = surrogate.encoder_.n_features_in_
-        if document.get("feature_names_in") is not None:
-            surrogate.feature_names_in_ = np.array(document["feature_names_in"], dtype=object)
-        surrogate.tree_ = tree
+        check_flag(owner, "allow_version_1", allow_version_1)
+        saved = read_document(text, allow_version_1=allow_version_1)
+        surrogate = cls(model, positive=saved.positive, threshold=saved.threshold,
+                        depth=saved.depth, seed=saved.seed)
+        surrogate.encoder_ = saved.encoder
+        surrogate.params_ = saved.params
+        surrogate.seed_ = saved.seed
+        surrogate.classes_ = saved.classes
+        surrogate.n_features_in_ = saved.encoder.n_features_in_
+        if saved.feature_names_in is not None:
+            surrogate.feature_names_in_ = np.array(saved.feature_names_in, dtype=object)
+        surrogate.tree_ = saved.tree
         if model is not None:
             positive, method = surrogate._mapping(owner)
-            surrogate.oracle_ = from_estimator(model, surrogate.encoder_, positive=positive,
-                                               method=method, threshold=surrogate.threshold)
-            surrogate.reconstructor_ = Reconstructor(surrogate.oracle_, surrogate.params_)
+            oracle = from_estimator(model, surrogate.encoder_, positive=positive,
+                                    method=method, threshold=surrogate.threshold)
+            classes = cls._classes_of(oracle)
+            if classes.tolist() != saved.classes.tolist() or \
+                    tuple(oracle.label_names) != saved.tree.class_names:
+                raise ValueError(f"{owner}: the model {oracle.name!r} answers "
+                                 f"{list(oracle.label_names)!r}, but the saved surrogate "
+                                 f"{list(saved.tree.class_names)!r}; pass the model it was "
+                                 "fitted with.")
+            surrogate.oracle_ = oracle
+            surrogate.reconstructor_ = Reconstructor(oracle, surrogate.params_)
         return surrogate
 
 

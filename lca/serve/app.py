@@ -169,7 +169,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     n = oracle.n
     description = {
         "oracle": {"name": oracle.name, "n": n, "source": settings.source,
-                   "spec": settings.spec},
+                   "spec": None if settings.source == "model" else settings.spec},
         "mode": params.preset if only_seed is not None else settings.mode,
         "seeds": "any" if only_seed is None else [only_seed],
         "params": dataclasses.asdict(params),

@@ -10,6 +10,8 @@ model, and is refused with a 422 naming ``seed``.
 
 from __future__ import annotations
 
+import os
+import stat
 from typing import Any
 
 import numpy as np
@@ -66,21 +68,28 @@ class SavedTree:
 def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
     """The answerer and the oracle view of the Surrogate saved at ``path``.
 
-    Raises ``ValueError`` naming ``--model`` if the file cannot be read or is
-    not a saved Surrogate.
+    The document is checked whole by :meth:`lca.models.Surrogate.from_json`
+    (every field, its consistency with the tree and the encoder, the
+    digest) before anything answers from it. Raises ``ValueError`` starting
+    ``argument --model:`` if the file cannot be read or is not a saved Surrogate.
     """
     from lca.models import Surrogate
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        # A device or a pipe (/dev/zero, a FIFO) would be read forever or block: files only.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError(f"argument --model: cannot read {path!r}: not a regular file")
+        with open(path, "rb") as handle:  # bytes: json finds the encoding, or says why not
             text = handle.read()
     except OSError as error:
-        raise ValueError(f"The 'model' parameter of lca serve: cannot read {path!r}: "
+        raise ValueError(f"argument --model: cannot read {path!r}: "
                          f"{error.strerror or error}") from None
     try:
         surrogate = Surrogate.from_json(text)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"The 'model' parameter of lca serve: {path!r} is not a saved "
-                         f"lca.models.Surrogate: {error}") from None
+    except ValueError as error:
+        # Said as the option, so that the fields the message names in quotes
+        # ('depth', 'seed') are not taken for options of lca serve.
+        raise ValueError(f"argument --model: {path!r} is not a saved lca.models.Surrogate: "
+                         f"{error}") from None
     tree = surrogate.tree()
     return SavedTree(tree, surrogate.params_), TreeOracle(tree)
