@@ -1,0 +1,140 @@
+"""scripts/bench_local.py: what its helpers count is what the reconstructor did (no timings)."""
+
+import dataclasses
+import importlib.util
+import math
+import pathlib
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import lca
+from lca import derive, targets
+
+pytest.importorskip("sklearn")  # the script reads the suite's models and peer
+
+_SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "bench_local.py"
+_spec = importlib.util.spec_from_file_location("bench_local", _SCRIPT)
+bench_local = importlib.util.module_from_spec(_spec)
+sys.modules["bench_local"] = bench_local  # its dataclasses look their module up by name
+_spec.loader.exec_module(bench_local)
+
+SEED = 7
+
+
+class Named(lca.Oracle):
+    """A small random tree whose conditions read differently from the default."""
+
+    def __init__(self) -> None:
+        self.inner = targets.random_tree(n=20, leaves=8, seed=5)
+        self.n, self.name = 20, "named"
+
+    def query(self, points):
+        return self.inner.query(points)
+
+    def describe(self, variable, bit, path=()):
+        return f"feature {variable} is {bit}"
+
+
+def test_timed_sees_every_query_of_the_reconstructor_and_keeps_the_conditions():
+    f = Named()
+    timed = bench_local.Timed(f)
+    rec = lca.Reconstructor(timed, lca.Params.efficient(20, depth=4))
+    points = derive.sample_points(0, "test-bench-local", 20, 6)
+    explained = [rec.explain(z, SEED) for z in points]
+    assert timed.rows == rec.stats.queries > 0
+    assert timed.calls == rec.stats.oracle_calls > 0
+    assert explained[0].conditions[0].startswith("feature ")
+
+
+def test_measure_mode_counts_the_answers_it_times():
+    f = targets.with_label_noise(targets.random_tree(n=20, leaves=8, seed=5), 0.1, seed=2)
+    params = lca.Params.efficient(20, depth=4)
+    points = derive.sample_points(0, "test-bench-local", 20, 8)
+    run = bench_local.measure_mode(f, params, points, f(points), SEED)
+
+    rec = lca.Reconstructor(f, params)
+    per_answer = []
+    for z in points:
+        rec.answer(z, SEED)
+        per_answer.append(rec.last_stats.queries)
+    assert run.queries.tolist() == per_answer
+    assert run.calls == rec.stats.oracle_calls
+    cold = lca.Reconstructor(f, params).explain(points[0], SEED).stats.queries
+    assert run.queries[0] == cold
+    batch = lca.Reconstructor(f, params)
+    answers = batch.answer_many(points, SEED)
+    assert np.array_equal(run.answers, answers)
+    assert (run.batch_queries, run.batch_calls) == (batch.stats.queries,
+                                                    batch.stats.oracle_calls)
+    assert run.error == np.mean(answers != f(points))
+    assert run.walls.shape == (8,) and run.points == 8
+
+
+def test_crossover_of_reads_the_cumulative_queries_of_every_answer():
+    queries = [10, 10, 10, 10, 10]  # Q(K) = 10 K
+    t = (math.log(25) - math.log(20)) / (math.log(30) - math.log(20))
+    near = bench_local.crossover_of(queries, 25, 300_000)
+    assert near["relation"] == "~"
+    assert near["value"] == pytest.approx(math.exp(math.log(2) + t * math.log(1.5)))
+    assert bench_local.crossover_of(queries, 10, 300_000) == {"relation": "<=", "value": 1}
+    assert bench_local.crossover_of(queries, 51, 300_000)["value"] == 5
+    beyond = bench_local.crossover_of(queries, None, 40)
+    assert beyond["relation"] == ">" and beyond["lower_bound"] is True
+
+
+def test_floor_evaluates_as_many_points_in_the_engines_batches():
+    n = 1 << 20  # 16 rows per oracle batch
+    f = bench_local.Timed(targets.random_tree(n=n, leaves=4, seed=1))
+    bench_local.floor_seconds(f, n, 40, SEED)
+    assert (f.rows, f.calls) == (40, 3)
+
+
+def test_large_answer_reports_the_cold_answer_it_made():
+    result = bench_local.large_answer(1000, SEED)
+    f = targets.random_tree(n=1000, leaves=bench_local.LARGE_LEAVES, seed=1)
+    z = derive.sample_points(SEED, bench_local.POINTS_PURPOSE, 1000, 1)[0]
+    explained = lca.Reconstructor(f, lca.Params.efficient(1000, depth=12)).explain(z, SEED)
+    assert result["queries"] == explained.stats.queries
+    assert result["calls"] == explained.stats.oracle_calls
+    assert result["internal"] == len(explained.path)
+    assert result["peak_mib"] >= result["before_mib"] > 0
+
+
+def test_a_tiny_case_has_both_modes_a_peer_and_a_ratio_row():
+    sizes = dataclasses.replace(bench_local.quick_sizes(), model_depths=(3,))
+    clean = targets.random_tree(n=12, leaves=8, seed=1)
+    f = targets.with_label_noise(clean, 0.1, seed=2)
+    rows = bench_local.run_case("tiny", f, clean, (3,), sizes, 5)
+    assert [row["depth"] for row in rows] == [3]
+    assert list(rows[0]["modes"]) == ["efficient", "paper"]
+    assert all(run.cross is not None for run in rows[0]["modes"].values())
+    assert rows[0]["peer"]["rows"]
+    table = bench_local.case_table(rows)
+    assert len(table) == 2 + 3
+    assert all(line.count("|") == len(bench_local.COLUMNS) + 1 for line in table)
+    assert "| tiny | 3 | **efficient / paper** |" in table[-1]
+    [peer] = bench_local.peer_lines(rows + rows)  # one line per case
+    assert peer.startswith("* Peer on tiny: best error ")
+
+
+def test_ratio_text():
+    assert bench_local.ratio(1, 4) == "0.25x"
+    assert bench_local.ratio(1, 250) == "0.004x"
+    assert bench_local.ratio(None, 4) == "—"
+    assert bench_local.ratio(1, 0) == "—"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--parts", "models,bogus"],
+     "--parts must be a comma-separated list of models, noise, large; got 'models,bogus'"),
+    (["--models", "rf-breast_cancer,nope"], "--models must name suite models .*got 'nope'"),
+    (["--points", "0"], "--points must be at least 1; got 0"),
+])
+def test_bad_arguments_are_refused_by_name(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        bench_local.main(argv)
+    assert any(re.search(message, line)
+               for line in capsys.readouterr().err.splitlines())
