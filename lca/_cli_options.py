@@ -7,12 +7,12 @@ import math
 from collections.abc import Callable
 
 from lca import targets
-from lca._validate import MAX_N
+from lca._validate import MAX_N, SEED_LIMIT
 from lca.params import Params
 from lca.targets import DecisionTree, LabelNoise
 
 
-SEED_HIGH = (1 << 64) - 1
+SEED_HIGH = SEED_LIMIT - 1
 """Largest seed (``u64``); a seed that is also used plus one stops one below."""
 
 N_HIGH = MAX_N

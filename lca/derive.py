@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from lca._validate import check_int
+from lca._validate import SEED_LIMIT, check_int
 
 __all__ = [
     "VERSION_TAG",
@@ -47,6 +47,8 @@ __all__ = [
     "noise_rate_of",
     "unpack_points",
     "pack_points",
+    "pack_bits",
+    "point_hashes",
     "constructor_key",
     "WordStream",
     "check_path",
@@ -146,7 +148,7 @@ def node_key(seed: int, purpose: str, path: Path) -> int:
     (:func:`check_path`, variables in ``[0, 2**64)``).
     """
     owner = "node_key"
-    seed = _check_index(owner, "seed", seed, 0, 1 << 64)
+    seed = _check_index(owner, "seed", seed, 0, SEED_LIMIT)
     purpose = _check_purpose(owner, purpose)
     path = check_path(path, None, owner)
     parts = [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")),
@@ -399,12 +401,57 @@ def pack_points(points: np.ndarray) -> np.ndarray:
     if points.size and (points.min() < -1 or points.max() > 1
                         or np.count_nonzero(points) != points.size):
         raise ValueError("The 'points' parameter of pack_points must hold only -1 and +1.")
+    return pack_bits(points)
+
+
+def pack_bits(points: np.ndarray) -> np.ndarray:
+    """:func:`pack_points` of rows already known to be ``±1``, unchecked.
+
+    Coordinate ``64w + j`` is bit ``j`` of word ``w`` (set for ``-1``), tail
+    bits zero.
+    """
     m, n = points.shape
-    bits = (points == -1).astype(np.uint8)
-    width = words_per_point(n)
-    packed = np.zeros((m, 8 * width), dtype=np.uint8)
-    packed[:, : -(-n // 8)] = np.packbits(bits, axis=1, bitorder="little")
+    packed = np.zeros((m, 8 * words_per_point(n)), dtype=np.uint8)
+    packed[:, : -(-n // 8)] = np.packbits(points < 0, axis=1, bitorder="little")
     return packed.view("<u8").astype(_U64, copy=False)
+
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_SHIFT30, _SHIFT27, _SHIFT31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
+def _mix64_in_place(z: np.ndarray, scratch: np.ndarray) -> None:
+    """``z = mix(z)`` in place, with ``scratch`` (same shape) for the shifts.
+
+    SplitMix64 finaliser (Stafford's Mix13): a bijection of uint64 with full
+    avalanche, in wrapping uint64 arithmetic; in place, so no temporaries
+    however many rows.
+    """
+    xor, right, times = np.bitwise_xor, np.right_shift, np.multiply
+    xor(z, right(z, _SHIFT30, out=scratch), out=z)
+    times(z, _MIX1, out=z)
+    xor(z, right(z, _SHIFT27, out=scratch), out=z)
+    times(z, _MIX2, out=z)
+    xor(z, right(z, _SHIFT31, out=scratch), out=z)
+
+
+def point_hashes(key: np.uint64, words: np.ndarray) -> np.ndarray:
+    """``h(x) = mix(... mix(mix(K ^ w_0) ^ w_1) ... ^ w_{W-1})`` for each packed row.
+
+    ``words`` is ``(m, W)`` as :func:`pack_bits`, ``K`` a ``uint64`` key and
+    ``mix`` the SplitMix64 finaliser (:func:`_mix64_in_place`); the hash of a
+    point depends on the point alone, so a label derived from it is a fixed
+    function (:class:`lca.targets.LabelNoise`, docs/randomness.md §8).
+    """
+    # Words as (W, m): each step of the chain reads one contiguous row.
+    columns = np.ascontiguousarray(words.T)
+    state = np.full(words.shape[0], key, dtype=np.uint64)
+    scratch = np.empty_like(state)
+    for row in columns:
+        np.bitwise_xor(state, row, out=state)  # state = mix(state ^ w)
+        _mix64_in_place(state, scratch)
+    return state
 
 
 # Seeded constructors (random trees, hidden variables, label-noise keys) draw
@@ -415,7 +462,7 @@ _CONSTRUCTOR_TAG = b"lca/targets/v1"
 def constructor_key(purpose: str, seed: int) -> int:
     """Key ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))`` for seeded constructors."""
     purpose = _check_purpose("constructor_key", purpose)
-    seed = _check_index("constructor_key", "seed", seed, 0, 1 << 64)
+    seed = _check_index("constructor_key", "seed", seed, 0, SEED_LIMIT)
     return xxhash.xxh3_128_intdigest(
         _CONSTRUCTOR_TAG + _frame(purpose.encode("ascii")) + _u64le(seed))
 

@@ -20,11 +20,7 @@ from typing import Any
 import numpy as np
 
 from lca._validate import MAX_N, check_int, problem
-
-# A node path: (variable, bit) pairs from the root (same alias as lca.derive.Path,
-# spelled out here because oracle imports nothing from the rest of lca but its
-# argument checks).
-Path = tuple[tuple[int, int], ...]
+from lca.derive import Path
 
 __all__ = [
     "Oracle",

@@ -36,7 +36,7 @@ from typing import Any, Union
 import numpy as np
 
 from lca._validate import MAX_N, check_int, check_seed, is_int
-from lca.derive import WordStream, constructor_key
+from lca.derive import WordStream, constructor_key, pack_bits, point_hashes
 from lca.oracle import Oracle, _oracle_n, check_points
 
 __all__ = [
@@ -454,36 +454,6 @@ def random_tree(n: int, leaves: int, seed: int, labels: str = "iid") -> Decision
 # label noise
 
 
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_SHIFT30, _SHIFT27, _SHIFT31 = np.uint64(30), np.uint64(27), np.uint64(31)
-
-
-def _mix64_in_place(z: np.ndarray, scratch: np.ndarray) -> None:
-    """``z = mix(z)`` in place, with ``scratch`` (same shape) for the shifts.
-
-    SplitMix64 finaliser (Stafford's Mix13): a bijection of uint64 with full
-    avalanche, in wrapping uint64 arithmetic; in place, so no temporaries
-    however many rows.
-    """
-    xor, right, times = np.bitwise_xor, np.right_shift, np.multiply
-    xor(z, right(z, _SHIFT30, out=scratch), out=z)
-    times(z, _MIX1, out=z)
-    xor(z, right(z, _SHIFT27, out=scratch), out=z)
-    times(z, _MIX2, out=z)
-    xor(z, right(z, _SHIFT31, out=scratch), out=z)
-
-
-def _pack_rows(points: np.ndarray) -> np.ndarray:
-    """Rows as little-endian ``uint64`` words: coordinate ``64w+j`` is bit ``j`` of word ``w``."""
-    m, n = points.shape
-    packed = np.packbits(points < 0, axis=1, bitorder="little")
-    words = max(1, -(-n // 64))
-    padded = np.zeros((m, 8 * words), dtype=np.uint8)
-    padded[:, : packed.shape[1]] = packed
-    return padded.view("<u8")
-
-
 class LabelNoise(Oracle):
     """``target`` with the label of a fixed, pseudo-random set of points flipped.
 
@@ -540,14 +510,7 @@ class LabelNoise(Oracle):
         return self._flips(check_points(points, self.n))
 
     def _flips(self, points: np.ndarray) -> np.ndarray:
-        # Words as (W, m): each step of the chain reads one contiguous row.
-        words = np.ascontiguousarray(_pack_rows(points).T)
-        state = np.full(points.shape[0], self._key, dtype=np.uint64)
-        scratch = np.empty_like(state)
-        for row in words:
-            np.bitwise_xor(state, row, out=state)  # state = mix(state ^ w)
-            _mix64_in_place(state, scratch)
-        return state < np.uint64(self.threshold)
+        return point_hashes(self._key, pack_bits(points)) < np.uint64(self.threshold)
 
     def query(self, points: np.ndarray) -> np.ndarray:
         """Noisy value of the target on each row; deterministic."""

@@ -17,7 +17,7 @@ score and 500 leaf samples) in the same run:
    process's peak memory.
 
 For parts 1 and 2, per case and mode: ``--points`` points answered one at a
-time on one reconstructor (wall time per answer, process CPU per query, lca's
+time on one reconstructor (wall time per answer, CPU per query of the calling thread, lca's
 own CPU per query = CPU minus the CPU spent inside the oracle, queries and
 oracle calls per answer, the cold first answer), the same points in one
 ``answer_many`` call on a fresh reconstructor, and the suite's crossover K
@@ -104,7 +104,8 @@ def quick_sizes() -> Sizes:
 
 
 class Timed(lca.Oracle):
-    """An oracle that adds up the wall and process CPU time spent inside its inner oracle.
+    """An oracle that adds up the wall and CPU time (of the calling thread) spent inside its
+    inner oracle.
 
     The reconstructor wraps every oracle in :class:`lca.oracle.CountingOracle`,
     which calls :meth:`query`: that is the one hook every query passes. The
@@ -119,9 +120,9 @@ class Timed(lca.Oracle):
         self.calls = self.rows = 0
 
     def query(self, points: np.ndarray) -> np.ndarray:
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), time.thread_time()
         values = self.inner.query(points)
-        self.cpu += time.process_time() - cpu
+        self.cpu += time.thread_time() - cpu
         self.wall += time.perf_counter() - wall
         self.calls += 1
         self.rows += points.shape[0]
@@ -140,7 +141,7 @@ class ModeRun:
     walls: np.ndarray    # seconds of each answer
     queries: np.ndarray  # queries of each answer
     calls: int           # oracle calls of all answers
-    cpu: float           # process CPU seconds of all answers
+    cpu: float           # CPU seconds (calling thread) of all answers
     oracle_cpu: float    # of which inside the oracle
     oracle_wall: float
     batch_wall: float
@@ -173,7 +174,7 @@ def one_at_a_time(f: lca.Oracle, params: lca.Params, points: np.ndarray, seed: i
 
     Only the ``answer`` calls are timed (the progress bar is not). Returns the
     reconstructor, its timed oracle, the answers, each answer's wall seconds
-    and queries, and the process CPU seconds of all answers.
+    and queries, and the CPU seconds (calling thread) of all answers.
     """
     timed = Timed(f)
     rec = lca.Reconstructor(timed, params)
@@ -185,9 +186,9 @@ def one_at_a_time(f: lca.Oracle, params: lca.Params, points: np.ndarray, seed: i
     with tqdm(total=m, desc=desc, unit="answer", leave=False, dynamic_ncols=True,
               file=sys.stderr) as bar:
         for i, z in enumerate(points):
-            wall0, cpu0 = time.perf_counter(), time.process_time()
+            wall0, cpu0 = time.perf_counter(), time.thread_time()
             answers[i] = rec.answer(z, seed)
-            cpu += time.process_time() - cpu0
+            cpu += time.thread_time() - cpu0
             walls[i] = time.perf_counter() - wall0
             queries[i] = rec.last_stats.queries
             bar.update(1)
@@ -335,9 +336,9 @@ def large_answer(n: int, seed: int) -> dict[str, Any]:
         timed = Timed(f)
         rec = lca.Reconstructor(timed, params)
         before = high_water()
-        wall0, cpu0 = time.perf_counter(), time.process_time()
+        wall0, cpu0 = time.perf_counter(), time.thread_time()
         rec.answer(z, seed)
-        cpu = time.process_time() - cpu0
+        cpu = time.thread_time() - cpu0
         wall = time.perf_counter() - wall0
         peak = high_water()
     queries = rec.stats.queries
@@ -515,10 +516,11 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int) -> li
         "Per case and mode the points are answered in order with `Reconstructor.answer` on "
         "one fresh reconstructor (node cache on), after an untimed warm-up answer of another "
         "tree on another reconstructor. *wall/answer*: median and mean over the points; "
-        "*CPU/query*: process CPU time (`time.process_time`, every thread) of the answers "
-        "over their queries (native thread pools, here "
-        f"{pools}, count while they work); *lca-own CPU/query*: the same minus the CPU "
-        "spent inside the oracle's `query`; *cold*: the first answer. *answer_many*: the same points in one "
+        "*CPU/query*: CPU time of the calling thread (`time.thread_time`) of the answers "
+        "over their queries (lca runs in that thread; the model's native thread pools, here "
+        f"{pools}, are not counted, so neither their work nor their spinning after a call "
+        "is); *lca-own CPU/query*: the same minus the CPU spent inside the oracle's `query`; "
+        "*cold*: the first answer. *answer_many*: the same points in one "
         "call on a fresh reconstructor. *Crossover K* (`lca.suite.stats.crossover`, as the "
         "suite): the answers K at which the cumulative queries of the one-at-a-time run "
         "reach the N uniform labelled queries a scikit-learn DecisionTreeClassifier needs "

@@ -142,3 +142,28 @@ def test_sample_points_are_node_samples_with_the_empty_path():
     key = derive.node_key(4, "demo-queries", ())
     want = derive.unpack_points(derive.uniform_points(key, 70, 0, 9), 70)
     assert np.array_equal(derive.sample_points(4, "demo-queries", 70, 9), want)
+
+
+def test_point_hashes_chain_the_splitmix_finaliser_over_the_packed_words():
+    # h = mix(mix(K ^ w0) ^ w1), mix the SplitMix64 finaliser, in Python integers.
+    def mix(z):
+        mask = (1 << 64) - 1
+        z ^= z >> 30
+        z = (z * 0xBF58476D1CE4E5B9) & mask
+        z ^= z >> 27
+        z = (z * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    points = np.ones((3, 70), dtype=np.int8)
+    points[1, [0, 65]] = -1
+    points[2, :] = -1
+    words = derive.pack_bits(points)
+    assert np.array_equal(words, derive.pack_points(points))
+    key = 0x0123456789ABCDEF
+    expected = []
+    for row in words.tolist():
+        state = key
+        for word in row:
+            state = mix(state ^ word)
+        expected.append(state)
+    assert derive.point_hashes(np.uint64(key), words).tolist() == expected

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from typing import Any
 
-from lca._cli_options import int_in
+from lca._cli_options import SEED_HIGH, int_in
 
 __all__ = ["add_distill_command"]
 
@@ -44,7 +44,7 @@ def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
                              "prediction (predict >= T is the positive side)")
     parser.add_argument("--depth", type=int_in(0, 30), default=12,
                         help="depth cap of the tree (default 12)")
-    parser.add_argument("--seed", type=int_in(0, (1 << 64) - 1), default=0,
+    parser.add_argument("--seed", type=int_in(0, SEED_HIGH), default=0,
                         help="selects the tree T_seed (default 0)")
     parser.add_argument("--drop", action="append", default=[], metavar="COLUMN",
                         help="a CSV column that is not a feature (repeatable)")

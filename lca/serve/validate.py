@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from lca._validate import SEED_LIMIT
 from lca.oracle import _all_plus_minus_one
 
 __all__ = ["RequestError", "parse_answer", "parse_explain", "read_body"]
@@ -149,7 +150,7 @@ def _once(body: bytes, request: Any) -> None:
 
 
 def _seed(seed: int) -> int:
-    if not 0 <= seed < 1 << 64:
+    if not 0 <= seed < SEED_LIMIT:
         raise RequestError(422, "seed", f"'seed' must be {SEED_RANGE}; got {seed}")
     return seed
 
