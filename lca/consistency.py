@@ -39,7 +39,7 @@ from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params
 from lca.parallel import ReplicaPool
-from lca.parallel.worker import describe_replica as _describe
+from lca.parallel.worker import describe_replica
 from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer
 
 __all__ = [
@@ -324,7 +324,7 @@ def run_replica(spec: ReplicaSpec, oracle: Oracle, params: Params, seed: int,
         _merge(result.decisions or {}, decisions, conflicts)
         conflicts += [(key[1], a, b) for key, a, b in result.conflicts]
     elif spec.kind == "pure":
-        description = _describe(oracle, params, "run_replica")
+        description = describe_replica(oracle, params, "run_replica")
         context = multiprocessing.get_context(spec.start_method)
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as executor:
             with sigint_blocked():  # the process starts here; Ctrl-C is the parent's
@@ -437,7 +437,7 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
     import sys
 
     owner = "check_consistency"
-    _describe(oracle, params, owner)
+    describe_replica(oracle, params, owner)
     seed = check_seed(owner, seed)
     workers = check_int(owner, "workers", workers, 1)
     pure_queries = check_int(owner, "pure_queries", pure_queries, 1)

@@ -37,7 +37,7 @@ import xxhash
 from lca._validate import check_int, check_seed
 from lca.oracle import Oracle, check_points
 from lca.params import Params
-from lca.parallel.worker import describe_replica as _describe
+from lca.parallel.worker import describe_replica
 from lca.reconstruct import Reconstructor
 
 __all__ = ["answer_array", "answer_bag", "replica_results"]
@@ -102,7 +102,7 @@ def _answer_recording(block: np.ndarray, description: bytes, seed: int,
 
 def _validated(oracle: Oracle, params: Params, seed: int, cache_size: int,
                owner: str) -> tuple[bytes, int, int]:
-    description = _describe(oracle, params, owner)
+    description = describe_replica(oracle, params, owner)
     seed = check_seed(owner, seed)
     cache_size = check_int(owner, "cache_size", cache_size, 0)
     return description, seed, cache_size

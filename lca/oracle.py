@@ -29,6 +29,8 @@ __all__ = [
     "from_callable",
     "from_boolean",
     "check_points",
+    "oracle_n",
+    "all_plus_minus_one",
 ]
 
 
@@ -79,7 +81,7 @@ class Oracle(abc.ABC):
         return f"<{type(self).__name__} {self.name!r} n={getattr(self, 'n', '?')}>"
 
 
-def _oracle_n(oracle: Oracle) -> int:
+def oracle_n(oracle: Oracle) -> int:
     """The oracle's ``n``, or a ``TypeError`` naming its class if missing or not an int >= 1."""
     n = getattr(oracle, "n", None)
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
@@ -89,7 +91,8 @@ def _oracle_n(oracle: Oracle) -> int:
     return int(n)
 
 
-def _all_plus_minus_one(values: np.ndarray) -> bool:
+def all_plus_minus_one(values: np.ndarray) -> bool:
+    """Is every entry of an integer array ``-1`` or ``+1``? (True for an empty array)"""
     # min/max/count_nonzero are single vectorised passes, several times faster
     # than comparing against both values.
     return values.size == 0 or (
@@ -111,7 +114,7 @@ def check_points(points: Any, n: int, *, what: str = "points") -> np.ndarray:
         )
     if arr.ndim != 2 or arr.shape[1] != n:
         raise TypeError(f"{what} must have shape (m, {n}); got shape {arr.shape}")
-    if not _all_plus_minus_one(arr):
+    if not all_plus_minus_one(arr):
         bad = arr[(arr != 1) & (arr != -1)][0]
         raise ValueError(f"{what} must contain only -1 and +1; found {int(bad)}")
     return arr.astype(np.int8, copy=False)
@@ -132,7 +135,7 @@ class CountingOracle(Oracle):
                 f"lca.oracle.from_callable or from_boolean (got {type(inner).__name__})"
             )
         self.inner = inner
-        self.n = _oracle_n(inner)
+        self.n = oracle_n(inner)
         self.name = inner.name
         self.size = inner.size
         self.depth = inner.depth
@@ -153,7 +156,7 @@ class CountingOracle(Oracle):
                 f"oracle {self.name!r} returned dtype {values.dtype}; expected "
                 "integers -1/+1"
             )
-        if not _all_plus_minus_one(values):
+        if not all_plus_minus_one(values):
             bad = values[(values != 1) & (values != -1)][0]
             raise OracleError(
                 f"oracle {self.name!r} returned {int(bad)}; expected only -1 and +1"

@@ -37,7 +37,7 @@ import numpy as np
 
 from lca._validate import MAX_N, check_int, check_seed, is_int
 from lca.derive import WordStream, constructor_key, pack_bits, point_hashes
-from lca.oracle import Oracle, _oracle_n, check_points
+from lca.oracle import Oracle, oracle_n, check_points
 
 __all__ = [
     "DecisionTree",
@@ -482,7 +482,7 @@ class LabelNoise(Oracle):
                 f"The 'target' parameter of {owner} must be an lca.oracle.Oracle. "
                 f"Got {type(target).__name__} instead."
             )
-        _oracle_n(target)
+        oracle_n(target)
         if isinstance(rate, (bool, np.bool_)) or not isinstance(
                 rate, (int, float, Fraction, np.integer, np.floating)):
             raise TypeError(

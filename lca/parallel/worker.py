@@ -23,7 +23,7 @@ import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.oracle import Oracle, _oracle_n
+from lca.oracle import Oracle, oracle_n
 from lca.params import Params
 from lca.parallel.errors import portable
 from lca.reconstruct import AnswerStats, Reconstructor
@@ -51,7 +51,7 @@ def describe_replica(oracle: Oracle, params: Params, owner: str) -> bytes:
     if not isinstance(params, Params):
         raise TypeError(f"The 'params' parameter of {owner} must be an lca.Params. "
                         f"Got {type(params).__name__} instead.")
-    if _oracle_n(oracle) != params.n:
+    if oracle_n(oracle) != params.n:
         raise ValueError(f"oracle {oracle.name!r} has n={oracle.n} but params have "
                          f"n={params.n}")
     try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lca._cli_options import MODES, PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES
-from lca.oracle import Oracle, _oracle_n
+from lca.oracle import Oracle, oracle_n
 from lca._validate import check_int, check_real
 from lca.params import Params
 
@@ -55,7 +55,7 @@ def oracle_from_import_path(spec: str) -> Oracle:
         if not isinstance(made, Oracle):
             raise TypeError(f"{spec}() must return an lca.Oracle; got {type(made).__name__}")
         target = made
-    _oracle_n(target)
+    oracle_n(target)
     return target
 
 

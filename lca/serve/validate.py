@@ -24,7 +24,7 @@ import msgspec
 import numpy as np
 
 from lca._validate import SEED_LIMIT
-from lca.oracle import _all_plus_minus_one
+from lca.oracle import all_plus_minus_one
 
 __all__ = ["RequestError", "parse_answer", "parse_explain", "read_body"]
 
@@ -171,7 +171,7 @@ def _rows(rows: list[list[int]], n: int, field: str) -> np.ndarray:
         array = np.array(rows, dtype=np.int8).reshape(len(rows), n)
     except OverflowError:  # an int beyond int8: found below like any other bad value
         array = None
-    if array is None or not _all_plus_minus_one(array):
+    if array is None or not all_plus_minus_one(array):
         i, j, value = next((i, j, value) for i, row in enumerate(rows)
                            for j, value in enumerate(row) if value not in (1, -1))
         raise RequestError(422, field, f"'{name(i)}[{j}]' must be -1 or 1; got {value}")
@@ -188,7 +188,7 @@ def _signs(rows: list[str], n: int) -> np.ndarray:
     codes = np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8).reshape(len(rows), n)
     # "+" is 43 and "-" is 45: 44 - code is 1 or 255, i.e. int8 1 or -1, for them alone.
     values = (np.uint8(44) - codes).view(np.int8)
-    if not _all_plus_minus_one(values):
+    if not all_plus_minus_one(values):
         i, j = np.argwhere((values != 1) & (values != -1))[0]
         raise RequestError(422, "signs", f"'signs[{i}][{j}]' must be + or -; got "
                            f"{rows[i][j]!r}")

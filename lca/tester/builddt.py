@@ -18,7 +18,7 @@ import numpy as np
 from lca import derive, exact
 from lca._validate import check_int, check_real, check_seed, show
 from lca.derive import Path
-from lca.oracle import Oracle, _oracle_n
+from lca.oracle import Oracle, oracle_n
 from lca.targets import DecisionTree
 from lca.tester.distance import DistanceEstimator, Restriction, format_path
 
@@ -70,7 +70,7 @@ def build_dt_report(oracle: Oracle, s: int, d: int, gamma: float, *,
     if not isinstance(oracle, Oracle):
         raise TypeError(f"The 'oracle' parameter of {owner} must be an lca.oracle.Oracle. "
                         f"Got {type(oracle).__name__} instead.")
-    _oracle_n(oracle)
+    oracle_n(oracle)
     s = check_int(owner, "s", s, 1)
     d = check_int(owner, "d", d, 0)
     gamma = check_real(owner, "gamma", gamma, 0.0, 1.0, open_low=False)

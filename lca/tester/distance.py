@@ -20,7 +20,7 @@ import numpy as np
 from lca import derive, exact
 from lca._validate import check_int, check_real
 from lca.derive import Path
-from lca.oracle import Oracle, _oracle_n
+from lca.oracle import Oracle, oracle_n
 
 __all__ = [
     "MAX_GRID",
@@ -124,7 +124,7 @@ def estimate_distance(tester: Tester, oracle: Oracle, s: int, gamma: float,
     if not isinstance(oracle, Oracle):
         raise TypeError(f"The 'oracle' parameter of {owner} must be an lca.oracle.Oracle. "
                         f"Got {type(oracle).__name__} instead.")
-    _oracle_n(oracle)
+    oracle_n(oracle)
     s = check_int(owner, "s", s, 1)
     gamma = check_real(owner, "gamma", gamma, 0.0, 1.0)
     c = check_real(owner, "c", c, 1.0, math.inf, open_low=False)
@@ -231,7 +231,7 @@ class Restriction(Oracle):
         if not isinstance(base, Oracle):
             raise TypeError("The 'base' parameter of Restriction must be an "
                             f"lca.oracle.Oracle. Got {type(base).__name__} instead.")
-        _oracle_n(base)
+        oracle_n(base)
         if isinstance(base, Restriction):
             path = tuple(base.path) + tuple(path)
             base = base.base

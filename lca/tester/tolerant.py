@@ -18,7 +18,7 @@ import numpy as np
 
 from lca import derive
 from lca._validate import check_int, check_real, check_seed
-from lca.oracle import CountingOracle, Oracle, _oracle_n
+from lca.oracle import CountingOracle, Oracle, oracle_n
 from lca.params import Params, TheoryConstants, check_theory_overrides
 from lca.reconstruct import Reconstructor
 from lca.tester.bounds import hoeffding_halfwidth, hoeffding_samples, practical_depth
@@ -368,7 +368,7 @@ def tolerant_test(oracle: Oracle, s: int, eps: float, delta: float, seed: int, *
     if not isinstance(oracle, Oracle):
         raise TypeError("The 'oracle' parameter of tolerant_test must be an "
                         f"lca.oracle.Oracle. Got {type(oracle).__name__} instead.")
-    _oracle_n(oracle)
+    oracle_n(oracle)
     seed = check_seed("tolerant_test", seed)
     plan = plan_tolerant_test(oracle.n, s, eps, delta, preset=preset, params=params,
                               threshold_factor=threshold_factor, samples=samples,
