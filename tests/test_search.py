@@ -7,7 +7,9 @@ import pytest
 
 import lca
 from lca import derive, estimate, reconstruct, search, targets
+from lca.search import sums
 from lca.testing import assert_replicas_agree
+from search_support import correlations, pair_points, search_edges, search_node
 
 N = 40
 
@@ -82,10 +84,10 @@ def test_seeds_give_different_trees(noisy_tree, params, points):
 
 def test_every_found_coordinate_is_sensitive_on_its_hybrid_edge():
     f = targets.random_tree(n=N, leaves=16, seed=5)
-    pairs = search.pair_points(f, 3, (), 0, 64)
+    pairs = pair_points(f, 3, (), 0, 64)
     searching = np.flatnonzero(pairs.values[0::2] != pairs.values[1::2])
     assert searching.size > 10
-    found = search.search_edges(f, 3, (), 0, pairs, searching)
+    found = search_edges(f, 3, (), 0, pairs, searching)
     relevant = {int(v) for v in f.relevant_variables()} \
         if hasattr(f, "relevant_variables") else None
     points = derive.unpack_points(pairs.words, N)
@@ -136,7 +138,7 @@ def test_leaves_reuse_ancestors_points_before_drawing_fresh(noisy_tree, points):
     reused = 0
     for k, node in enumerate(explanation.nodes):
         prefix = explanation.path[:k]
-        own = search.pair_points(noisy_tree, 7, prefix, 0, node.samples)
+        own = pair_points(noisy_tree, 7, prefix, 0, node.samples)
         reused += len(own.where(explanation.path[k:]))
     assert reused > 0
     assert explanation.leaf.samples == max(10_000, reused)
@@ -165,7 +167,7 @@ def test_margins_are_the_paired_flip_edge_leads_and_are_shown(noisy_tree, params
     root = explanation.nodes[0]
     # Recompute the root's contest from its pairs: flip each first point on the
     # leader and on the runner-up, and count the points with an edge on one only.
-    pairs = search.pair_points(noisy_tree, 7, (), 0, root.samples)
+    pairs = pair_points(noisy_tree, 7, (), 0, root.samples)
     firsts, values = derive.unpack_points(pairs.words[0::2], N), pairs.values[0::2]
     edges = {}
     for v in (root.variable, root.runner_up):
@@ -295,7 +297,7 @@ def test_unanimous_own_points_with_correlated_inherited_points_split_on_correlat
     # eps = 0.01: certifying needs ceil(ln_upper(8 / 0.05) / 0.01) = 508 unanimous
     # own points, more than the 128 of the quiet cap (rule 1 cannot fire first).
     params = lca.Params.efficient(n, depth=4, eps=0.01)
-    node = search.search_node(f, 0, (), params, search.Labelled(words, values))
+    node = search_node(f, 0, (), params, search.Labelled(words, values))
     assert (node.variable, node.rule, node.runner_up, node.margin) == (3, "correlation", None, 0)
     assert not node.certified
 
@@ -322,7 +324,7 @@ def _labelled(n, rows, seed):
     return words, values
 
 
-KERNELS = {"short rows": 1 << 40, "long rows": 1}  # search._LONG_ROWS: which kernel runs
+KERNELS = {"short rows": 1 << 40, "long rows": 1}  # sums._LONG_ROWS: which kernel runs
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
@@ -337,9 +339,9 @@ KERNELS = {"short rows": 1 << 40, "long rows": 1}  # search._LONG_ROWS: which ke
     ([9], [2]),
 ])
 def test_grouped_correlations_equal_the_direct_sums(monkeypatch, kernel, n, counts, owners):
-    monkeypatch.setattr(search, "_LONG_ROWS", KERNELS[kernel])
+    monkeypatch.setattr(sums, "_LONG_ROWS", KERNELS[kernel])
     # Slices of 3 rows: blocks start, end and span slices everywhere.
-    monkeypatch.setattr(search, "_SEARCH_BYTES", 3 * 3 * n)
+    monkeypatch.setattr(sums, "_SEARCH_BYTES", 3 * 3 * n)
     counts = np.array(counts, dtype=np.int64)
     words, values = _labelled(n, int(counts.sum()), seed=n)
     if owners is None:
@@ -355,7 +357,7 @@ def test_grouped_correlations_equal_the_direct_sums(monkeypatch, kernel, n, coun
 
 
 def test_grouped_correlations_of_long_rows_without_patching():
-    n = search._LONG_ROWS
+    n = sums._LONG_ROWS
     counts = np.array([2, 0, 3])
     words, values = _labelled(n, 5, seed=1)
     assert np.array_equal(search._grouped_correlations(words, values, counts, n),
@@ -367,11 +369,11 @@ def test_grouped_correlations_of_long_rows_without_patching():
 
 
 def test_correlations_of_labelled_points_equal_the_direct_sums(monkeypatch):
-    monkeypatch.setattr(search, "_SEARCH_BYTES", 4 * 37)  # 4 rows per chunk
+    monkeypatch.setattr(sums, "_SEARCH_BYTES", 4 * 37)  # 4 rows per chunk
     words, values = _labelled(37, 23, seed=4)
     want = _direct_sums(words, values, [23], 37, [0], 1)[0]
-    assert np.array_equal(search.correlations(search.Labelled(words, values), 37), want)
-    assert not search.correlations(search.Labelled.empty(37), 37).any()
+    assert np.array_equal(correlations(search.Labelled(words, values), 37), want)
+    assert not correlations(search.Labelled.empty(37), 37).any()
 
 
 def _orders_by_lexsort(priority, differing, n):

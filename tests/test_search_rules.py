@@ -13,7 +13,8 @@ import pytest
 import lca
 from lca import derive, search, targets
 from lca.estimate import ln_upper, ln_upper_exact
-from lca.search import _Round, _Terms
+from lca.search import _Round, _Terms, group
+from search_support import leaf_points, pair_points, search_node
 
 DELTA = 0.05
 EPS = 0.05
@@ -88,7 +89,7 @@ def test_a_certified_leaf_is_labelled_from_its_own_points_alone():
                  if isinstance(d, lca.LeafDecision) and d.certified]
     assert certified and rec.last_stats.certified_leaves == len(certified)
     for (seed, path), leaf in certified:
-        own = search.pair_points(f, seed, path, 0, leaf.samples // 2)
+        own = pair_points(f, seed, path, 0, leaf.samples // 2)
         assert leaf.samples == len(own) >= 102
         assert leaf.total == own.total == leaf.label * leaf.samples
 
@@ -175,10 +176,10 @@ def test_a_noise_free_node_with_a_dictator_is_quiet_and_a_noisy_one_is_not():
     n = 40
     dictator = lca.from_callable(lambda x: int(x[5]), n)
     params = lca.Params.efficient(n, depth=3, pairs=16, first_round=16)
-    quiet = search.search_node(dictator, 0, (), params, search.Labelled.empty(n))
+    quiet = search_node(dictator, 0, (), params, search.Labelled.empty(n))
     assert quiet.variable == 5 and quiet.certified and quiet.pairs == 16
     noisy = targets.with_label_noise(lca.from_callable(lambda x: 1, n), 0.5, 1)
-    node = search.search_node(noisy, 0, (), params, search.Labelled.empty(n))
+    node = search_node(noisy, 0, (), params, search.Labelled.empty(n))
     assert node.pairs == 32 and node.probes > 0  # one noisy round: 16 -> 32
 
 
@@ -201,14 +202,14 @@ def test_guesswork_is_the_sign_test_of_the_leader_against_the_probes():
 
 def test_leaf_points_zero_asks_nothing():
     f = lca.CountingOracle(lca.from_callable(lambda x: int(x[0]), 6))
-    points = search.leaf_points(f, 0, ((1, 1),), 0)
+    points = leaf_points(f, 0, ((1, 1),), 0)
     assert len(points) == 0 and points.words.shape == (0, 1) and f.queries == 0
 
 
 def test_leaf_points_are_the_first_samples_of_the_leaf_stream():
     f = lca.from_callable(lambda x: int(x[0]), 6)
     path = ((1, 1),)
-    points = search.leaf_points(f, 2, path, 5)
+    points = leaf_points(f, 2, path, 5)
     words = derive.uniform_points(derive.node_key(2, search.LEAF, path), 6, 0, 5, path)
     assert np.array_equal(points.words, words)
     assert np.array_equal(points.values, derive.unpack_points(words, 6)[:, 0])
@@ -234,14 +235,14 @@ def test_pure_noise_spends_past_the_old_statement_and_within_the_proved_bound(mo
                                                     0.5, 3))
     params = lca.Params.efficient(n, depth=4, pairs=64)
     flips = []
-    original = search._flip_steps
+    original = group._flip_steps
 
     def counted(n, firsts, node, pair, column, paths):
         flips.append(node.size)
         return (yield from original(n, firsts, node, pair, column, paths))
 
-    monkeypatch.setattr(search, "_flip_steps", counted)
-    node = search.search_node(f, 0, (), params, search.Labelled.empty(n))
+    monkeypatch.setattr(group, "_flip_steps", counted)
+    node = search_node(f, 0, (), params, search.Labelled.empty(n))
     rounds, _ = search.schedule(16, 64)
     assert node.pairs == rounds[-1] == 128 and node.probes > 0
     probes = 128  # every pair probed once: 64 at the quiet cap, 64 at the noisy one

@@ -1,0 +1,309 @@
+"""A group of nodes decided together: their counts, and the phases of each round.
+
+:class:`_NodeGroup` runs the rounds of :func:`~lca.search.rules.schedule`
+for every node of a group at once; each node follows the rules on its own
+counts, the group shares derivation, searches and oracle calls. A round is
+a sequence of phases, one method each, run in this order: draw the round's
+points, search the disagreeing pairs, add the correlation sums, rules 1 to 3
+with the candidates' flips, the probes and rule 7 at a node's cap, rules 4
+to 6 at its last round. Each node's decision is a :class:`SearchNode`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lca import derive
+from lca.derive import Path
+from lca.engine import Steps
+from lca.estimate import lead_is_certified
+from lca.search.hybrids import _flip_steps, _points_request, _search_steps
+from lca.search.rules import (
+    ORDER,
+    PAIRS,
+    _minority,
+    _ranked,
+    _Round,
+    _Terms,
+    candidates,
+    cap_rule,
+    influence_lead,
+    is_guesswork,
+    noisy_rounds,
+    probe_variables,
+    round_rule,
+    schedule,
+)
+from lca.search.sums import Labelled, _grouped_correlations
+
+
+@dataclass(frozen=True)
+class SearchNode:
+    """A node's search: the split variable, or ``None`` for an early leaf.
+
+    ``rule`` says which test decided: ``"influence"`` for a split (or
+    ``"correlation"`` when the own points were unanimous to the cap), or
+    ``"constant"`` or ``"no structure"`` for an early leaf; ``margin`` is the
+    paired flip-edge lead ``a - b`` of the chosen variable over the runner-up.
+    ``votes[i]`` counts the pairs whose search found variable ``i``;
+    ``pairs`` were drawn, ``disagreements`` of them had ``f(x) != f(y)``.
+    ``certified`` is true for a certified lead or a certified constant;
+    ``own`` holds the node's ``2 * pairs`` labelled points for reuse,
+    ``correlations`` the sums ``sum f(u) u_i`` over its inherited and own
+    points and ``probes`` the probe edges (0 unless it reached a cap with
+    minority points). ``guesswork`` is true for an uncertified influence
+    split whose leader does not beat the probes (:func:`is_guesswork`).
+    """
+
+    variable: int | None
+    runner_up: int | None
+    rule: str
+    margin: int
+    pairs: int
+    disagreements: int
+    votes: np.ndarray
+    certified: bool
+    own: Labelled
+    correlations: np.ndarray
+    probes: int = 0
+    guesswork: bool = False
+
+
+
+@dataclass
+class _Counts:
+    """Counts of a group of nodes decided together, one row per node."""
+
+    free: np.ndarray           # (B, n) bool
+    votes: np.ndarray          # (B, n) int64
+    correlations: np.ndarray   # (B, n) int64, inherited and own points
+    labelled: np.ndarray       # (B,) inherited and own points
+    own_total: np.ndarray      # (B,) sum of the own points' values
+    disagreements: np.ndarray  # (B,)
+    probes: list[np.ndarray]   # per node: the probe edges of its pairs, in order
+    words: np.ndarray          # (B, 2 Q, W) own points
+    values: np.ndarray         # (B, 2 Q) their values
+
+    def state(self, b: int, pairs: int) -> _Round:
+        return _Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
+                      int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
+
+    def minority(self, rows: np.ndarray, pairs: int) -> np.ndarray:
+        return _minority(2 * pairs, self.own_total[rows])
+
+
+def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
+               pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """The flips a round asks for: each node's candidates on the pairs not yet measured.
+
+    Returns ``(node, pair, column)`` per flip, and ``(node, candidate, first
+    pair)`` per block of them, in that order.
+    """
+    blocks = [(b, c, edges[b][c].size if c in edges[b] else 0)
+              for b, chosen in members.items() for c in chosen]
+    lengths = np.array([pairs - start for _, _, start in blocks])
+    node = np.repeat([b for b, _, _ in blocks], lengths)
+    column = np.repeat([c for _, c, _ in blocks], lengths)
+    firsts = np.repeat([start for _, _, start in blocks], lengths)
+    pair = firsts + np.arange(node.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return node, pair, column, blocks
+
+
+
+class _NodeGroup:
+    """The nodes ``paths`` of ``T_seed``, decided together (the package docstring).
+
+    Every node follows the rules of :func:`round_rule`, :func:`noisy_rounds` and
+    :func:`cap_rule` on its own counts; the group shares derivation,
+    searches and oracle calls. Node ``b``'s ancestors' labelled points in
+    its subcube (its inherited points) number ``inherited_counts[b]`` and
+    have the correlation sums ``inherited_correlations[b]``: they count in
+    the correlation test, not in the certified constant test.
+    :meth:`steps` returns one :class:`SearchNode` per path.
+    """
+
+    def __init__(self, n: int, seed: int, paths: list[Path], params: Any,
+                 inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> None:
+        size_b = len(paths)
+        self.n, self.seed, self.paths, self.params = n, seed, paths, params
+        self.width = derive.words_per_point(n)
+        free = np.ones((size_b, n), dtype=bool)
+        for b, path in enumerate(paths):
+            free[b, [var for var, _ in path]] = False
+        self.free = free
+        self.rounds, self.quiet = schedule(params.first_round, params.score_samples)
+        self.free_counts = free.sum(axis=1).tolist()
+        self.terms = {count: _Terms.of(len(self.rounds), count, params.eps, params.delta)
+                      for count in set(self.free_counts)}
+        # R, eps, delta set it: the same for all.
+        self.zero_points = self.terms[self.free_counts[0]].zero_points
+        self.counts = _Counts(
+            free, np.zeros((size_b, n), dtype=np.int64), inherited_correlations.astype(np.int64),
+            inherited_counts.astype(np.int64), np.zeros(size_b, dtype=np.int64),
+            np.zeros(size_b, dtype=np.int64), [np.zeros(0, dtype=bool)] * size_b,
+            # Room for every round's points; a node reads only what it drew
+            # (pages past a quiet node's points are never touched).
+            np.empty((size_b, 2 * self.rounds[-1], self.width), dtype=np.uint64),
+            np.empty((size_b, 2 * self.rounds[-1]), dtype=np.int8))
+        self.order_keys = [derive.node_key(seed, ORDER, path) for path in paths]
+        # Per node: each measured candidate's flip edges, pair by pair.
+        self.edges: list[dict[int, np.ndarray]] = [{} for _ in paths]
+        self.leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
+        self.results: list[SearchNode | None] = [None] * size_b
+        self.active = np.arange(size_b)
+        self.last = np.full(size_b, self.quiet)  # each node's last round (rule 7 may raise it)
+        self.done = 0  # pairs drawn by every active node
+
+    def steps(self) -> Steps:
+        """Every round's phases, in order, until each node is decided."""
+        for index, size in enumerate(self.rounds):
+            words, values = yield from self._draw(size)
+            yield from self._search(words, values, size)
+            self._add_sums(words, values, size)
+            self.done = size
+            yield from self._rules_after_round()
+            if not self._retire():
+                break
+            capped = yield from self._probe(index)
+            self._rules_at_cap(capped, index)
+            if not self._retire():
+                break
+        return self.results
+
+    def _names(self, rows: np.ndarray) -> list[Path]:
+        return [self.paths[b] for b in rows]
+
+    def _draw(self, size: int) -> Steps:
+        """The active nodes' pairs ``done..size-1``: their points, asked in one request.
+
+        Returns them packed ``(B, 2 count, W)`` and their values ``(B, 2 count)``.
+        """
+        active, done, counts = self.active, self.done, self.counts
+        names = self._names(active)
+        words = derive.node_points(self.seed, PAIRS, names, self.n, 2 * done, 2 * size)
+        values = (yield _points_request(PAIRS, words.reshape(-1, self.width), self.n,
+                                        names)).reshape(active.size, 2 * (size - done))
+        counts.words[active, 2 * done:2 * size] = words
+        counts.values[active, 2 * done:2 * size] = values
+        return words, values
+
+    def _search(self, words: np.ndarray, values: np.ndarray, size: int) -> Steps:
+        """Binary-search the round's disagreeing pairs: each found coordinate is a vote."""
+        active, done, counts = self.active, self.done, self.counts
+        firsts, seconds = values[:, 0::2], values[:, 1::2]
+        disagree = firsts != seconds
+        node, pair = np.nonzero(disagree)
+        if node.size:
+            found = yield from _search_steps(
+                self.n, [self.order_keys[b] for b in active], node, done + pair,
+                words[node, 2 * pair], words[node, 2 * pair + 1], firsts[node, pair],
+                (done, size), self._names(active))
+            np.add.at(counts.votes, (active[node], found), 1)
+        counts.disagreements[active] += disagree.sum(axis=1)
+
+    def _add_sums(self, words: np.ndarray, values: np.ndarray, size: int) -> None:
+        """Add the round's points to each active node's correlation sums and totals."""
+        active, counts = self.active, self.counts
+        count = size - self.done
+        counts.correlations[active] += _grouped_correlations(
+            words.reshape(-1, self.width), values.reshape(-1), np.full(active.size, 2 * count),
+            self.n)
+        counts.labelled[active] += 2 * count
+        counts.own_total[active] += values.sum(axis=1, dtype=np.int64)
+
+    def _rules_after_round(self) -> Steps:
+        """Rule 1 (certified constant), rule 2 (unanimous: wait), rule 3 (influence).
+
+        The nodes with minority points flip their candidates on the pairs each
+        has not been flipped on, all in one request, and split on a certified
+        influence lead.
+        """
+        active, done, counts, edges = self.active, self.done, self.counts, self.edges
+        constant, unanimous = round_rule(counts.minority(active, done), 2 * done,
+                                         self.zero_points)
+        for b in active[constant]:
+            self._finish(b, None, None, "constant", 0, True)
+        # Unanimous nodes have no disagreement to compare a flip with: they wait.
+        flipping = active[~constant & ~unanimous]
+        if not flipping.size:
+            return
+        chosen = candidates(counts.votes[flipping], counts.correlations[flipping],
+                            self.free[flipping])
+        members = dict(zip(flipping.tolist(), chosen))
+        node, pair, column, blocks = _flip_plan(members, edges, done)
+        flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
+                                         column, self._names(flipping))
+        at = 0
+        for b, c, start in blocks:
+            new = flipped[at:at + done - start] != counts.values[b, 2 * start:2 * done:2]
+            at += new.size
+            edges[b][c] = np.concatenate([edges[b][c], new]) if c in edges[b] else new
+        for b in flipping.tolist():
+            leader, runner, a, lead_b = self.leads[b] = influence_lead(members[b], edges[b])
+            if lead_is_certified(a - lead_b, a + lead_b, self.terms[self.free_counts[b]].lead):
+                self._finish(b, leader, runner, "influence", a - lead_b, True)
+
+    def _retire(self) -> bool:
+        """Drop the decided nodes from the active ones; whether any remain."""
+        self.active = np.array([b for b in self.active.tolist() if self.results[b] is None],
+                               dtype=np.int64)
+        return bool(self.active.size)
+
+    def _probe(self, index: int) -> Steps:
+        """At a node's last round (its cap), probe its pairs not yet probed; rule 7.
+
+        Only nodes with minority points probe (rules 4 and 7 read the probes).
+        At the quiet cap a probing node may go on for :func:`noisy_rounds`
+        more rounds. Returns the nodes at their last round before rule 7.
+        """
+        active, done, counts = self.active, self.done, self.counts
+        capped = active[self.last[active] == index + 1]
+        probing = capped[counts.minority(capped, done) > 0]
+        if probing.size:
+            starts = np.array([counts.probes[b].size for b in probing.tolist()])
+            node = np.repeat(probing, done - starts)
+            pair = np.concatenate([np.arange(start, done) for start in starts.tolist()])
+            column = np.concatenate([
+                probe_variables(self.seed, self.paths[b], self.free[b], start, done)
+                for b, start in zip(probing.tolist(), starts.tolist())])
+            flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
+                                             column, self._names(probing))
+            new = flipped != counts.values[node, 2 * pair]
+            for b, row in zip(probing.tolist(), np.split(new, np.cumsum(done - starts)[:-1])):
+                counts.probes[b] = np.concatenate([counts.probes[b], row])
+        if index + 1 == self.quiet:
+            for b in probing.tolist():
+                self.last[b] += noisy_rounds(int(counts.probes[b].sum()),
+                                             int(self.edges[b][self.leads[b][0]].sum()), done)
+        return capped
+
+    def _rules_at_cap(self, capped: np.ndarray, index: int) -> None:
+        """Rules 4 to 6 for the nodes of ``capped`` whose last round this still is."""
+        for b in capped.tolist():
+            if self.last[b] != index + 1:
+                continue
+            counts, free, terms = self.counts, self.free[b], self.terms[self.free_counts[b]]
+            rule = cap_rule(counts.state(b, self.done), free, self.params.eps, terms)
+            if rule == "no structure":
+                self._finish(b, None, None, rule, 0, False)
+            elif rule == "correlation":
+                # Unanimous to the cap, yet the inherited points correlate: nothing was
+                # flipped.
+                self._finish(b, int(_ranked(np.abs(counts.correlations[b]), free)[0]), None,
+                             rule, 0, False)
+            else:
+                leader, runner, a, lead_b = self.leads[b]
+                self._finish(b, leader, runner, rule, a - lead_b, False, is_guesswork(
+                    self.edges[b][leader], counts.probes[b], terms.guesswork))
+
+    def _finish(self, b: int, variable: int | None, runner: int | None, rule: str,
+                margin: int, certified: bool, guesswork: bool = False) -> None:
+        """Node ``b`` is decided: its :class:`SearchNode`, over the pairs drawn so far."""
+        counts, done = self.counts, self.done
+        self.results[b] = SearchNode(
+            variable, runner, rule, margin, done, int(counts.disagreements[b]), counts.votes[b],
+            certified, Labelled(counts.words[b, :2 * done], counts.values[b, :2 * done]),
+            counts.correlations[b], int(counts.probes[b].sum()), guesswork)

@@ -1,0 +1,192 @@
+"""The rows a group's round asks for: its points, the hybrids of its searches, its flips.
+
+A round's pairs that disagree are binary-searched along their hybrid paths
+(:func:`_search_steps`: switching orders from the :data:`ORDER` priorities,
+then one request per search step for every searching pair of the group);
+candidates and probes are measured by flipping one coordinate of each pair's
+first point (:func:`_flip_steps`). Each function is steps (:mod:`lca.engine`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from lca import derive
+from lca.engine import Request, Steps
+from lca.oracle import OracleError
+from lca.search.rules import _SEARCH_BYTES, FLIP, ORDER
+
+_ALL_ONES = (1 << 64) - 1
+
+
+def _points_request(purpose: str, words: np.ndarray, n: int, paths: Any) -> Request:
+    return Request(purpose, words.shape[0],
+                   lambda lo, hi: derive.unpack_points(words[lo:hi], n), paths)
+
+
+# Priorities of a node's whole round are derived in one call while they fit in
+# this many bytes; beyond, one call per run of consecutive searching pairs.
+_ROUND_PRIORITY_BYTES = 1 << 20
+
+
+def _priorities(key: int, n: int, pairs: np.ndarray, first: int, last: int) -> np.ndarray:
+    """Switching priorities ``(len(pairs), n)`` of sorted pair indices in ``[first, last)``:
+    words ``k n .. k n + n - 1`` of stream 0 for pair ``k``."""
+    if (last - first) * n * 8 <= _ROUND_PRIORITY_BYTES:
+        block = derive.raw_words(key, 0, first * n, (last - first) * n)
+        return block.reshape(last - first, n)[pairs - first]
+    out = np.empty((pairs.size, n), dtype=np.uint64)
+    breaks = np.flatnonzero(np.diff(pairs) != 1) + 1
+    for run in np.split(np.arange(pairs.size), breaks):
+        start = int(pairs[run[0]])
+        out[run] = derive.raw_words(key, 0, start * n, run.size * n).reshape(run.size, n)
+    return out
+
+
+def _switching_orders(priority: np.ndarray, differing: np.ndarray,
+                      n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's differing coordinates in switching order, and how many there are.
+
+    The order is ascending ``(priority, index)`` over the differing
+    coordinates only. One C-level sort over all pairs of ``(priority's high
+    bits | index + 1)`` keys (the index in the low ``b`` bits, ``2^b > n + 1``,
+    padding rows with ``2^64 - 1``); where two keys of a pair share their high
+    bits the sort is redone exactly for that pair.
+    """
+    diff = derive.unpack_bits(differing, n).view(bool)
+    lengths = diff.sum(axis=1)
+    rows, cols = np.nonzero(diff)
+    width = max(1, int(lengths.max(initial=0)))
+    low_bits = (n + 1).bit_length()
+    low = np.uint64((1 << low_bits) - 1)
+    high = np.uint64(_ALL_ONES ^ int(low))
+    keys = np.full((diff.shape[0], width), _ALL_ONES, dtype=np.uint64)
+    starts = np.cumsum(lengths) - lengths
+    position = np.arange(rows.size) - np.repeat(starts, lengths)
+    keys[rows, position] = (priority[rows, cols] & high) | (cols.astype(np.uint64) + 1)
+    keys.sort(axis=1)
+    shared = (keys[:, 1:] & high) == (keys[:, :-1] & high)
+    shared &= np.arange(width - 1) < (lengths - 1)[:, None]
+    keys &= low
+    keys -= np.uint64(1)  # padding becomes low - 1, past every coordinate
+    order = keys.astype(np.int32 if n < 1 << 31 else np.int64)
+    for row in np.flatnonzero(shared.any(axis=1)):
+        coordinates = np.flatnonzero(diff[row])
+        exact = coordinates[np.lexsort((coordinates, priority[row, coordinates]))]
+        order[row, :exact.size] = exact
+    return order, lengths
+
+
+def _ranks(order: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
+    """Each coordinate's place in its pair's switching order (``(m, n)``).
+
+    ``rank[i, order[i, t]] = t`` for ``t < lengths[i]``; coordinates where the
+    pair agrees rank ``n`` (never switched). ``int16`` while ``n < 2**15``.
+    """
+    rank = np.full((lengths.size, n), n, dtype=_rank_dtype(n))
+    valid = np.arange(order.shape[1]) < lengths[:, None]
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    rank[rows, order[valid]] = np.arange(order.shape[1])[np.nonzero(valid)[1]]
+    return rank
+
+
+def _rank_dtype(n: int) -> type:
+    return np.int16 if n < 1 << 15 else np.int32 if n < 1 << 31 else np.int64
+
+
+def _hybrids(points: np.ndarray, rank: np.ndarray, active: np.ndarray, mid: np.ndarray,
+             first: int, last: int) -> np.ndarray:
+    """Rows ``first..last-1`` of a search step: pair ``active[i]``'s hybrid ``h_mid[i]``."""
+    chosen = active[first:last]
+    out = points[chosen]
+    np.negative(out, out=out, where=rank[chosen] < mid[first:last, None])
+    return out
+
+
+def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
+                         fx: np.ndarray, n: int, paths: Any) -> Steps:
+    """Binary searches of a group of disagreeing pairs, all in lockstep.
+
+    Returns the found coordinate of each pair. The hybrid ``h_mid`` is
+    ``x`` negated where a coordinate's rank in the order is below ``mid``
+    (``y = -x`` on the differing coordinates): one pass over each row, with
+    no per-segment index arrays.
+    """
+    points = derive.unpack_points(x, n)
+    rank = _ranks(order, lengths, n)
+    count = lengths.size
+    lo = np.zeros(count, dtype=np.int64)
+    hi = lengths.astype(np.int64)
+    while True:
+        active = np.flatnonzero(hi - lo > 1)
+        if not active.size:
+            break
+        mid = (lo[active] + hi[active]) // 2
+        rows = functools.partial(_hybrids, points, rank, active, mid)
+        same = (yield Request(ORDER, active.size, rows, paths)) == fx[active]
+        lo[active[same]] = mid[same]
+        hi[active[~same]] = mid[~same]
+    return order[np.arange(count), hi - 1].astype(np.int64)
+
+
+def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
+                  x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
+                  paths: Any) -> Steps:
+    """The sensitive coordinate found for each searching pair.
+
+    Pair ``i`` is pair ``pair[i]`` of node ``node[i]`` (sorted by node, then
+    pair), with packed points ``x[i]``, ``y[i]`` and ``fx[i] = f(x[i])``;
+    ``keys[b]`` is node ``b``'s :data:`ORDER` key. The hybrid ``h_t`` of a
+    pair is ``x`` with the first ``t`` differing coordinates, in order of
+    ascending priority (ties to the lower index), switched to ``y``. The
+    search keeps ``f(h_lo) = f(x) != f(h_hi)`` from ``lo = 0, hi = L`` and
+    queries ``h_mid``, ``mid = (lo + hi) // 2``, until ``hi = lo + 1``; the
+    answer is the ``hi``-th coordinate in order. Pairs are searched in
+    groups whose points and ranks (``1 + rank bytes`` per variable per pair)
+    fit in :data:`_SEARCH_BYTES`, their orders sorted a part at a time.
+    """
+    found = np.empty(node.size, dtype=np.int64)
+    group = max(1, _SEARCH_BYTES // ((1 + np.dtype(_rank_dtype(n)).itemsize) * n))
+    part = max(1, _SEARCH_BYTES // (25 * n))
+    for lo in range(0, node.size, group):
+        members = np.arange(lo, min(lo + group, node.size))
+        lengths = np.bitwise_count(x[members] ^ y[members]).sum(axis=1, dtype=np.int64)
+        if not lengths.all():
+            # x = y with f(x) != f(y): the oracle answered one point with two values.
+            at = members[np.argmin(lengths)]
+            raise OracleError(
+                f"the oracle answered the same point with two different values (pair "
+                f"{int(pair[at])} of the node at path {paths[int(node[at])]}): lca needs "
+                "a fixed function, the same value every time a point is asked (derive "
+                "random labels from the point, as lca.targets.with_label_noise does)")
+        order = np.empty((members.size, int(lengths.max())),
+                         dtype=np.int32 if n < 1 << 31 else np.int64)
+        for first in range(0, members.size, part):
+            chunk = members[first:first + part]
+            # Pairs come sorted by node: one run of pairs per node.
+            owners, starts = np.unique(node[chunk], return_index=True)
+            priority = np.concatenate([
+                _priorities(keys[b], n, pairs, *round_pairs)
+                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]))])
+            sorted_part, _ = _switching_orders(priority, x[chunk] ^ y[chunk], n)
+            order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
+        found[members] = yield from _binary_search_steps(order, lengths, x[members],
+                                                         fx[members], n, paths)
+    return found
+
+
+def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
+                column: np.ndarray, paths: Any) -> Steps:
+    """``f(x)`` with one coordinate negated, for each flip ``i``: pair ``pair[i]`` of
+    node ``node[i]`` (first points ``firsts (B, q, W)``), coordinate ``column[i]``."""
+
+    def rows(lo: int, hi: int) -> np.ndarray:
+        points = derive.unpack_points(firsts[node[lo:hi], pair[lo:hi]], n)
+        at = np.arange(hi - lo)
+        points[at, column[lo:hi]] = -points[at, column[lo:hi]]
+        return points
+
+    return (yield Request(FLIP, node.size, rows, paths))

@@ -1,0 +1,194 @@
+"""What a node reads of its ancestors: their own points, its pool, its inherited points.
+
+A decided node keeps only its own points' values (the lineage the
+reconstructor holds); everything else is re-derivable and lives in the
+reconstructor's memo, so evicting it costs work, never a query or an answer:
+an ancestor's own points (:func:`_own`, re-derived from their stream), a
+node's *pool* (:class:`_Pool`: its inherited points and its own, as row
+indices into its ancestors' own points; a child's inherited points are its
+parent's pool on its branch). :class:`_Lineage` works on a group of nodes'
+rows one depth at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from lca import derive
+from lca.derive import Path
+from lca.estimator import NodeContext
+from lca.search.rules import _SEARCH_BYTES, PAIRS
+from lca.search.sums import Labelled, _grouped_correlations
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """A node's labelled points as row indices: ``rows[k]`` selects own points of
+    its ancestor (or itself) at depth ``k``. Holds no points, only where they are."""
+
+    rows: tuple[np.ndarray, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(rows.nbytes for rows in self.rows)
+
+
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+"""An ancestor's rows in a pool when none of its own points lie in the subcube."""
+
+
+def _own(context: NodeContext, k: int) -> Labelled:
+    """Own points of the decided ancestor ``path[:k]``, words re-derived if evicted."""
+    n, seed, prefix = context.n, context.seed, context.path[:k]
+    values = context.lineage(k)
+    words = context.memo.get(("own", seed, prefix))
+    if words is None:
+        words = derive.uniform_points(derive.node_key(seed, PAIRS, prefix), n, 0,
+                                      values.size, prefix)
+        context.memo.put(("own", seed, prefix), words)
+    return Labelled(words, values)
+
+
+def _pool(context: NodeContext, k: int) -> _Pool:
+    """Pool of the decided ancestor ``path[:k]``: inherited rows, then all its own."""
+    key = ("pool", context.seed, context.path[:k])
+    pool = context.memo.get(key)
+    if pool is None:
+        # Its inherited rows: its parent's pool on its branch.
+        inherited = () if k == 0 else _Lineage([context]).on_branch(
+            [_pool(context, k - 1).rows], [context.path[k - 1]])[0]
+        pool = _Pool(inherited + (np.arange(context.lineage(k).size),))
+        context.memo.put(key, pool)
+    return pool
+
+
+class _Lineage:
+    """The ancestors' own points of a group of nodes, one depth at a time.
+
+    At depth ``j`` each distinct ancestor of the nodes (siblings share all of
+    theirs) is fetched once (:func:`_own`), so an operation on
+    every node's rows of every ancestor costs a few numpy calls per depth,
+    whatever the number of nodes. Rows are given per node as a tuple with one
+    index array per depth.
+    """
+
+    def __init__(self, contexts: list[NodeContext]) -> None:
+        self.contexts = contexts
+
+    def inherited(self) -> list[tuple[np.ndarray, ...]]:
+        """Each node's inherited points: rows of each ancestor's own points."""
+        contexts = self.contexts
+        pools = [_pool(c, len(c.path) - 1).rows if c.path else () for c in contexts]
+        return self.on_branch(pools, [c.path[-1] if c.path else (0, 1) for c in contexts])
+
+    def level(self, nodes: list[int], j: int, with_words: bool = True
+              ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+        """Words and values of the depth-``j`` ancestors of ``nodes``, stacked, and where
+        each node's ancestor starts (no words, ``None``, unless ``with_words``: the
+        stacked words are the one large copy, rebuilt per depth so that at most
+        one depth's is held)."""
+        first: dict[Path, int] = {}
+        distinct: list[Labelled] = []
+        which = []
+        for b in nodes:
+            prefix = self.contexts[b].path[:j]
+            if prefix not in first:
+                first[prefix] = len(distinct)
+                distinct.append(_own(self.contexts[b], j))
+            which.append(first[prefix])
+        if len(distinct) == 1:
+            return distinct[0].words, distinct[0].values, np.zeros(len(nodes), dtype=np.int64)
+        sizes = np.array([len(points) for points in distinct])
+        starts = np.cumsum(sizes) - sizes
+        return (np.concatenate([points.words for points in distinct]) if with_words else None,
+                np.concatenate([points.values for points in distinct]), starts[which])
+
+    def _depths(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int],
+                with_words: bool = True
+                ) -> Iterator[tuple[int, list[int], np.ndarray, np.ndarray, np.ndarray,
+                                    np.ndarray | None, np.ndarray]]:
+        """Per depth ``j`` where some rows are present: their owners (positions in
+        ``rows``), the rows as global indices into the level, where each owner's
+        ancestor starts in it, and the level's words (if ``with_words``) and
+        values. Depths with no rows are skipped (deep nodes inherit nothing from
+        their far ancestors)."""
+        for j in range(max((len(r) for r in rows), default=0)):
+            at = [i for i, r in enumerate(rows) if len(r) > j and r[j].size]
+            if not at:
+                continue
+            words, values, starts = self.level([nodes[i] for i in at], j, with_words)
+            if len(at) == 1:  # one node's rows: nothing to stack
+                flat = rows[at[0]][j]
+                yield j, at, np.full(flat.size, at[0]), flat, np.zeros(1, dtype=np.int64), \
+                    words, values
+                continue
+            sizes = np.array([rows[i][j].size for i in at])
+            owner = np.repeat(np.array(at, dtype=np.int64), sizes)
+            start = np.repeat(starts, sizes)
+            yield j, at, owner, np.concatenate([rows[i][j] for i in at]) + start, start, \
+                words, values
+
+    def on_branch(self, rows: list[tuple[np.ndarray, ...]], steps: list[tuple[int, int]],
+                  nodes: list[int] | None = None) -> list[tuple[np.ndarray, ...]]:
+        """The rows of each ``rows[i]`` whose coordinate ``steps[i][0]`` is ``steps[i][1]``."""
+        nodes = list(range(len(rows))) if nodes is None else nodes
+        out = [[_NO_ROWS] * len(r) for r in rows]
+        variables = np.array([variable for variable, _ in steps], dtype=np.int64)
+        minus = np.array([bit == -1 for _, bit in steps])
+        for j, at, owner, flat, start, words, _ in self._depths(rows, nodes):
+            variable = variables[owner]
+            is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
+                & np.uint64(1) == 1
+            keep = is_minus == minus[owner]
+            if len(at) == 1:
+                out[at[0]][j] = (flat - start)[keep]
+                continue
+            kept = np.bincount(owner[keep], minlength=len(rows))[at]
+            for i, piece in zip(at, np.split((flat - start)[keep], np.cumsum(kept)[:-1])):
+                out[i][j] = piece
+        return [tuple(pieces) for pieces in out]
+
+    def totals(self, rows: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
+        """How many points each ``rows[i]`` selects, and the sum of their values."""
+        counts = np.array([sum(r.size for r in node) for node in rows], dtype=np.int64)
+        totals = np.zeros(len(rows), dtype=np.int64)
+        for _, _, owner, flat, _, _, values in self._depths(rows, list(range(len(rows))),
+                                                             with_words=False):
+            np.add.at(totals, owner, values[flat])
+        return counts, totals
+
+    def sums(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]) -> np.ndarray:
+        """Correlation sums of the points each ``rows[i]`` selects: ``(len(rows), n)``.
+
+        The selected points of every depth are gathered and summed together, a
+        bounded number of rows at a time (one sum for a node's whole lineage).
+        """
+        n = self.contexts[0].n
+        out = np.zeros((len(rows), n), dtype=np.int64)
+        limit = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        held = 0
+
+        def flush() -> None:
+            owners = np.concatenate([owner for owner, _, _ in pending])
+            order = np.argsort(owners, kind="stable")
+            present, counts = np.unique(owners, return_counts=True)
+            _grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
+                                  np.concatenate([values for _, _, values in pending])[order],
+                                  counts, n, present, out)
+            pending.clear()
+
+        for _, _, owner, flat, _, words, values in self._depths(rows, nodes):
+            for lo in range(0, flat.size, limit):
+                picked = flat[lo:lo + limit]
+                pending.append((owner[lo:lo + limit], words[picked], values[picked]))
+                held += picked.size
+                if held >= limit:
+                    flush()
+                    held = 0
+        if pending:
+            flush()
+        return out

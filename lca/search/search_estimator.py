@@ -1,0 +1,253 @@
+"""The search estimator: a group's decisions and leaf labels, its bounds, its registration.
+
+:class:`SearchEstimator` runs a group of nodes (:class:`~lca.search.group._NodeGroup`)
+on the points its lineage hands down (:mod:`lca.search.lineage`), hands the
+correlation sums of their inherited points down to the children of every
+split, and labels leaves from reused points topped up with fresh ones. It is
+registered as ``"search"`` (:data:`SEARCH`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lca import derive, estimator
+from lca._validate import MAX_ARRAY_BYTES, check_int
+from lca.decisions import LeafDecision, NodeDecision
+from lca.derive import Path
+from lca.engine import Steps
+from lca.estimate import leaf_label
+from lca.estimator import Estimator, NodeContext
+from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
+from lca.search.group import SearchNode, _NodeGroup
+from lca.search.hybrids import _points_request
+from lca.search.lineage import _Lineage, _Pool
+from lca.search.rules import _SEARCH_BYTES, LEAF, certifying_points, schedule
+from lca.search.sums import _grouped_correlations
+
+# A node holds its points (two per pair) in one array, each coordinate as up
+# to 8 bytes while its correlations are summed.
+_BYTES_PER_COORDINATE = 16
+
+
+def max_samples(n: int) -> int:
+    """Most pairs (and leaf points) per node for ``n`` variables.
+
+    A node holds its points, two per pair and up to ``2**NOISY_ROUNDS`` times
+    the pair cap when it is noisy, so they must fit one numpy array on this
+    machine (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
+    """
+    return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n << rules.NOISY_ROUNDS)
+
+
+def _fresh_words(n: int, seed: int, path: Path, count: int) -> np.ndarray:
+    """Packed fresh leaf samples ``0..count-1`` (purpose :data:`LEAF`)."""
+    return derive.uniform_points(derive.node_key(seed, LEAF, path), n, 0, max(0, count), path)
+
+
+class SearchEstimator(Estimator):
+    """``Params.estimator = "search"``: the efficient mode (:mod:`lca.search`).
+
+    A node keeps its own points' values for its descendants (the kept
+    values). Everything else a descendant needs is re-derivable and lives in
+    the reconstructor's memo, so evicting it costs work, never a query or an
+    answer: a node's own points and its *pool* (:mod:`lca.search.lineage`),
+    and the correlation sums over a child's inherited points, handed down
+    when its parent splits.
+    """
+
+    name = "search"
+    reads_lineage = True
+
+    def check_samples(self, owner: str, name: str, value: Any, n: int) -> int:
+        """An int in ``[1, max_samples(n)]``: a node's points must fit one array."""
+        try:
+            return check_int(owner, name, value, 1, max_samples(n))
+        except ValueError as error:
+            raise ValueError(
+                f"{error} For n={n} the search estimator holds a node's points (two per "
+                f"pair, up to {1 << rules.NOISY_ROUNDS} times the pair cap at a noisy node, n "
+                "coordinates of up to 8 bytes each) in one array, and this "
+                f"machine's largest array is {MAX_ARRAY_BYTES:,} bytes.") from None
+
+    def validate(self, params: Any) -> None:
+        if params.adaptive or None in (params.eps, params.delta):
+            raise ValueError("Params with estimator='search' need 'eps' and 'delta' (the "
+                             "constant-leaf threshold and per-node confidence) and "
+                             f"adaptive=False. Got eps={params.eps!r}, "
+                             f"delta={params.delta!r}, adaptive={params.adaptive!r}.")
+
+    # -- what the reconstructor runs --
+
+    def nodes(self, contexts: list[NodeContext]) -> Steps:
+        first = contexts[0]
+        n, seed, params, memo = first.n, first.seed, first.params, first.memo
+        lineage = _Lineage(contexts)
+        inherited = lineage.inherited()
+        counts, totals = lineage.totals(inherited)
+        handed = [memo.get(("correlations", seed, c.path)) for c in contexts]
+        missing = [b for b, sums in enumerate(handed) if sums is None]
+        sums = np.empty((len(contexts), n), dtype=np.int64)
+        sums[missing] = lineage.sums([inherited[b] for b in missing], missing)
+        for b, handed_sums in enumerate(handed):
+            if handed_sums is not None:
+                sums[b] = handed_sums
+        nodes = yield from _NodeGroup(n, seed, [c.path for c in contexts], params, counts,
+                                      sums).steps()
+        del sums
+        results: list[Any] = [None] * len(contexts)
+        early, split = [], []
+        for b, (context, node) in enumerate(zip(contexts, nodes)):
+            if node.variable is None:
+                early.append(b)
+                continue
+            split.append(b)
+            memo.put(("own", seed, context.path), node.own.words.copy())
+            memo.put(("pool", seed, context.path),
+                     _Pool(inherited[b] + (np.arange(len(node.own)),)))
+            results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
+                                       node.certified, node.runner_up, node.margin,
+                                       not node.certified, int(node.votes[node.variable]),
+                                       node.rule, node.guesswork), node.own.values.copy())
+        self._hand_down(lineage, inherited, nodes, split)
+        # A certified constant leaf is labelled from its own points alone: they are
+        # unanimous, and the certificate is about them (docs/theory.md §7).
+        labels = yield from self._labels(
+            [contexts[b] for b in early],
+            [(len(nodes[b].own), nodes[b].own.total) if nodes[b].certified else
+             (int(counts[b]) + len(nodes[b].own), int(totals[b]) + nodes[b].own.total)
+             for b in early], [nodes[b].certified for b in early])
+        for b, leaf in zip(early, labels):
+            results[b] = (leaf, None)
+        return results
+
+    @staticmethod
+    def _hand_down(lineage: _Lineage, inherited: list[tuple[np.ndarray, ...]],
+                   nodes: list[SearchNode], split: list[int]) -> None:
+        """Give the children of every split node their inherited points' correlations.
+
+        A child's inherited points are its parent's pool on its branch: the
+        ``+1`` branch's sums are computed (ancestors' points and the parent's
+        own), the ``-1`` branch's are the pool's (already known) minus them.
+        """
+        if not split:
+            return
+        contexts = lineage.contexts
+        n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
+        steps = [(nodes[b].variable, 1) for b in split]
+        plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
+                            split)
+        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps)]
+        plus += _grouped_correlations(np.concatenate([points.words for points in own]),
+                                      np.concatenate([points.values for points in own]),
+                                      np.array([len(points) for points in own]), n)
+        for b, plus_sums in zip(split, plus):
+            path, variable = contexts[b].path, nodes[b].variable
+            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
+            memo.put(("correlations", seed, path + ((variable, -1),)),
+                     nodes[b].correlations - plus_sums)
+
+    def leaves(self, contexts: list[NodeContext]) -> Steps:
+        lineage = _Lineage(contexts)
+        counts, totals = lineage.totals(lineage.inherited())
+        return (yield from self._labels(contexts, list(zip(counts.tolist(), totals.tolist())),
+                                        [None] * len(contexts)))
+
+    def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
+                certified: list[bool | None]) -> Steps:
+        """Leaf labels from ``(count, total)`` of reused points, each topped up with fresh
+        ones to ``leaf_samples`` (certified leaves are not)."""
+        if not contexts:
+            return []
+        n, seed, params = contexts[0].n, contexts[0].seed, contexts[0].params
+        fresh = [_fresh_words(n, seed, c.path, 0 if sure else params.leaf_samples - count)
+                 for c, (count, _), sure in zip(contexts, reused, certified)]
+        words = np.concatenate(fresh)
+        values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
+            if words.shape[0] else np.zeros(0, dtype=np.int8)
+        bounds = np.cumsum([0] + [block.shape[0] for block in fresh])
+        labels = []
+        for (count, total), first, last, sure in zip(reused, bounds[:-1], bounds[1:],
+                                                      certified):
+            total += int(values[first:last].sum(dtype=np.int64))
+            labels.append(LeafDecision(leaf_label(total), count + int(last - first), total,
+                                       sure))
+        return labels
+
+    # -- bounds and memory --
+
+    def max_node_queries(self, params: Any) -> int:
+        """The most queries one node can spend, a proved worst case (docs/theory.md §7).
+
+        With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
+        cap and ``K = SEARCH_CANDIDATES + 1`` the most candidates: ``2 Q``
+        pair points; at most ``ceil(log2 n)`` hybrids for each of the ``Q``
+        pairs (a binary search over ``L <= n`` differing coordinates asks
+        ``ceil(log2 L)``); one probe flip per pair (``Q``); and in round ``r``
+        at most ``K`` candidates, each flipped on at most ``S[r]`` pairs (a
+        candidate new to the round from pair 0): ``Q (3 + ceil(log2 n)) + K
+        sum(S)``. The point and probe terms are reached by every noisy
+        node; the flip term by a noisy node whose candidates are all new in
+        every round, and the hybrid term by pairs that all disagree and
+        differ in more than ``2**(ceil(log2 n) - 1)`` coordinates, which
+        uniform pairs do only by chance. Under pure label noise a node
+        spends more than the old statement (``K`` flips per pair of the cap)
+        and stays within this one (tests/test_search_rules.py).
+        """
+        rounds, _ = schedule(params.first_round, params.score_samples)
+        searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
+        return rounds[-1] * (3 + searches) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
+
+    def max_leaf_queries(self, params: Any) -> int:
+        return params.leaf_samples
+
+    def early_leaves(self, params: Any) -> bool:
+        return True
+
+    def node_memory(self, params: Any) -> int:
+        words = derive.words_per_point(params.n)
+        pairs = schedule(params.first_round, params.score_samples)[0][-1]
+        # Own points and their values (pages a quiet node leaves untouched are
+        # never committed), two correlation vectors, one round's searches.
+        return 2 * pairs * (8 * words + 1) + 16 * params.n + min(
+            _SEARCH_BYTES, 25 * params.n * pairs // 2)
+
+    def describe(self, params: Any) -> str:
+        return "\n".join([
+            f"lca parameters ({params.preset} preset: sensitive-coordinate search, "
+            "not the paper's estimator)",
+            f"  variables n           {params.n}",
+            f"  depth cap             {params.depth}"
+            + (f"  (paths stop at n = {params.n})" if params.depth > params.n else ""),
+            f"  pairs per node        {params.first_round}, doubling up to "
+            f"{params.score_samples}, up to {schedule(params.first_round, params.score_samples)[0][-1]} "
+            "at a noisy node  (2 queries each, plus about log2 n per disagreeing "
+            f"pair; each round flips at most {rules.SEARCH_CANDIDATES + 1} candidates on the "
+            "pairs each has not been flipped on, a new candidate from pair 0; one probe "
+            "flip per pair at the cap)",
+            f"  certified early leaf  {certified_text(params)}",
+            f"  uncertified leaf      at the cap: no variable stands out, at most "
+            f"{params.eps:.3g} of the node's points disagree, and the probes say noise "
+            "could explain them (a heuristic)",
+            f"  points per leaf       {params.leaf_samples}  (ancestors' points reused first)",
+            f"  queries per answer    at most {params.predicted_queries}  (cold, no cache)",
+            "  guarantee             determinism and consistency; accuracy measured, "
+            "not proved (docs/theory.md)",
+        ])
+
+
+def certified_text(params: Any) -> str:
+    """What the certified constant leaf of :func:`round_rule` certifies, for describe()."""
+    rounds, _ = schedule(params.first_round, params.score_samples)
+    points = certifying_points(len(rounds), params.eps, params.delta)
+    if points > 2 * rounds[-1]:
+        return (f"never at these values: certifying needs {points} unanimous own points, "
+                f"more than the {2 * rounds[-1]} a node can draw")
+    return (f"{points} or more own points unanimous: f there is {params.eps:.3g}-close to "
+            f"constant, except with probability {params.delta:.3g} per node")
+
+
+SEARCH = estimator.register(SearchEstimator())
+"""The registered search estimator."""

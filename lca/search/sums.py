@@ -1,0 +1,105 @@
+"""Labelled points and the correlation sums ``sum f(u) u_i`` over them.
+
+:class:`Labelled` holds packed points of a subcube and their values;
+:func:`_grouped_correlations` sums ``f(u) u_i`` over many blocks of them at
+once (a group's own points, a lineage's inherited points), exactly, in
+bounded memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lca import derive
+from lca.derive import Path
+from lca.search.rules import _SEARCH_BYTES
+
+# Rows at least this long have their correlation sums added block by block.
+_LONG_ROWS = 4096
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """Packed uniform points of a subcube and their values under ``f``."""
+
+    words: np.ndarray   # (k, W) uint64, as lca.derive.uniform_points
+    values: np.ndarray  # (k,) int8, +-1
+
+    @classmethod
+    def empty(cls, n: int) -> Labelled:
+        return cls(np.zeros((0, derive.words_per_point(n)), dtype=np.uint64),
+                   np.zeros(0, dtype=np.int8))
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    @property
+    def total(self) -> int:
+        return int(self.values.sum(dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.words.nbytes + self.values.nbytes
+
+    def where(self, path: Path) -> Labelled:
+        """The points that agree with every ``(variable, bit)`` of ``path``, in their order."""
+        keep = np.ones(len(self), dtype=bool)
+        for variable, bit in path:
+            word, offset = divmod(variable, 64)
+            is_minus = (self.words[:, word] >> np.uint64(offset)) & np.uint64(1) == 1
+            keep &= is_minus if bit == -1 else ~is_minus
+        return Labelled(self.words[keep], self.values[keep])
+
+
+def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
+                          n: int, owners: np.ndarray | None = None,
+                          out: np.ndarray | None = None) -> np.ndarray:
+    """``sum_k f(x_k) x_k,i`` for every variable ``i``, per block of ``counts[b]`` rows.
+
+    ``words (sum(counts), W)`` and ``values`` hold the blocks one after the
+    other; the result is ``(len(counts), n)`` ``int64`` (exact), one row per
+    block. With ``owners`` (non-decreasing) block ``b``'s sums are added to
+    row ``owners[b]`` of ``out`` instead (several blocks may share a row).
+    Rows are unpacked a bounded number at a time (3 bytes per variable per
+    row).
+    """
+    if owners is None:
+        owners = np.arange(counts.size)
+        out = np.zeros((counts.size, n), dtype=np.int64)
+    assert (np.diff(owners) >= 0).all(), "blocks come in owner order"
+    node = np.repeat(owners, counts)
+    starts = np.cumsum(counts) - counts
+    step = max(1, _SEARCH_BYTES // (3 * n))
+    for lo in range(0, words.shape[0], step):
+        hi = min(lo + step, words.shape[0])
+        # Blocks that meet this slice, and where each starts and ends in it.
+        present = np.flatnonzero((starts < hi) & (starts + counts > lo) & (counts > 0))
+        firsts = np.maximum(starts[present], lo) - lo
+        lasts = np.minimum(starts[present] + counts[present], hi) - lo
+        bits = derive.unpack_bits(words[lo:hi], n)
+        if n >= _LONG_ROWS:
+            # Long rows: add row vectors, the +1 rows of a block minus its -1 rows.
+            sums = np.empty((present.size, n), dtype=np.int64)
+            for at, (first, last) in enumerate(zip(firsts, lasts)):
+                block, signs = bits[first:last], values[lo + first:lo + last]
+                sums[at] = block[signs > 0].sum(axis=0, dtype=np.int32)
+                sums[at] -= block[signs < 0].sum(axis=0, dtype=np.int32)
+        else:
+            # Short rows, many blocks: one reduction over all of them, summed in
+            # int32 (a slice holds fewer than 2**31 rows), widened after.
+            signed = bits.view(np.int8) * values[lo:hi, None]
+            sums = np.add.reduceat(signed, firsts, axis=0, dtype=np.int32).astype(np.int64)
+        sums *= -2
+        # Blocks are in owner order: merge the blocks of one owner, then add.
+        rows = owners[present]
+        first = np.flatnonzero(np.concatenate([[True], rows[1:] != rows[:-1]]))
+        if first.size < rows.size:
+            sums, rows = np.add.reduceat(sums, first, axis=0), rows[first]
+        out[rows] += sums
+    totals = np.zeros(out.shape[0], dtype=np.int64)
+    np.add.at(totals, node, values)
+    out += totals[:, None]
+    return out
+
