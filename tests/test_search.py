@@ -440,3 +440,37 @@ def test_an_oracle_that_is_not_a_fixed_function_is_named_not_crashed_on():
 ])
 def test_describe_states_when_a_constant_leaf_can_be_certified(kwargs, line):
     assert line in lca.Params.efficient(n=100, **kwargs).describe()
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 130, 300])
+def test_both_hybrid_kernels_make_the_same_rows_at_every_step(n):
+    # Ranks (short rows) and kept h_lo with segments (long rows) are two ways to
+    # form h_mid = x with its first mid differing coordinates switched to y.
+    from lca.search import hybrids
+    rng = np.random.default_rng(n)
+    x = derive.uniform_points(derive.node_key(1, "test-x", ()), n, 0, 12)
+    y = derive.uniform_points(derive.node_key(1, "test-y", ()), n, 0, 12)
+    y[0] = x[0] ^ np.uint64(1)  # a pair differing in one coordinate
+    keep = np.bitwise_count(x ^ y).sum(axis=1) > 0
+    x, y = x[keep], y[keep]
+    priority = rng.integers(0, 2**63, size=(x.shape[0], n), dtype=np.uint64)
+    order, lengths = search._switching_orders(priority, x ^ y, n)
+    ranked = hybrids._RankedHybrids(x, order, lengths, n)
+    segments = hybrids._SegmentHybrids(x, order, n)
+    ys = derive.unpack_points(y, n)
+    lo, hi = np.zeros(lengths.size, dtype=np.int64), lengths.astype(np.int64)
+    while (hi - lo > 1).any():
+        active = np.flatnonzero(hi - lo > 1)
+        start, mid = lo[active], (lo[active] + hi[active]) // 2
+        a = ranked.rows(active, start, mid, 0, active.size)
+        b = segments.rows(active, start, mid, 0, active.size)
+        assert np.array_equal(a, b)
+        # h_mid agrees with y on the first mid coordinates of the order, with x elsewhere.
+        for row, pair in enumerate(active):
+            switched = order[pair, :mid[row]]
+            assert np.array_equal(a[row, switched], ys[pair, switched])
+        moved = rng.random(active.size) < 0.5
+        ranked.advance(active[moved], start[moved], mid[moved])
+        segments.advance(active[moved], start[moved], mid[moved])
+        lo[active[moved]] = mid[moved]
+        hi[active[~moved]] = mid[~moved]
