@@ -334,7 +334,8 @@ class Params:
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
         (docs/theory.md §7). The defaults were chosen by
-        ``scripts/bench_efficient.py``. A node whose probe flips show label
+        ``scripts/bench_efficient.py``, a sweep run before the noisy round
+        existed (docs/benchmarks_efficient.md). A node whose probe flips show label
         noise draws up to twice ``pairs`` (:func:`lca.search.noisy_rounds`):
         at 20% label noise that costs about twice the queries and brings the
         suite's cases within 0.03 of the best learner's error where the

@@ -1,4 +1,4 @@
-"""Adaptive vs fixed-q mode, side by side in one run (issue: adaptive estimation).
+"""Adaptive vs fixed-q mode, side by side in one run, at equal guarantees.
 
     python scripts/bench_adaptive.py            # full grid, several minutes
     python scripts/bench_adaptive.py --quick    # two cases, seconds

@@ -1,4 +1,4 @@
-"""The engine against issue 16's targets, side by side in one run.
+"""The engine's oracle calls, wall and own time, first-answer floor and memory, in one run.
 
 Measures, for the efficient mode and the paper's estimator at the same depth:
 

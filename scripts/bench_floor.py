@@ -1,9 +1,9 @@
-"""How close to the information-theoretic floor can a first answer get? (issue 6)
+"""How close to the information-theoretic floor can a first answer get?
 
     python scripts/bench_floor.py            # 14 suite targets x 2 noise rates, minutes
     python scripts/bench_floor.py --quick    # two cases, seconds
 
-Issue 6 asks for a median first answer within 20x of the floor, ``log2 n``
+The adaptive mode's goal was a median first answer within 20x of the floor, ``log2 n``
 queries per internal node on the path, at equal error to fixed mode. This
 script measures, on the suite's n = 100 targets with the suite's fixed-mode
 settings (depth 12, p = 0.1, 1,000 score / 500 leaf samples, seed 7), two

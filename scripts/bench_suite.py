@@ -4,7 +4,7 @@
     python scripts/bench_suite.py --mode fixed    # the paper's estimator (~30 min, 2 workers)
     python scripts/bench_suite.py --mode both     # fixed and adaptive side by side
     python scripts/bench_suite.py --quick         # seconds; prints the report, writes nothing
-    python scripts/bench_suite.py --mode efficient,fixed   # issue 10's mode comparison
+    python scripts/bench_suite.py --mode efficient,fixed   # efficient against the paper's
 
     # the comparison on the n = 100, eta = 0.2 and trained-model tiers only:
     python scripts/bench_suite.py --mode efficient,fixed --tiers n=100,eta=0.2,models

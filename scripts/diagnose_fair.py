@@ -1,4 +1,4 @@
-"""Issue 17, item 2: early leaves on a gradient-boosting model of the *fair* data.
+"""Early leaves on a gradient-boosting model of the *fair* data, in both modes.
 
 The model: scikit-learn's ``GradientBoostingClassifier(n_estimators=50,
 max_depth=3, random_state=1)`` (the suite's) trained on statsmodels' *fair*

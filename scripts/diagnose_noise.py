@@ -1,4 +1,4 @@
-"""Issue 17's targets for the efficient mode at its defaults, against the suite's last run.
+"""The noise-adaptive cap's targets at the efficient defaults, against the suite's last run.
 
 Reruns the efficient mode (``Params.efficient`` defaults, the suite's depth
 caps, target seed, noise seed, reconstruction seed and evaluation points)

@@ -1,8 +1,8 @@
 """How close can any depth-capped tree get to a noisy majority? The floor behind the η = 0.2 maj15 case.
 
-Issue 10 asks the efficient mode, at the suite's depth cap, to come within 0.03
-of the peer's best error at label noise η = 0.2. The peer (scikit-learn's
-best-first tree) has no depth cap. For ``f = maj_k`` (``k`` odd) with
+The efficient-vs-paper comparison asks the efficient mode, at the suite's
+depth cap, to come within 0.03 of the peer's best error at label noise
+η = 0.2. The peer (scikit-learn's best-first tree) has no depth cap. For ``f = maj_k`` (``k`` odd) with
 independent label noise ``η``, every depth-``d`` tree ``T`` has
 
     Pr[T(x) != f~(x)] = η + (1 - 2η) · Pr[T(x) != maj_k(x)],

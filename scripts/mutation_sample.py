@@ -1,10 +1,10 @@
-"""Do the tests pin the engine? A fresh, seeded sample of small mutations (issue 16, item 7).
+"""Do the tests pin the engine? A fresh, seeded sample of small mutations.
 
     flock /tmp/lca-bench.lock python scripts/mutation_sample.py --seed 7919
     python scripts/mutation_sample.py --seed 7919 --list      # the sample only, nothing run
 
-For each file (``lca/reconstruct.py``, ``lca/engine.py``, ``lca/parallel.py``
-and ``lca/estimator.py`` by default) the script lists every site of these
+For each file (``lca/reconstruct.py``, ``lca/engine.py``, ``lca/estimator.py``
+and the modules of the ``lca/parallel/`` package by default) the script lists every site of these
 small changes, found with the standard library's :mod:`ast`:
 
 * a comparison swapped at its boundary or negated (``<`` and ``<=``, ``>``
@@ -51,7 +51,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FILES = ("lca/reconstruct.py", "lca/engine.py", "lca/parallel.py", "lca/estimator.py")
+FILES = ("lca/reconstruct.py", "lca/engine.py", "lca/estimator.py", "lca/parallel/pool.py",
+         "lca/parallel/worker.py", "lca/parallel/routing.py", "lca/parallel/errors.py")
 
 # The tests that exercise each file, fastest and most pointed first (the run
 # stops at the first failure).
@@ -59,13 +60,17 @@ _ENGINE_TESTS = ("tests/test_engine.py", "tests/test_reconstruct.py", "tests/tes
                  "tests/test_known_answers.py", "tests/test_adaptive.py",
                  "tests/test_search.py", "tests/test_export.py",
                  "tests/test_spec_reference.py", "tests/test_boundaries.py")
+_PARALLEL_TESTS = ("tests/test_parallel.py", "tests/test_processes.py",
+                   "tests/test_consistency.py", "tests/test_export.py",
+                   "tests/test_boundaries.py")
 TESTS = {
     "lca/reconstruct.py": _ENGINE_TESTS,
     "lca/engine.py": _ENGINE_TESTS,
     "lca/estimator.py": _ENGINE_TESTS,
-    "lca/parallel.py": ("tests/test_parallel.py", "tests/test_processes.py",
-                        "tests/test_consistency.py", "tests/test_export.py",
-                        "tests/test_boundaries.py"),
+    "lca/parallel/pool.py": _PARALLEL_TESTS,
+    "lca/parallel/worker.py": _PARALLEL_TESTS,
+    "lca/parallel/routing.py": _PARALLEL_TESTS,
+    "lca/parallel/errors.py": _PARALLEL_TESTS,
 }
 
 _SWAPS: dict[type, type] = {

@@ -1,4 +1,4 @@
-"""Every public boundary holds (issue 12, part 1), checked with hypothesis.
+"""Every public boundary holds, checked with hypothesis.
 
 For each public entry point: valid input gives an answer; input with one
 parameter made invalid raises ``TypeError``/``ValueError`` (``lca.OracleError``
@@ -194,7 +194,7 @@ class TestParams:
                 "'relation_constant'")
 
     def test_depth_above_n_is_accepted_and_paths_stop_at_n(self):
-        # Chosen behaviour (issue 12): the theory presets' depths routinely
+        # Chosen behaviour: the theory presets' depths routinely
         # exceed n, and a path can fix at most n variables.
         params = lca.Params.practical(n=3, depth=10, noise_rate=0.1, score_samples=8,
                                       leaf_samples=8)
@@ -435,7 +435,7 @@ class TestReconstructor:
     def test_decide_rejects_invalid_paths(self, path):
         rejects(lambda: self.rec.decide(1, path), "path")
 
-    def test_decide_reports_issue_examples(self):
+    def test_decide_rejects_malformed_paths_and_accepts_numpy_ints(self):
         rec = lca.Reconstructor(lca.targets.parity(20, 2, 1),
                                 lca.Params.practical(20, 3, 0.1, 8, 8))
         for path in [((3, 0),), ((3, 5),), ((3, 1), (3, -1)), ((25, 1),), ((-1, -1),),
@@ -636,7 +636,7 @@ class TestTesterAndExact:
             "dask": st.one_of(st.integers(), st.text(max_size=1))}[name])
         rejects(lambda: consistency.check_consistency(F, PARAMS, **kwargs), name)
 
-    def test_check_consistency_replicas_float_issue_example(self):
+    def test_check_consistency_replicas_float_names_the_parameter(self):
         message = rejects(lambda: consistency.check_consistency(F, PARAMS, seed=1,
                                                                 replicas=2.5), "'replicas'")
         assert "ReplicaSpec" in message
@@ -812,7 +812,7 @@ class TestCommandLine:
         (["demo", "--n", "3", "--leaves", "9"], "--leaves"),
         (["test", "--eps", "1e-320"], "--eps"),
     ])
-    def test_issue_examples(self, argv, option):
+    def test_bad_option_is_one_error_line_naming_it(self, argv, option):
         code, _, err = run_cli(argv)
         errors = [line for line in err.splitlines() if "error:" in line]
         assert code == 2 and len(errors) == 1 and option in errors[0], err
@@ -896,9 +896,9 @@ class TestMutatingOracle:
             tester.build_dt(self.f, **kwargs).to_nested()
 
 
-# == issue 18: the boundaries left ======================================================
+# == tree JSON, sizes, huge reals, flags, the command line, Ctrl-C, the public surface ===
 
-# -- item 1: a tree read back from JSON is checked node by node ----------------------
+# -- a tree read back from JSON is checked node by node ----------------------
 
 def _small_tree():
     f = lca.targets.random_tree(5, 6, 2)
@@ -989,7 +989,7 @@ class TestTreeFromJson:
             lca.export.ReconstructedTree.from_json(text)
 
 
-# -- item 3: every size is bounded by what the machine can represent ------------------
+# -- every size is bounded by what the machine can represent ------------------
 
 HUGE = st.one_of(st.integers(2 ** 55, 2 ** 200), st.sampled_from([2 ** 64, 10 ** 400]))
 
@@ -1058,7 +1058,7 @@ class TestSizes:
         assert code == 2 and len(errors) == 1 and "argument --pairs:" in errors[0], err
 
 
-# -- item 4: huge numbers in real-valued parameters are ValueErrors -------------------
+# -- huge numbers in real-valued parameters are ValueErrors -------------------
 
 def _pool(**kwargs):
     return lca.parallel.ReplicaPool(F, PARAMS, **kwargs)
@@ -1115,7 +1115,7 @@ class TestHugeReals:
         assert name in str(error.value), (label, str(error.value))
 
 
-# -- item 5: one rule for progress flags ----------------------------------------------
+# -- one rule for progress flags ----------------------------------------------
 
 NOT_BOOL = st.one_of(st.integers(), st.text(max_size=3), st.none(), st.floats(),
                      st.sampled_from([np.True_, np.False_, "yes", 1, 0]))
@@ -1153,7 +1153,7 @@ class TestProgressFlags:
                 lca.Reconstructor(F, PARAMS).answer_many(ONE_ROW, 1).tolist()
 
 
-# -- item 6: the command line --------------------------------------------------------
+# -- the command line --------------------------------------------------------
 
 SMALL_DEMO = ["demo", "--n", "8", "--leaves", "4", "--queries", "1", "--quiet"]
 
@@ -1222,7 +1222,7 @@ class TestBenchOptions:
         assert ("too few to fit a growth exponent" in headline) == (bool(sizes) and not enough)
 
 
-# -- item 7: exact measures take any real number -------------------------------------
+# -- exact measures take any real number -------------------------------------
 
 class TestExactReals:
     @BOUNDARY
@@ -1241,7 +1241,7 @@ class TestExactReals:
                                   "the range [0.0, 1.0]")
 
 
-# -- item 8: Ctrl-C at any moment of pool.answer -------------------------------------
+# -- Ctrl-C at any moment of pool.answer -------------------------------------
 
 INTERRUPT_SCRIPT = """
 import signal, sys, time
@@ -1292,7 +1292,7 @@ class TestInterrupts:
         assert out.splitlines() == ["interrupted", "workers 0"], out
 
 
-# -- item 10: the public surface -----------------------------------------------------
+# -- the public surface -----------------------------------------------------
 
 INTERNAL = {"params": ["check_int", "check_real", "check_noise_rate", "finite", "grid_rate",
                        "hoeffding_counts", "adaptive_delta", "check_theory_overrides"],

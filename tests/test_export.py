@@ -191,7 +191,7 @@ def _set(where, key, value):
 
 
 class TestJsonIsChecked:
-    """Issue 18, item 1: a corrupted tree is refused, naming the node, never misread."""
+    """A corrupted tree is refused, naming the node, never misread."""
 
     @pytest.mark.parametrize("change, match", [
         (lambda d, leaf, inner: _set(leaf["decision"], "label", 5),
@@ -446,8 +446,8 @@ class TestFormats:
 
     @pytest.mark.filterwarnings("ignore:'setParseAction' deprecated")
     def test_dot_escapes_backslashes(self):
-        # Issue 18, item 10: a condition ending in a backslash would otherwise escape
-        # the closing quote of its label.
+        # A condition ending in a backslash would otherwise escape the closing
+        # quote of its label.
         from lca.render import _dot_escape
 
         assert _dot_escape('C:\\dir "x"\nend\\') == 'C:\\\\dir \\"x\\"\\nend\\\\'

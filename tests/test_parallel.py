@@ -562,7 +562,7 @@ if __name__ == "__main__":
 
 
 def test_ctrl_c_while_workers_start_prints_no_worker_traceback(tmp_path) -> None:
-    """Issue 18, item 8: Ctrl-C reaches the whole process group, starting workers too.
+    """Ctrl-C reaches the whole process group, starting workers too.
 
     A worker that is still importing when SIGINT arrives used to print a
     KeyboardInterrupt traceback of its own. The script widens that window (2 s)

@@ -1,4 +1,4 @@
-"""Starting processes from a script: the main guard is detected, never a hang (issue 19, item 6).
+"""Starting processes from a script: the main guard is detected, never a hang.
 
 Every script runs as a real subprocess, bounded in time; a refusal must come
 before any worker starts, name the script and the line, and leave no child.

@@ -36,7 +36,7 @@ def test_model_walk_through_runs(capsys, tmp_path, monkeypatch):
     assert re.search(r"tree = model on the data: +0\.\d{3} ± 0\.057", out)
 
 
-# Names whose use starts worker processes (issue 19, item 6).
+# Names whose use starts worker processes (so their blocks need a main guard).
 PROCESS_STARTERS = ("ReplicaPool", "answer_parallel", "assert_replicas_agree",
                     "check_consistency")
 

@@ -1,7 +1,7 @@
 """Benchmark suite: answering locally with lca against learning the whole tree.
 
 The question users ask first is "when is this better than just learning a
-tree?". This module answers it with numbers anyone can rerun (issue 5): for
+tree?". This module answers it with numbers anyone can rerun: for
 every case (a target from :mod:`lca.targets`, a number of variables ``n`` and
 a label-noise rate ``eta``) it measures
 
@@ -35,7 +35,7 @@ Modules, imports flowing one way: :mod:`~lca.suite.cases` (targets, cases,
 configs) <- :mod:`~lca.suite.modes` (the registry of reconstruction modes) <-
 :mod:`~lca.suite.stats` and :mod:`~lca.suite.text` (formatting) <-
 :mod:`~lca.suite.measure` (ours, the peer, the optimum) and
-:mod:`~lca.suite.compare` (one mode against another, issue 10) <-
+:mod:`~lca.suite.compare` (one mode against another, against fixed targets) <-
 :mod:`~lca.suite.run` (workers, :class:`SuiteResult`) <- :mod:`~lca.suite.report`
 <- :mod:`~lca.suite.plots` <- :mod:`~lca.suite.cli`.
 This module re-exports their public names.

@@ -76,14 +76,14 @@ SPECS: dict[str, TargetSpec] = {spec.key: spec for spec in (
     TargetSpec("maj15", "majority", 15),
     TargetSpec("junta6", "junta", 6),
 )}
-"""The issue's targets: random trees (iid and sibling-differing labels, s in
+"""The suite's targets: random trees (iid and sibling-differing labels, s in
 {16, 64, 1024}), parity of 3 and 5, multiplexer with 2 and 3 address bits,
 tribes (3 tribes of width 3), majority of 5 and 15, a 6-junta."""
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A model trained on a dataset shipped inside scikit-learn, as a black box (issue 10).
+    """A model trained on a dataset shipped inside scikit-learn, as a black box.
 
     The black box ``f`` is the trained model queried through
     ``lca.models.QuantileEncoder(bits)`` fitted on the dataset's features, so
@@ -131,7 +131,7 @@ MODEL_SPECS: dict[str, ModelSpec] = {spec.key: spec for spec in (
     _model("logistic_regression", "digits", 1),
     _model("gradient_boosting", "digits", 1),
 )}
-"""Issue 10's real models: 8 model x dataset pairs, n in {52, 61, 90, 120}: every
+"""The suite's trained models: 8 model x dataset pairs, n in {52, 61, 90, 120}: every
 model kind on two datasets, every dataset with at least two model kinds."""
 
 
@@ -177,7 +177,8 @@ class SuiteConfig:
                                    1_000_000)
     peer_entry_cap: int = 10 ** 8
     # Tiers whose peer runs its whole grid instead of stopping once it matches
-    # our error: issue 10 compares against the peer's *best* error there.
+    # our error: the efficient-vs-paper comparison holds the candidate to the
+    # peer's *best* error there.
     peer_full_grid_tiers: tuple[str, ...] = ("eta=0.2",)
     peer_max_leaves: int = 4096
     peer_validation: float = 0.2
@@ -218,13 +219,14 @@ _NOISES = (0.0, 0.01, 0.05, 0.1)
 def full_config() -> SuiteConfig:
     """The documented full grid (about 30 minutes with 2 workers in fixed mode).
 
-    Pruned from issue 5's 14 targets x 4 noise rates x 3 sizes (168 cases)
+    Pruned from the planned grid of 14 targets x 4 noise rates x 3 sizes (168 cases)
     because a complete depth-12 tree (the 10^4 evaluation points reach nearly
     all 8,191 of its nodes) costs ~10 s at n=100, ~45 s at n=1000 and ~7 min
-    at n=10^4, and the peer's largest fits cost 20-50 s each. Issue 10 adds
-    the tiers ``eta=0.2`` and ``models`` (about 8 more minutes in fixed mode,
-    by :func:`lca.suite.run._estimated_cost` scaled to the 22 minutes the
-    issue-5 tiers took).
+    at n=10^4, and the peer's largest fits cost 20-50 s each. The tiers
+    ``eta=0.2`` and ``models``, added for the efficient-vs-paper comparison,
+    take about 8 more minutes in fixed mode (by
+    :func:`lca.suite.run._estimated_cost` scaled to the 22 minutes the first
+    tiers took).
     """
     exact_keys = [key for key, spec in SPECS.items()
                   if spec.min_n <= 11 and spec.build(11, 1).size <= 64]

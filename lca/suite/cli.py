@@ -43,8 +43,8 @@ def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
                              "('scaling' for the scaling points)")
     parser.add_argument("--tiers", default=None, metavar="NAMES",
                         help="only the cases of these comma-separated tiers, e.g. "
-                             "'n=100,eta=0.2,models' (issue 10's comparison; add 'scaling' "
-                             "for the scaling points)")
+                             "'n=100,eta=0.2,models' (the tiers of the efficient-vs-paper "
+                             "comparison; add 'scaling' for the scaling points)")
     parser.add_argument("--from-json", default=None, metavar="PATH",
                         help="do not run: rewrite the report and plots from a --json file")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,4 +1,4 @@
-"""Comparing two reconstruction modes on the cases both ran (issue 10's targets).
+"""Comparing two reconstruction modes on the cases both ran, against fixed targets.
 
 :func:`compare_modes` is a pure function of the suite's per-case results (the
 dicts of :func:`lca.suite.measure.run_case`), so the same numbers come back
@@ -15,16 +15,16 @@ from lca.suite.stats import _median
 from lca.suite.text import _crossover_text, _err, _num, _table
 
 DEFAULT_COMPARE = ("efficient", "fixed")
-"""Issue 10's comparison: the efficient preset against the paper's fixed-q estimator."""
+"""The default comparison: the efficient preset against the paper's fixed-q estimator."""
 
 NOISY = 0.2
-"""Label-noise rate of the cases held to the peer's best error (issue 10)."""
+"""Label-noise rate of the cases held to the peer's best error (the high-noise tier)."""
 
 PEER_GAP = 0.03
 """At ``NOISY``, the candidate's error may exceed the peer's best by at most this."""
 
 TARGETS = {"first": 5.0, "all": 5.0, "no_worse": 0.9, "crossover": 10.0, "time": 1.0}
-"""Issue 10's targets: median ×-fewer queries (first answer, all answers), share
+"""The candidate's targets: median ×-fewer queries (first answer, all answers), share
 of cases no worse, ratio of median crossover K, ratio of wall time per answer."""
 
 
@@ -69,7 +69,7 @@ def compare_case(case: Mapping[str, Any], candidate: str, baseline: str) -> dict
         "crossover": [new["crossover"], old["crossover"]],
         "ms_per_answer": [_ms_per_answer(new), _ms_per_answer(old)],
         "time_ratio": _ms_per_answer(new) / _ms_per_answer(old),
-        # Results saved before issue 10 carry no margin count.
+        # Results saved by earlier versions of the suite carry no margin count.
         "low_margin": [ours.get("low_margin", 0) for ours in (new, old)],
         "nodes_built": [new["nodes_built"], old["nodes_built"]],
     }
@@ -77,7 +77,7 @@ def compare_case(case: Mapping[str, Any], candidate: str, baseline: str) -> dict
 
 def compare_modes(cases: Sequence[Mapping[str, Any]], candidate: str,
                   baseline: str) -> dict[str, Any] | None:
-    """Issue 10's comparison of ``candidate`` with ``baseline`` over the cases both ran.
+    """The comparison of ``candidate`` with ``baseline`` over the cases both ran.
 
     Returns ``None`` if no case ran both modes. Otherwise a dict with ``rows``
     (one :func:`compare_case` per case) and the summary: ``first_ratio`` and

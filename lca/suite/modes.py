@@ -33,19 +33,19 @@ def adaptive_available() -> bool:
 
 
 def adaptive_params(n: int, *, config: SuiteConfig) -> Params:
-    """Adaptive mode with the fixed preset's counts as caps (issue 6)."""
+    """Adaptive mode with the fixed preset's counts as caps."""
     return dataclasses.replace(fixed_params(n, config=config), adaptive=True,
                                tau=config.adaptive_tau, eps=config.adaptive_eps,
                                delta=config.adaptive_delta)
 
 
 def efficient_available() -> bool:
-    """Does this lca have the efficient preset (``Params.efficient``, issue 10)?"""
+    """Does this lca have the efficient preset (``Params.efficient``)?"""
     return callable(getattr(Params, "efficient", None))
 
 
 def efficient_params(n: int, *, config: SuiteConfig) -> Params:
-    """The recommended efficient preset (issue 10) at the suite's depth cap."""
+    """The recommended efficient preset at the suite's depth cap."""
     return Params.efficient(n, depth=config.depth_for(n))
 
 

@@ -1,4 +1,4 @@
-"""Trained models as benchmark black boxes (issue 10): data, training, oracle.
+"""Trained models as benchmark black boxes: data, training, oracle.
 
 A :class:`~lca.suite.cases.ModelSpec` names a scikit-learn dataset that ships
 inside the package (no download), a small model and the encoder's bits.
@@ -53,7 +53,7 @@ def _sklearn() -> Any:
 
 
 def _models_module() -> Any:
-    # lca.models arrives with issue 10's model adapters; say so if this lca lacks it.
+    # lca.models holds the model adapters; say so if this lca lacks it.
     try:
         from lca import models
     except ImportError as error:
