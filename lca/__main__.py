@@ -2,4 +2,6 @@ import sys
 
 from lca.cli import main
 
-sys.exit(main())
+# Guarded: worker processes started with spawn re-import the main module.
+if __name__ == "__main__":
+    sys.exit(main())

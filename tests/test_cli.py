@@ -70,6 +70,15 @@ def test_entry_point_runs_as_a_module():
     assert "error vs f" in run.stdout
 
 
+def test_the_module_entry_point_can_start_worker_processes():
+    # Workers re-import the main module under spawn: python -m lca must be guarded.
+    run = subprocess.run([sys.executable, "-m", "lca", "consistency", "--queries", "10",
+                          "--replicas", "2", "--no-dask", "--n", "20", "--leaves", "4"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "agree" in run.stdout
+
+
 @pytest.mark.parametrize("command", ["demo", "consistency", "test", "bench"])
 def test_every_subcommand_has_help(command, capsys):
     with pytest.raises(SystemExit) as info:
