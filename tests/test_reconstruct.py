@@ -54,6 +54,7 @@ class TestRouteEquivalence:
     seeds = [7, 12345]
 
     @pytest.mark.parametrize("seed", seeds)
+    @pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
     def test_answer_many_matches_answer(self, reference, seed):
         f, points, want = reference
         assert np.array_equal(lca.Reconstructor(f, PARAMS).answer_many(points, seed), want[seed])
@@ -452,6 +453,7 @@ class TestBudgets:
 
     @pytest.mark.parametrize("limit, calls", [(0.5, 1), (1.0, 1), (2.5, 3), (3.0, 3),
                                               (3.5, 4)])
+    @pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
     def test_no_decision_starts_and_no_call_is_made_after_the_time_limit(self, clock, limit,
                                                                         calls):
         # One oracle call per decision, one second each: root, two nodes, the leaf.

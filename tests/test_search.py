@@ -41,6 +41,7 @@ class Flip(lca.Oracle):
         return self.inner.query(points)
 
 
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
 def test_answers_are_identical_on_every_route(noisy_tree, params, points):
     reference = lca.Reconstructor(noisy_tree, params).answer_many(points, 7)
     no_cache = lca.Reconstructor(noisy_tree, params, cache_size=0)
@@ -246,6 +247,7 @@ def test_search_rules_are_named_on_every_node(noisy_tree, params, points):
     assert "influence" in rules and rules <= {"influence", "correlation"}
 
 
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
 def test_memo_byte_count_is_exact(noisy_tree, params, points, monkeypatch):
     # With no decision cache every walk rebuilds its nodes and keeps their
     # points again; the byte count must stay the sum of what is kept, within
@@ -278,6 +280,7 @@ def test_the_influence_leader_has_most_flip_edges_and_a_paired_lead():
     assert search.influence_lead([7], edges) == (7, None, 1, 0)
 
 
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
 def test_a_node_never_spends_more_than_its_stated_maximum(noisy_tree, params, points):
     rec = lca.Reconstructor(noisy_tree, params, record=True)
     for z in points[:30]:
