@@ -255,10 +255,10 @@ def full_config() -> SuiteConfig:
                     "a complete depth-12 tree costs ~7 minutes here, so the rest of the "
                     "grid at this size would alone exceed the budget; the scaling section "
                     "covers n up to 10^5 with cold answers."),
-        ("eta=0.2", "n = 100, all 14 targets at eta = 0.2 (issue 10: high label noise, "
+        ("eta=0.2", "n = 100, all 14 targets at eta = 0.2 (high label noise, "
                     "where the peer needs only 1,000-2,000 queries; ~10 s of fixed-mode "
                     "reconstruction per case)."),
-        ("models", "issue 10's trained models (scikit-learn datasets and models, see "
+        ("models", "trained models (scikit-learn datasets and models, see "
                    "below), n = 52-120, no label noise, opt unknown; the models answer a "
                    "2,000-point batch in 3-14 ms, so a fixed-mode case takes 0.5-2 min "
                    "(measured: gb-wine 26 s, rf-breast_cancer 125 s plus 51 s for the "

@@ -162,7 +162,7 @@ def comparison_headline(comparison: Mapping[str, Any]) -> str:
     c = comparison
     share = c["no_worse"] / c["cases"]
     cases = f"{c['cases']} case" + ("" if c["cases"] == 1 else "s")
-    text = (f"* **{c['candidate']} vs {c['baseline']}** (issue 10, {cases}): "
+    text = (f"* **{c['candidate']} vs {c['baseline']}** ({cases}): "
             f"median {c['first_ratio']:,.2f}× fewer queries for the first answer and "
             f"{c['all_ratio']:,.2f}× fewer to answer all {_num(c['rows'][0]['answers'])} "
             f"points; error no worse in {c['no_worse']} of {c['cases']} ({share:.0%})")
@@ -206,7 +206,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> list[str]:
     ]
     return [
         f"## Mode comparison: {new} against {old}", "",
-        f"Issue 10's targets for candidate mode `{new}` against baseline mode `{old}`, over "
+        f"The comparison's targets for candidate mode `{new}` against baseline mode `{old}`, over "
         f"the {c['cases']} cases where both ran (every case of this run that has both).", "",
         *_table(("measure", "value", "target", "met"), targets), "",
         "Rules, exactly:",

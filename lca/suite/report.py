@@ -234,7 +234,7 @@ def _headline(result: SuiteResult) -> list[str]:
             no_worse = sum(a["err_f"]["value"] <= f["err_f"]["value"] for f, a in pairs)
             overlap = sum(a["err_f"]["low"] <= f["err_f"]["high"] for f, a in pairs)
             lines.append(
-                f"* **adaptive vs fixed** (issue 6): median {saving:.2f}× fewer queries for "
+                f"* **adaptive vs fixed**: median {saving:.2f}× fewer queries for "
                 f"the first answer; adaptive's first answer is a median {floor:,.0f}× the "
                 f"floor; adaptive's error vs f is no larger in {no_worse} of {len(pairs)} "
                 f"cases (point estimates) and not significantly larger (the 95% intervals "
@@ -409,7 +409,7 @@ def _model_lines(result: SuiteResult) -> list[str]:
              f"{case['model']['positive_rate']:.3f}",
              f"{case['model']['train_seconds']:.2f}"] for case in cases]
     return [
-        "Trained models (issue 10, `lca.suite.trained`): each model is trained on a dataset "
+        "Trained models (`lca.suite.trained`): each model is trained on a dataset "
         "that ships inside scikit-learn (no download), on all its rows, with random_state "
         f"= {result.config.target_seed}. The black box f is "
         "`lca.models.from_estimator(model, QuantileEncoder(bits).fit(X), positive=1)`: "
