@@ -159,7 +159,19 @@ _REGISTRY: dict[str, Estimator] = {}
 
 
 def register(estimator: Estimator) -> Estimator:
-    """Make ``estimator`` available to :class:`lca.Params` under its name."""
+    """Make ``estimator`` available to :class:`lca.Params` under its name.
+
+    A name is registered once (``ValueError`` if taken): ``Params.estimator``
+    selects an estimator by its name alone, so a second one under the same
+    name would silently change what every such ``Params`` runs.
+    """
+    existing = _REGISTRY.get(estimator.name)
+    if existing is not None:
+        raise ValueError(
+            f"register needs an estimator whose name is not registered yet: "
+            f"{estimator.name!r} is {type(existing).__module__}.{type(existing).__qualname__}."
+            f" Got {type(estimator).__module__}.{type(estimator).__qualname__} named "
+            f"{estimator.name!r}.")
     _REGISTRY[estimator.name] = estimator
     return estimator
 

@@ -1,5 +1,8 @@
 """The efficient mode: sensitive-coordinate search at nodes, reuse at leaves (lca.search)."""
 
+import ast
+import importlib
+import pathlib
 import warnings
 
 import numpy as np
@@ -41,7 +44,7 @@ class Flip(lca.Oracle):
         return self.inner.query(points)
 
 
-@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # one answer at a time: often a guess
 def test_answers_are_identical_on_every_route(noisy_tree, params, points):
     reference = lca.Reconstructor(noisy_tree, params).answer_many(points, 7)
     no_cache = lca.Reconstructor(noisy_tree, params, cache_size=0)
@@ -247,7 +250,7 @@ def test_search_rules_are_named_on_every_node(noisy_tree, params, points):
     assert "influence" in rules and rules <= {"influence", "correlation"}
 
 
-@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # one answer at a time: often a guess
 def test_memo_byte_count_is_exact(noisy_tree, params, points, monkeypatch):
     # With no decision cache every walk rebuilds its nodes and keeps their
     # points again; the byte count must stay the sum of what is kept, within
@@ -280,7 +283,7 @@ def test_the_influence_leader_has_most_flip_edges_and_a_paired_lead():
     assert search.influence_lead([7], edges) == (7, None, 1, 0)
 
 
-@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # one answer at a time: often a guess
 def test_a_node_never_spends_more_than_its_stated_maximum(noisy_tree, params, points):
     rec = lca.Reconstructor(noisy_tree, params, record=True)
     for z in points[:30]:
@@ -477,3 +480,73 @@ def test_both_hybrid_kernels_make_the_same_rows_at_every_step(n):
         segments.advance(active[moved], start[moved], mid[moved])
         lo[active[moved]] = mid[moved]
         hi[active[~moved]] = mid[~moved]
+
+
+# -- the package: import paths, one-way imports, tunables --------------------------------------
+
+# Every name lca.search exported before it became a package (its __all__ less the
+# one-node helpers only tests used, now tests/search_support.py; its other public
+# names; the internals tests reach), with the module that now defines it.
+SEARCH_HOMES = {
+    **dict.fromkeys(["FLIP", "LEAF", "NOISY_ROUNDS", "ORDER", "PAIRS", "PROBE",
+                     "SEARCH_CANDIDATES", "candidates", "cap_rule", "certifying_points",
+                     "correlated", "has_structure", "influence_lead", "is_guesswork",
+                     "noise_like", "noisy_rounds", "probe_variables", "round_rule",
+                     "schedule", "_Round", "_Terms"], "lca.search.rules"),
+    "Labelled": "lca.search.sums",
+    "_grouped_correlations": "lca.search.sums",
+    "_switching_orders": "lca.search.hybrids",
+    "SearchNode": "lca.search.group",
+    "_flip_plan": "lca.search.group",
+    **dict.fromkeys(["SEARCH", "SearchEstimator", "certified_text", "max_samples"],
+                    "lca.search.search_estimator"),
+}
+# The package's modules in import order: each imports only those before it.
+SEARCH_MODULES = ["rules", "sums", "hybrids", "group", "lineage", "search_estimator"]
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_HOMES))
+def test_every_name_keeps_its_import_path(name):
+    home = importlib.import_module(SEARCH_HOMES[name])
+    assert getattr(search, name) is getattr(home, name)
+    if not name.startswith("_"):
+        assert name in search.__all__ or name in ("SearchEstimator", "certified_text")
+
+
+def test_all_lists_only_names_the_package_has():
+    assert set(search.__all__) <= set(SEARCH_HOMES)
+    assert not {"pair_points", "leaf_points", "search_edges", "search_node"} & set(dir(search))
+
+
+@pytest.mark.parametrize("module", SEARCH_MODULES)
+def test_imports_within_the_package_flow_one_way(module):
+    path = pathlib.Path(search.__file__).with_name(f"{module}.py")
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == "lca.search":
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lca.search."):
+            imported.add(node.module.split(".")[2])
+    earlier = set(SEARCH_MODULES[:SEARCH_MODULES.index(module)])
+    assert imported <= earlier, imported - earlier
+
+
+def test_a_tunable_set_on_the_package_reaches_every_reader(monkeypatch):
+    from lca._validate import MAX_ARRAY_BYTES
+    from lca.search import rules
+
+    params = lca.Params.efficient(100, depth=12)  # S = 16, 32, 64, 128; log2 100 -> 7
+    monkeypatch.setattr(search, "NOISY_ROUNDS", 0)
+    assert rules.NOISY_ROUNDS == search.NOISY_ROUNDS == 0
+    assert search.schedule(16, 64) == ([16, 32, 64], 3)
+    assert search.max_samples(3) == MAX_ARRAY_BYTES // (16 * 3)  # // (16 * 3 * 2) at 1
+    assert params.max_node_queries == 64 * (3 + 7) + 3 * (16 + 32 + 64)
+    monkeypatch.setattr(search, "SEARCH_CANDIDATES", 1)
+    assert rules.SEARCH_CANDIDATES == 1
+    assert search.candidates(np.array([0, 5, 5]), np.array([9, 0, 0]), np.ones(3, bool)) \
+        == [1, 0]
+    assert params.max_node_queries == 64 * (3 + 7) + 2 * (16 + 32 + 64)
+    monkeypatch.undo()
+    assert rules.NOISY_ROUNDS == 1 and rules.SEARCH_CANDIDATES == 2
+    assert search.max_samples(3) == MAX_ARRAY_BYTES // (16 * 3 * 2)
+    assert params.max_node_queries == 2000

@@ -261,3 +261,16 @@ def test_a_new_candidate_is_flipped_from_pair_zero():
     assert blocks == [(0, 5, 16), (0, 9, 0)]
     assert pair.tolist() == list(range(16, 32)) + list(range(32))
     assert column.tolist() == [5] * 16 + [9] * 32 and (node == 0).all()
+
+
+def test_the_test_terms_follow_the_number_of_candidates(monkeypatch):
+    # Ll = ln_upper(R (K + 1) K / delta): cached, but K is part of the key.
+    from fractions import Fraction
+
+    from lca.estimate import ln_upper
+    from lca.search import rules
+    for k in (2, 1, 3):
+        monkeypatch.setattr(rules, "SEARCH_CANDIDATES", k)
+        terms = rules._Terms.of(4, 10, 0.05, 0.05)
+        assert terms.lead == ln_upper(Fraction(4 * (k + 1) * k) / Fraction(0.05))
+        assert terms.guesswork == ln_upper(Fraction(k + 1) / Fraction(0.05))

@@ -170,17 +170,22 @@ class _Terms:
     guesswork: float    # Lg = ln_upper((K + 1) / delta), reporting only
 
     @classmethod
-    @functools.lru_cache(maxsize=1024)
     def of(cls, rounds: int, free: int, eps: float, delta: float) -> _Terms:
-        """The terms for ``R`` rounds and ``F`` free variables (cached: exact rational
-        logarithms cost about 0.3 ms, and every node at one depth shares them)."""
-        exact = Fraction(delta)
-        most = SEARCH_CANDIDATES + 1
-        return cls(certifying_points(rounds, eps, delta),
-                   ln_upper(Fraction(rounds * most * (most - 1)) / exact),
-                   ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
-                   ln_upper(Fraction(most) / exact))
+        """The terms for ``R`` rounds, ``F`` free variables and the current
+        :data:`SEARCH_CANDIDATES`."""
+        return _terms(rounds, free, eps, delta, SEARCH_CANDIDATES)
 
+
+@functools.lru_cache(maxsize=1024)
+def _terms(rounds: int, free: int, eps: float, delta: float, candidates: int) -> _Terms:
+    # Cached: exact rational logarithms cost about 0.3 ms, and every node at one
+    # depth shares them. Every input is in the key (a script may change K).
+    exact = Fraction(delta)
+    most = candidates + 1
+    return _Terms(certifying_points(rounds, eps, delta),
+                  ln_upper(Fraction(rounds * most * (most - 1)) / exact),
+                  ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
+                  ln_upper(Fraction(most) / exact))
 
 
 @dataclass
