@@ -147,6 +147,7 @@ class ModeRun:
     batch_wall: float
     batch_queries: int
     batch_calls: int
+    batch_own: float     # CPU seconds (calling thread) of answer_many outside the oracle
     error: float         # against f on the points
     cross: dict[str, Any] | None = None
 
@@ -209,10 +210,12 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
         warm = derive.sample_points(seed, WARMUP_PURPOSE, f.n, 1)[0]
         lca.Reconstructor(f, params).answer(warm, seed + 1)
         rec, timed, answers, walls, queries, cpu = one_at_a_time(f, params, points, seed, desc)
-        batch_rec = lca.Reconstructor(f, params)
-        start = time.perf_counter()
+        batch_timed = Timed(f)
+        batch_rec = lca.Reconstructor(batch_timed, params)
+        start, cpu0 = time.perf_counter(), time.thread_time()
         batch = batch_rec.answer_many(points, seed)
         batch_wall = time.perf_counter() - start
+        batch_own = time.thread_time() - cpu0 - batch_timed.cpu
     # The batch path answers as the one-point path, row by row (Reconstructor.answer_many).
     assert np.array_equal(batch, answers), "answer_many disagrees with answer"
     assert rec.stats.queries == int(queries.sum()) == timed.rows
@@ -220,7 +223,7 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
                    queries=queries, calls=rec.stats.oracle_calls, cpu=cpu,
                    oracle_cpu=timed.cpu, oracle_wall=timed.wall, batch_wall=batch_wall,
                    batch_queries=batch_rec.stats.queries,
-                   batch_calls=batch_rec.stats.oracle_calls,
+                   batch_calls=batch_rec.stats.oracle_calls, batch_own=batch_own,
                    error=float(np.mean(answers != f_values)))
 
 
@@ -389,7 +392,7 @@ def _cross_value(cross: dict[str, Any] | None) -> float | None:
 COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/answer, mean",
            "wall, total", "CPU/query", "lca-own CPU/query", "queries/answer",
            "oracle calls/answer", "cold: queries", "cold: wall", "answer_many: wall/answer",
-           "answer_many: queries/answer", "crossover K")
+           "answer_many: queries/answer", "answer_many: lca-own CPU/query", "crossover K")
 
 
 def _mode_cells(run: ModeRun) -> list[str]:
@@ -399,6 +402,7 @@ def _mode_cells(run: ModeRun) -> list[str]:
             f"{1e6 * run.own_per_query:.2f} us", f"{run.total_queries / m:,.0f}",
             f"{run.calls / m:,.1f}", f"{int(run.queries[0]):,}", _ms(float(run.walls[0])),
             _ms(run.batch_wall / m), f"{run.batch_queries / m:,.0f}",
+            f"{1e6 * run.batch_own / max(1, run.batch_queries):.2f} us",
             _crossover_text(run.cross) if run.cross else "—"]
 
 
@@ -416,6 +420,8 @@ def _ratios(e: ModeRun, p: ModeRun) -> dict[str, tuple[float | None, float | Non
         "cold: wall": (float(e.walls[0]), float(p.walls[0])),
         "answer_many: wall/answer": (e.batch_wall, p.batch_wall),
         "answer_many: queries/answer": (e.batch_queries, p.batch_queries),
+        "answer_many: lca-own CPU/query": (e.batch_own / max(1, e.batch_queries),
+                                           p.batch_own / max(1, p.batch_queries)),
         "crossover K": (_cross_value(e.cross), _cross_value(p.cross)),
     }
 
@@ -521,7 +527,7 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int) -> li
         f"{pools}, are not counted, so neither their work nor their spinning after a call "
         "is); *lca-own CPU/query*: the same minus the CPU spent inside the oracle's `query`; "
         "*cold*: the first answer. *answer_many*: the same points in one "
-        "call on a fresh reconstructor. *Crossover K* (`lca.suite.stats.crossover`, as the "
+        "call on a fresh reconstructor (its lca-own CPU likewise). *Crossover K* (`lca.suite.stats.crossover`, as the "
         "suite): the answers K at which the cumulative queries of the one-at-a-time run "
         "reach the N uniform labelled queries a scikit-learn DecisionTreeClassifier needs "
         "to reach the mode's error against f (`lca.suite.measure.measure_peer`, grid "
