@@ -751,3 +751,72 @@ def test_the_positive_class_rule_sets_sides_labels_and_names() -> None:
     assert thresholded.oracle_.positive is None and thresholded.classes_.tolist() == [7, 2]
     rows = np.array([[9.0, 0.0], [1.0, 0.0]])
     np.testing.assert_array_equal(thresholded.oracle_.label_rows(rows), [1, -1])
+
+
+# -- encodings of data accepted before rare levels were: pinned bit for bit -----------------
+
+DIGITS_ACCEPTED = [j for j in range(64)  # the columns of load_digits fitted with bits=3, "auto"
+                   if j not in (0, 8, 16, 24, 31, 32, 39, 40, 47, 48, 56)]
+
+
+def _accepted_data(name: str):
+    """Data sets every encoder below fitted before rare levels and unseen values had a rule."""
+    from sklearn.datasets import load_digits
+
+    pd = pytest.importorskip("pandas")
+    if name == "iris":
+        return IRIS.data
+    if name == "cancer":
+        return load_breast_cancer().data
+    if name == "wine":
+        return load_wine().data
+    if name == "diabetes":
+        return load_diabetes(scaled=False).data  # column 1 (sex) has two values
+    if name == "digits":
+        return load_digits().data[:, DIGITS_ACCEPTED]
+    # A frame of derived columns: strings with a rare category that gets no bin of
+    # its own (3 of 400 rows), integers with 5 values, and a real column with ties.
+    i = np.arange(400)
+    return pd.DataFrame({
+        "colour": np.where(i < 3, "amber", np.where(i % 3 == 0, "red", np.where(
+            i % 3 == 1, "green", "blue"))),
+        "count": i % 5,
+        "level": (i * 7919 % 400) // 40 * 0.5,
+        "grade": np.where(i < 250, 1, np.where(i < 395, 2, 3)),
+    })
+
+
+def _fingerprint(encoder, X) -> str:
+    """SHA-256 of everything that fixes bits and texts: encodings, tables, cuts, homes, conditions."""
+    import hashlib
+
+    digest = hashlib.sha256(np.ascontiguousarray(encoder.encode(X)).tobytes())
+    digest.update(np.ascontiguousarray(encoder.table_).tobytes())
+    for j in sorted(encoder.thresholds_):
+        digest.update(f"cuts {j}".encode() + encoder.thresholds_[j].tobytes())
+    for j in sorted(encoder.categories_):
+        digest.update(f"categories {j} {encoder.categories_[j].tolist()!r}".encode())
+        digest.update(encoder.home_bin_[j].astype(np.int64).tobytes())
+    for variable in range(encoder.n_bits):
+        for bit in (-1, 1):
+            digest.update(encoder.describe(variable, bit).encode())
+    if not encoder.categories_:  # real values beyond the fitted range go to the end bins
+        digest.update(np.ascontiguousarray(encoder.encode(X * 1.25 - 1)).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name, kwargs, expected", [
+    ("iris", dict(bits=3), "96960721b67f39f6"),
+    ("iris", dict(bits=4, categorical="auto"), "f5deeeffe99a855f"),
+    ("cancer", dict(bits=3, categorical="auto"), "7ba03fc180ab6dc7"),
+    ("wine", dict(bits=2, categorical="auto"), "0830f79fe65ec3d6"),
+    ("diabetes", dict(bits=3, categorical="auto"), "09676ea1f592808b"),
+    ("diabetes", dict(bits=2, categorical=[1]), "832d60c30d7d787e"),
+    ("digits", dict(bits=3, categorical="auto"), "732d1f4a00e7619c"),
+    ("frame", dict(bits=3, categorical="auto"), "57840f8c494f6570"),
+    ("frame", dict(bits=2, categorical=["colour", "count", "grade"]), "85127f913dc027b5"),
+])
+def test_data_accepted_before_encodes_exactly_as_before(name, kwargs, expected) -> None:
+    X = _accepted_data(name)
+    encoder = QuantileEncoder(**kwargs).fit(X)
+    assert _fingerprint(encoder, X) == expected
