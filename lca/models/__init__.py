@@ -12,7 +12,7 @@
   accurate).
 """
 
-from lca.models.encoders import BinaryEncoder, QuantileEncoder
+from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
 from lca.models.oracle import ModelOracle, from_estimator
 from lca.models.surrogate import Agreement, Fidelity, Rules, Surrogate
 
@@ -24,5 +24,6 @@ __all__ = [
     "QuantileEncoder",
     "Rules",
     "Surrogate",
+    "UnseenValueWarning",
     "from_estimator",
 ]
