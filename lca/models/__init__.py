@@ -14,13 +14,22 @@
 
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
 from lca.models.oracle import ModelOracle, from_estimator
-from lca.models.surrogate import Agreement, Fidelity, Rules, Surrogate
+from lca.models.surrogate import (
+    Agreement,
+    Fidelity,
+    LowFidelityWarning,
+    OnRows,
+    Rules,
+    Surrogate,
+)
 
 __all__ = [
     "Agreement",
     "BinaryEncoder",
     "Fidelity",
+    "LowFidelityWarning",
     "ModelOracle",
+    "OnRows",
     "QuantileEncoder",
     "Rules",
     "Surrogate",
