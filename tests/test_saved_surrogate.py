@@ -145,6 +145,23 @@ def test_ordered_levels_are_saved_and_answer_unseen_values_alike() -> None:
         older.predict(unseen)
 
 
+def test_a_category_without_a_bin_of_its_own_reads_back() -> None:
+    # 3 rows of 'amber' in 400 get no bin; their rows count in their home bin's mass,
+    # so the saved masses sum to 1 and the document reads back.
+    i = np.arange(400)
+    X = pd.DataFrame({"colour": np.where(i < 3, "amber", np.where(i % 2, "red", "blue")),
+                      "size": (i * 7919 % 400) / 4.0})
+    model = make_pipeline(ColumnTransformer([("c", OneHotEncoder(), ["colour"])],
+                                            remainder="passthrough"),
+                          DecisionTreeClassifier(max_depth=2, random_state=0)).fit(
+        X, (X.colour == "red") ^ (X["size"] > 50))
+    surrogate = Surrogate(model, depth=3).fit(X)
+    assert 0 not in surrogate.encoder_.table_[0]  # 'amber' (category 0) has no bin
+    assert surrogate.encoder_.bin_mass_[0].sum() == pytest.approx(1, abs=1e-12)
+    back = Surrogate.from_json(surrogate.to_json())
+    np.testing.assert_array_equal(back.predict(X), surrogate.predict(X))
+
+
 # -- the digest --------------------------------------------------------------------------------
 
 def test_an_edit_that_keeps_every_field_consistent_is_refused_by_the_digest(document) -> None:
