@@ -15,9 +15,10 @@ encoder, uniform bits become feature vectors whose features are
   :class:`QuantileEncoder` a real-valued feature takes the representative of
   each of its ``2**bits`` bins with probability exactly ``2**-bits`` (each
   bin holds ``1/2**bits`` of the fitted rows up to rounding and ties, see
-  ``bin_mass_``), and a categorical feature takes each category with
-  probability (number of bins given to it) ``/ 2**bits``, within
-  ``2**-bits`` of its data frequency.
+  ``bin_mass_``), and a feature of levels (a categorical one, say) takes
+  each level with probability (number of bins given to it) ``/ 2**bits``,
+  within ``2**-bits`` of its data frequency (within twice that for the one
+  level of a near-constant column with rare levels on both sides of it).
 
 This product distribution is **not** the data distribution: correlations
 between features are gone, and combinations the model never saw in training
@@ -369,9 +370,10 @@ class QuantileEncoder(_Encoder):
     that has rows gets an end bin instead (bin 0 below, the last bin above),
     holding the level at the middle of that side's rows; with ``bits=1``,
     when both sides have rows, the side with more rows gets the other bin
-    (the upper side on a tie). So every level but the one of a constant
-    column is sampled with probability at least ``2**-bits`` on its side.
-    A constant column gets its one value in every bin (its bits change
+    (the upper side on a tie). So each side with an end bin is sampled with
+    probability ``2**-bits``, however rare it is in the data, and the
+    dominant level's probability is within ``2 * 2**-bits`` of its
+    frequency. A constant column gets its one value in every bin (its bits change
     nothing). :meth:`encode` sends every row of a level to one bin, its
     *home* (``home_bin_[j]``): its first bin, or, for a level that got no
     bin, the bin covering its middle; ``bin_mass_`` counts the rows of such a
