@@ -457,17 +457,11 @@ def test_binary_encoder_is_the_identity() -> None:
                                               r"= 8 rows"),
     (dict(), np.where(np.arange(40)[:, None] == 5, np.nan, 1.0 * np.arange(40)[:, None]),
      ValueError, r"must be finite; column 0 \('x0'\) has nan at row 5"),
-    (dict(), np.column_stack([np.arange(20.0), np.ones(20)]), ValueError,
-     r"feature 'x1' \(column 1\) is constant"),
-    (dict(bits=3), np.repeat(np.arange(5.0), 4)[:, None], ValueError,
-     r"feature 'x0' has 5 distinct values; bits=3 needs at least 2\*\*bits = 8"),
     (dict(categorical=[4]), IRIS.data, ValueError, r"The 'categorical' parameter"),
     (dict(categorical=[0, 0]), IRIS.data, ValueError, r"lists a column twice"),
     (dict(feature_names=["a"]), IRIS.data, ValueError, r"sequence of 4 strings"),
     (dict(), IRIS.data[:, 0], TypeError, r"must be a 2-D array .* Got shape \(150,\)"),
     (dict(), np.array([["a", "b"]] * 10), TypeError, r"must hold numbers"),
-    (dict(bits=1, categorical=[0]), np.r_[np.zeros(9), 1.0][:, None], ValueError,
-     r"categorical feature 'x0' gets one category \(0.0\) in all 2 bins"),
 ])
 def test_quantile_encoder_validates_its_inputs(kwargs, X, error, match) -> None:
     with pytest.raises(error, match=match):
@@ -751,3 +745,232 @@ def test_the_positive_class_rule_sets_sides_labels_and_names() -> None:
     assert thresholded.oracle_.positive is None and thresholded.classes_.tolist() == [7, 2]
     rows = np.array([[9.0, 0.0], [1.0, 0.0]])
     np.testing.assert_array_equal(thresholded.oracle_.label_rows(rows), [1, -1])
+
+
+# -- encodings of data accepted before rare levels were: pinned bit for bit -----------------
+
+DIGITS_ACCEPTED = [j for j in range(64)  # the columns of load_digits fitted with bits=3, "auto"
+                   if j not in (0, 8, 16, 24, 31, 32, 39, 40, 47, 48, 56)]
+
+
+def _accepted_data(name: str):
+    """Data sets every encoder below fitted before rare levels and unseen values had a rule."""
+    from sklearn.datasets import load_digits
+
+    pd = pytest.importorskip("pandas")
+    if name == "iris":
+        return IRIS.data
+    if name == "cancer":
+        return load_breast_cancer().data
+    if name == "wine":
+        return load_wine().data
+    if name == "diabetes":
+        return load_diabetes(scaled=False).data  # column 1 (sex) has two values
+    if name == "digits":
+        return load_digits().data[:, DIGITS_ACCEPTED]
+    # A frame of derived columns: strings with a rare category that gets no bin of
+    # its own (3 of 400 rows), integers with 5 values, and a real column with ties.
+    i = np.arange(400)
+    return pd.DataFrame({
+        "colour": np.where(i < 3, "amber", np.where(i % 3 == 0, "red", np.where(
+            i % 3 == 1, "green", "blue"))),
+        "count": i % 5,
+        "level": (i * 7919 % 400) // 40 * 0.5,
+        "grade": np.where(i < 250, 1, np.where(i < 395, 2, 3)),
+    })
+
+
+def _fingerprint(encoder, X) -> str:
+    """SHA-256 of everything that fixes bits and texts: encodings, tables, cuts, homes, conditions."""
+    import hashlib
+
+    digest = hashlib.sha256(np.ascontiguousarray(encoder.encode(X)).tobytes())
+    digest.update(np.ascontiguousarray(encoder.table_).tobytes())
+    for j in sorted(encoder.thresholds_):
+        digest.update(f"cuts {j}".encode() + encoder.thresholds_[j].tobytes())
+    for j in sorted(encoder.categories_):
+        digest.update(f"categories {j} {encoder.categories_[j].tolist()!r}".encode())
+        digest.update(encoder.home_bin_[j].astype(np.int64).tobytes())
+    for variable in range(encoder.n_bits):
+        for bit in (-1, 1):
+            digest.update(encoder.describe(variable, bit).encode())
+    if not encoder.categories_:  # real values beyond the fitted range go to the end bins
+        digest.update(np.ascontiguousarray(encoder.encode(X * 1.25 - 1)).tobytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name, kwargs, expected", [
+    ("iris", dict(bits=3), "96960721b67f39f6"),
+    ("iris", dict(bits=4, categorical="auto"), "f5deeeffe99a855f"),
+    ("cancer", dict(bits=3, categorical="auto"), "7ba03fc180ab6dc7"),
+    ("wine", dict(bits=2, categorical="auto"), "0830f79fe65ec3d6"),
+    ("diabetes", dict(bits=3, categorical="auto"), "09676ea1f592808b"),
+    ("diabetes", dict(bits=2, categorical=[1]), "832d60c30d7d787e"),
+    ("digits", dict(bits=3, categorical="auto"), "732d1f4a00e7619c"),
+    ("frame", dict(bits=3, categorical="auto"), "57840f8c494f6570"),
+    ("frame", dict(bits=2, categorical=["colour", "count", "grade"]), "85127f913dc027b5"),
+])
+def test_data_accepted_before_encodes_exactly_as_before(name, kwargs, expected) -> None:
+    X = _accepted_data(name)
+    encoder = QuantileEncoder(**kwargs).fit(X)
+    assert _fingerprint(encoder, X) == expected
+
+
+# -- rare levels, near-constant and constant columns: fitted, never refused ---------------------
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 4])
+@pytest.mark.parametrize("rows", [16, 17, 64, 1000])
+def test_a_column_with_exactly_one_rare_value_gets_the_last_bin(bits, rows) -> None:
+    # One 1 among `rows`: at rows = 2**bits the centre rule already gives it the last
+    # bin; beyond, one level covers every centre and the rare side takes the end bin.
+    X = np.r_[np.zeros(rows - 1), 1.0][:, None]
+    n_bins = 1 << bits
+    for categorical in ("auto", [0], ()):
+        encoder = QuantileEncoder(bits=bits, categorical=categorical).fit(X)
+        top = encoder.encode(X)[:, 0]
+        assert top[-1] == -1 and (top[:-1] == 1).all()  # its one row has its own side
+        if bits == 1 and categorical != [0]:  # two values fill two bins: a real column
+            np.testing.assert_array_equal(encoder.thresholds_[0], [0.5])
+            continue
+        np.testing.assert_array_equal(encoder.table_[0], [0.0] * (n_bins - 1) + [1.0])
+        np.testing.assert_array_equal(encoder.home_bin_[0], [0, n_bins - 1])
+        np.testing.assert_array_equal(encoder.bin_mass_[0], [(rows - 1) / rows / (n_bins - 1)]
+                                      * (n_bins - 1) + [1 / rows])
+        assert (0 in encoder.ordered_) == (categorical != [0])
+        assert encoder.describe(0, -1) == "x0 in {1}"
+
+
+def test_the_centre_rule_is_unchanged_while_the_rare_level_covers_a_centre() -> None:
+    # 3 bits: the last centre is 15/16 of the rows. Two ones in 32 rows cover it.
+    X = np.r_[np.zeros(30), 1.0, 1.0][:, None]
+    encoder = QuantileEncoder(bits=3, categorical="auto").fit(X)
+    np.testing.assert_array_equal(encoder.table_[0], [0.0] * 7 + [1.0])
+    np.testing.assert_array_equal(encoder.bin_mass_[0], [30 / 32 / 7] * 7 + [2 / 32])
+
+
+@pytest.mark.parametrize("below, above, table", [
+    (1, 1, [5.0, 9.0]),   # a tie: the upper side gets the spare bin
+    (2, 1, [0.0, 5.0]),   # one row more below: the lower side does
+    (1, 2, [5.0, 9.0]),
+])
+def test_with_one_bit_both_sides_share_one_spare_bin(below, above, table) -> None:
+    X = np.r_[np.zeros(below), np.full(100, 5.0), np.full(above, 9.0)][:, None]
+    encoder = QuantileEncoder(bits=1, categorical=[0]).fit(X)  # 3 values: real unless listed
+    np.testing.assert_array_equal(encoder.categories_[0][encoder.table_[0].astype(int)], table)
+    # The side without a bin is at home with the dominant level.
+    np.testing.assert_array_equal(encoder.home_bin_[0], [0, 0, 1] if table[0] == 5 else
+                                  [0, 1, 1])
+    assert encoder.bin_mass_[0].sum() == pytest.approx(1, abs=1e-12)
+
+
+def test_each_side_of_a_dominant_level_gets_an_end_bin_holding_its_middle_level() -> None:
+    # Below 5: one row of 1; above it: three rows of 6 and one of 7 (middle: 6).
+    X = np.r_[1.0, np.full(200, 5.0), 6.0, 6.0, 6.0, 7.0][:, None]
+    encoder = QuantileEncoder(bits=3, categorical="auto").fit(X)
+    np.testing.assert_array_equal(encoder.categories_[0], [1, 5, 6, 7])
+    np.testing.assert_array_equal(encoder.table_[0], [0, 1, 1, 1, 1, 1, 1, 2])
+    np.testing.assert_array_equal(encoder.home_bin_[0], [0, 1, 7, 7])
+    # Bin 7 stands for the rows of 6 and of 7; the masses sum to 1.
+    assert encoder.bin_mass_[0][7] == 3 / 205 + 1 / 205
+    assert encoder.bin_mass_[0].sum() == pytest.approx(1, abs=1e-12)
+    decoded = decoded_all(encoder)[:, 0]
+    assert np.mean(decoded == 1) == np.mean(decoded == 6) == 1 / 8
+
+
+def test_a_level_without_a_bin_is_counted_in_its_home_bin() -> None:
+    # 3 rows of 2 in 100 get no bin (centre rule) and live in bin 7, whose mass counts them.
+    X = np.r_[np.zeros(50), np.ones(47), np.full(3, 2.0)][:, None]
+    encoder = QuantileEncoder(bits=3, categorical="auto").fit(X)
+    np.testing.assert_array_equal(encoder.table_[0], [0] * 4 + [1] * 4)
+    np.testing.assert_array_equal(encoder.home_bin_[0], [0, 4, 7])
+    np.testing.assert_array_equal(encoder.bin_mass_[0], [0.125] * 4 + [0.1175] * 3
+                                  + [0.1175 + 0.03])
+
+
+def test_a_constant_column_is_fitted_and_its_bits_change_nothing() -> None:
+    X = np.column_stack([np.arange(20.0), np.full(20, 3.0)])
+    encoder = QuantileEncoder(bits=2).fit(X)
+    np.testing.assert_array_equal(encoder.table_[1], [0, 0, 0, 0])
+    np.testing.assert_array_equal(encoder.home_bin_[1], [0])
+    assert encoder.ordered_ == {1}
+    assert (decoded_all(encoder)[:, 1] == 3.0).all()
+    assert encoder.describe(2, +1) == "x1 in {3}"
+    assert encoder.describe(2, -1) == "x1 in {} (no data row)"
+
+
+def test_which_columns_of_numbers_are_ordered() -> None:
+    pd = pytest.importorskip("pandas")
+    i = np.arange(64)
+    frame = pd.DataFrame({"real": i * 1.5, "few": i % 3, "colour": np.where(i % 2, "a", "b"),
+                          "coded": pd.Categorical(i % 4), "listed": i % 5})
+    auto = QuantileEncoder(bits=3, categorical="auto").fit(frame)
+    assert sorted(auto.thresholds_) == [0]
+    assert auto.ordered_ == {1, 4}  # strings and pandas categories are unordered
+    listed = QuantileEncoder(bits=3, categorical=["colour", "coded", "listed"]).fit(frame)
+    assert listed.ordered_ == {1} and listed.categorical_ == {1, 2, 3, 4}
+    # Levels fitted either way have the same bins.
+    for j in (1, 4):
+        np.testing.assert_array_equal(listed.table_[j], auto.table_[j])
+
+
+def test_digits_fit_at_every_bits_with_every_column() -> None:
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data  # 3 constant pixels, 8 more with a value in over 97% of rows
+    for bits in (1, 2, 3, 4):
+        encoder = QuantileEncoder(bits=bits, categorical="auto").fit(X)
+        assert encoder.n_features_in_ == 64
+        assert encoder.categorical_ == encoder.ordered_
+        # Every level but a constant column's dominant one is sampled: no dead rare side.
+        for j in encoder.categories_:
+            if encoder.categories_[j].size > 1:
+                assert np.unique(encoder.table_[j]).size >= 2
+
+
+# -- values not seen in fit ------------------------------------------------------------------
+
+def _levels_024():
+    X = (np.arange(30) % 3 * 2.0)[:, None]  # levels 0, 2, 4
+    return QuantileEncoder(bits=3, categorical="auto", feature_names=["grade"]).fit(X)
+
+
+@pytest.mark.parametrize("value, level", [
+    (np.nextafter(0.0, -1), 0.0), (-7.0, 0.0),      # just below and far below the range
+    (np.nextafter(4.0, 5), 4.0), (1e9, 4.0),        # just above and far above
+    (np.nextafter(1.0, 0), 0.0), (1.0, 2.0),        # halfway goes up
+    (3.0, 4.0), (np.nextafter(3.0, 0), 2.0),
+])
+def test_an_unseen_value_of_ordered_levels_goes_to_the_nearest_level(value, level) -> None:
+    encoder = _levels_024()
+    with pytest.warns(lca.models.UnseenValueWarning,
+                      match=r"^QuantileEncoder.encode: values not seen in fit went to the bin "
+                            r"of the nearest fitted value in 1 column\(s\): 'grade' \(column "
+                            r"0\): 1 row\.$"):
+        point = encoder.encode([[value]])
+    np.testing.assert_array_equal(point, encoder.encode([[level]]))
+    assert encoder.decode(point)[0, 0] == level
+
+
+def test_seen_values_do_not_warn_and_the_warning_counts_rows_per_column() -> None:
+    encoder = QuantileEncoder(bits=2, categorical="auto").fit(
+        np.column_stack([np.arange(40) % 3, np.arange(40) % 2, np.arange(40.0)]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encoder.encode([[0, 1, 100.0], [2, 0, -100.0]])  # real values beyond: end bins
+    with pytest.warns(lca.models.UnseenValueWarning,
+                      match=r"in 2 column\(s\): 'x0' \(column 0\): 3 rows; 'x1' \(column 1\): "
+                            r"1 row\.$") as caught:
+        encoder.encode([[5, 1, 0.0], [7, 0, 0.0], [-1, 3, 0.0], [1, 0, 0.0]])
+    assert len(caught) == 1  # once per call
+
+
+def test_an_unseen_value_of_an_unordered_column_is_refused() -> None:
+    X = (np.arange(30) % 3 * 2.0)[:, None]
+    encoder = QuantileEncoder(bits=3, categorical=[0], feature_names=["code"]).fit(X)
+    with pytest.raises(ValueError, match=r"^QuantileEncoder.encode: categorical feature 'code' "
+                                         r"has no category 3.0 \(row 1\); fit saw \[0.0, 2.0, "
+                                         r"4.0\], and an unordered column has no nearest "
+                                         r"category\.$"):
+        encoder.encode([[2.0], [3.0]])
+    with pytest.raises(ValueError, match=r"must be finite; column 0 \('grade'\) has nan"):
+        _levels_024().encode([[np.nan]])

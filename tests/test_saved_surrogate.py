@@ -115,6 +115,53 @@ def test_a_round_trip_is_exact_and_answers_identically(saved, kind) -> None:
     assert empty.shape == (0,) and empty.dtype == expected.dtype
 
 
+def test_ordered_levels_are_saved_and_answer_unseen_values_alike() -> None:
+    """Integers with few values, a rare 0/1 column and a constant one, saved and read back."""
+    from lca.models import UnseenValueWarning
+
+    i = np.arange(250)
+    X = pd.DataFrame({"score": (i * 37 % 250) / 10.0, "grade": i % 4 * 2,
+                      "rare": (i % 61 == 3).astype(int), "const": np.full(250, 7)})
+    y = (X.score > 12) ^ (X.rare == 1)
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
+    surrogate = Surrogate(model, depth=4).fit(X)
+    document = json.loads(surrogate.to_json())
+    assert document["encoder"]["ordered"] == [1, 2, 3]
+    back = Surrogate.from_json(surrogate.to_json())
+    assert back.encoder_.ordered_ == {1, 2, 3}
+    unseen = X.iloc[:6].assign(grade=[-1, 1, 3, 5, 7, 9], const=8)
+    for answering in (surrogate, back):
+        with pytest.warns(UnseenValueWarning, match=r"'grade' \(column 1\): 6 rows; 'const' "
+                                                    r"\(column 3\): 6 rows\.$"):
+            np.testing.assert_array_equal(answering.encoder_.encode(unseen),
+                                          surrogate.encoder_.encode(X.iloc[:6].assign(
+                                              grade=[0, 2, 4, 6, 6, 6])))
+    # A document written before levels could be ordered has no 'ordered': none is, and
+    # an unseen value is refused as it was then.
+    older = Surrogate.from_json(forged(document, _delete("encoder", "ordered")))
+    assert older.encoder_.ordered_ == frozenset()
+    np.testing.assert_array_equal(older.predict(X), surrogate.predict(X))
+    with pytest.raises(ValueError, match=r"categorical feature 'grade' has no category -1"):
+        older.predict(unseen)
+
+
+def test_a_category_without_a_bin_of_its_own_reads_back() -> None:
+    # 3 rows of 'amber' in 400 get no bin; their rows count in their home bin's mass,
+    # so the saved masses sum to 1 and the document reads back.
+    i = np.arange(400)
+    X = pd.DataFrame({"colour": np.where(i < 3, "amber", np.where(i % 2, "red", "blue")),
+                      "size": (i * 7919 % 400) / 4.0})
+    model = make_pipeline(ColumnTransformer([("c", OneHotEncoder(), ["colour"])],
+                                            remainder="passthrough"),
+                          DecisionTreeClassifier(max_depth=2, random_state=0)).fit(
+        X, (X.colour == "red") ^ (X["size"] > 50))
+    surrogate = Surrogate(model, depth=3).fit(X)
+    assert 0 not in surrogate.encoder_.table_[0]  # 'amber' (category 0) has no bin
+    assert surrogate.encoder_.bin_mass_[0].sum() == pytest.approx(1, abs=1e-12)
+    back = Surrogate.from_json(surrogate.to_json())
+    np.testing.assert_array_equal(back.predict(X), surrogate.predict(X))
+
+
 # -- the digest --------------------------------------------------------------------------------
 
 def test_an_edit_that_keeps_every_field_consistent_is_refused_by_the_digest(document) -> None:
@@ -290,6 +337,12 @@ FIELD_CASES = {
     "a tree leaf label": (lambda d: d["tree"]["nodes"][-1]["decision"].update(label=5),
                           r"'tree' is not an exported tree: .*a leaf's label must be -1 or \+1"),
     "unknown key": (_set("comment", "hi"), r"the document has unknown 'comment'"),
+    "ordered a real feature": (_set("encoder", "ordered", [0]),
+                               r"^Surrogate.from_json: 'encoder.ordered' must be an increasing "
+                               r"list of features whose categories are numbers \(here among "
+                               r"\[\]\)\. Got \[0\] instead\.$"),
+    "ordered strings": (_set("encoder", "ordered", [1]), r"'encoder.ordered' must be an"),
+    "ordered not a list": (_set("encoder", "ordered", "1"), r"'encoder.ordered' must be an"),
 }
 
 

@@ -91,8 +91,8 @@ def test_tree_predict_explain_and_json_agree_on_every_row(cancer) -> None:
         surrogate.explain(row.tolist()) == surrogate.explain(row)
     leaf = rules[0].leaf
     agree = (leaf.samples + leaf.label * leaf.total) // 2
-    assert str(rules[0]) == " AND ".join(rules[0].conditions) + \
-        f" => {rules[0].prediction!r} (leaf: {agree}/{leaf.samples} samples agree)"
+    assert str(rules[0]) == " AND ".join(rules[0].by_feature) + \
+        f" => {rules[0].prediction!r} (leaf: {agree}/{leaf.samples} product samples agree)"
 
 
 def test_same_answers_in_another_process_and_after_pickling(cancer) -> None:
@@ -120,12 +120,23 @@ def test_fidelity_on_data_and_product_distribution(cancer) -> None:
     assert fidelity.product.halfwidth == hoeffding_halfwidth(500, 0.05)
     assert 0.5 < fidelity.product.rate < 1 and 0.5 < fidelity.data.rate <= 1
     assert surrogate.fidelity().data is None
+    # The baseline: the share of the model's most common label on the rows.
+    assert fidelity.baseline == max(model_side.sum(), (~model_side).sum()) / len(X)
+    assert fidelity.concerns == ()
     report = surrogate.report(X)
-    assert report.splitlines()[0] == "Surrogate of GradientBoostingClassifier: 'malignant' " \
-                                     "vs 'benign'"
-    assert f"model queries spent building the tree: {surrogate.reconstructor_.stats.queries:,}" \
-        in report
-    assert f"agreement on the data: {fidelity.data.rate:.3f}" in report
+    lines = report.splitlines()
+    assert lines[0] == "Surrogate of GradientBoostingClassifier: 'malignant' vs 'benign'"
+    assert lines[3] == f"  model queries spent building the tree: " \
+                       f"{surrogate.reconstructor_.stats.queries:,}"
+    # The rows given first, beside their baseline; then the product samples, said so.
+    assert lines[4] == f"  agreement on the rows given: {fidelity.data}; majority-label " \
+                       f"baseline {fidelity.baseline:.3f}"
+    assert lines[5] == "  agreement on the product distribution (features independent): " \
+                       f"{surrogate.fidelity().product.rate:.3f} ± " \
+                       f"{hoeffding_halfwidth(2000, 0.05):.3f} (2000 samples)"
+    assert str(fidelity) == f"on the rows given {fidelity.data}, majority-label baseline " \
+        f"{fidelity.baseline:.3f}; on the product distribution {fidelity.product.rate:.3f} ± " \
+        f"{fidelity.product.halfwidth:.3f} (500 samples)"
 
 
 def test_json_holds_the_encoder_and_needs_the_model_only_for_fidelity(cancer) -> None:
@@ -372,3 +383,185 @@ def test_what_the_model_raises_comes_out_unchanged(use) -> None:
         call()
     assert any("while calling predict of model 'BreaksAfter'" in note
                for note in caught.value.__notes__)
+
+
+# -- the user's rows: fidelity beside the baseline, leaves counted on rows, one rule per feature --
+
+class Diagonal:
+    """Positive when x0 + x1 >= 100: a depth-2 tree of median cuts errs on its two sides."""
+
+    classes_ = np.array([0, 1])
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        return (X[:, 0] + X[:, 1] >= 100).astype(int)
+
+
+GRID = np.array([[a, b] for a in range(100) for b in range(100)], dtype=float)
+
+
+@pytest.fixture(scope="module")
+def diagonal():
+    """The surrogate and the grid's rows by (tree, model) answer: 'TP', 'TN', 'FN', 'FP'."""
+    surrogate = Surrogate(Diagonal(), depth=2, encoder=QuantileEncoder(bits=2)).fit(GRID)
+    tree, model = surrogate.predict(GRID), Diagonal().predict(GRID)
+    pools = {"TP": (tree == 1) & (model == 1), "TN": (tree == 0) & (model == 0),
+             "FN": (tree == 0) & (model == 1), "FP": (tree == 1) & (model == 0)}
+    return surrogate, {key: GRID[mask] for key, mask in pools.items()}
+
+
+def _rows(pools, **counts) -> np.ndarray:
+    return np.concatenate([pools[key][:count] for key, count in counts.items()])
+
+
+@pytest.mark.parametrize("extra, warned", [(0, True), (1, False)])
+def test_the_baseline_warning_fires_at_the_baseline_and_not_one_row_above(diagonal, extra,
+                                                                          warned) -> None:
+    surrogate, pools = diagonal
+    # 40 + 3 positive rows, 3 + extra negative ones: the tree is right on 40 + 3 + extra.
+    rows = _rows(pools, TP=40, FN=3, TN=3 + extra)
+    majority, agree = 43, 43 + extra
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fidelity = surrogate.fidelity(rows)
+    assert fidelity.data.rate == agree / len(rows) and fidelity.baseline == majority / len(rows)
+    concerns = [str(w.message) for w in caught if w.category is lca.models.LowFidelityWarning]
+    if warned:
+        assert len(concerns) == 1 and fidelity.concerns == (concerns[0][len(
+            "Surrogate.fidelity: "):],)
+        assert concerns[0] == (f"Surrogate.fidelity: on the {len(rows)} rows given the tree "
+                               f"agrees with the model on {agree / len(rows):.3f}, no better "
+                               "than always answering the model's most common label 1 "
+                               f"({majority / len(rows):.3f}): its rules say little about "
+                               "these rows.")
+    else:
+        assert concerns == [] and fidelity.concerns == ()
+        assert fidelity.product.rate - 0.1 < fidelity.data.rate  # the other rule is quiet too
+
+
+@pytest.mark.parametrize("below, warned", [(0, False), (1, True)])
+def test_the_far_below_warning_fires_only_beyond_a_tenth_below_the_product(diagonal, below,
+                                                                          warned) -> None:
+    surrogate, pools = diagonal
+    product = surrogate.fidelity(samples=20).product
+    k = round(product.rate * 20)
+    assert 14 <= k < 20  # the tree errs on the product samples, but not on most
+    # 20 rows, 10 of each label, agreeing on exactly k/20 - 1/10 (k - 2 rows), or one fewer.
+    agree = k - 2 - below
+    wrong = 20 - agree
+    rows = _rows(pools, FN=wrong, TP=10 - wrong, TN=10)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fidelity = surrogate.fidelity(rows, samples=20)
+    assert fidelity.data.rate == agree / 20 and fidelity.baseline == 0.5
+    concerns = [str(w.message) for w in caught if w.category is lca.models.LowFidelityWarning]
+    assert len(concerns) == warned
+    if warned:
+        assert concerns[0] == (f"Surrogate.fidelity: on the 20 rows given the tree agrees "
+                               f"with the model on {agree / 20:.3f}, more than 0.1 below its "
+                               f"{k / 20:.3f} on the product distribution it was built for "
+                               "(features independent, each with its own marginal): these "
+                               "rows are unlike it.")
+
+
+def test_report_leads_with_the_rows_and_says_what_is_wrong(diagonal) -> None:
+    surrogate, pools = diagonal
+    rows = _rows(pools, TP=40, FN=3, TN=3)
+    with pytest.warns(lca.models.LowFidelityWarning, match=r"no better than always"):
+        report = surrogate.report(rows)
+    lines = report.splitlines()
+    with pytest.warns(lca.models.LowFidelityWarning):
+        fidelity = surrogate.fidelity(rows)
+    assert lines[4].startswith("  agreement on the rows given: ")
+    assert lines[5].startswith("  agreement on the product distribution (features "
+                               "independent): ")
+    assert lines[6] == f"  warning: {fidelity.concerns[0]}"
+    # Then the leaves holding the most rows, counted on them, most first.
+    assert lines[7] == "  the 4 leaves holding the most of the rows given (of 4):"
+    reach = [int(line.split("(leaf: ")[1].split(" of ")[0]) for line in lines[8:]]
+    assert len(reach) == 4 and reach == sorted(reach, reverse=True) and sum(reach) == 46
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = surrogate.report()  # no rows: no baseline, no leaves listed
+    assert len(quiet.splitlines()) == 5 and quiet.splitlines()[4] == lines[5]
+
+
+def test_leaves_are_counted_on_the_rows_given(cancer) -> None:
+    X, model = cancer
+    surrogate = Surrogate(model, depth=4).fit(X.iloc[::2])
+    held_out = X.iloc[1::2]
+    leaves = surrogate.leaves(held_out)
+    tree = surrogate.tree()
+    assert [rules.path for rules in leaves] == [p for p, d in tree.walk()
+                                                if isinstance(d, lca.LeafDecision)]
+    model_side = surrogate.oracle_.label_rows(held_out)
+    paths = [surrogate.explain(held_out.iloc[[i]]).path for i in range(len(held_out))]
+    for rules in leaves:
+        reach = np.array([path == rules.path for path in paths])
+        assert rules.on_rows == lca.models.OnRows(
+            int(reach.sum()), int((model_side[reach] == rules.leaf.label).sum()),
+            len(held_out))
+    assert sum(rules.on_rows.reach for rules in leaves) == len(held_out)
+    # explain(row, X) counts the row's leaf on X alike; without X nothing is counted.
+    row = held_out.iloc[5]
+    explained = surrogate.explain(row, held_out)
+    assert explained.on_rows == next(r.on_rows for r in leaves if r.path == explained.path)
+    assert surrogate.explain(row).on_rows is None
+    assert all(rules.on_rows is None for rules in surrogate.leaves())
+    on_rows = explained.on_rows
+    assert str(on_rows) == (f"{on_rows.reach} of {len(held_out)} rows given "
+                            f"({on_rows.reach / len(held_out):.1%}), the model agrees on "
+                            f"{on_rows.agree} ({on_rows.agree / on_rows.reach:.0%})")
+    assert f"(leaf: {on_rows}; " in str(explained)
+    assert str(lca.models.OnRows(0, 0, 9)) == "0 of 9 rows given (0.0%)"
+    with pytest.raises(ValueError, match=r"^The 'X' parameter of Surrogate.leaves must have at "
+                                         r"least one row"):
+        surrogate.leaves(held_out.iloc[:0])
+
+
+def test_explain_gives_one_condition_per_feature_their_intersection() -> None:
+    class Band:
+        classes_ = np.array([0, 1])
+
+        def predict(self, X):
+            X = np.asarray(X, dtype=float)
+            return ((X[:, 0] >= 25) & (X[:, 0] < 75) & (X[:, 1] >= 50)).astype(int)
+
+    i = np.arange(100)
+    X = np.column_stack([i, i * 37 % 100]).astype(float)
+    surrogate = Surrogate(Band(), depth=3, encoder=QuantileEncoder(bits=2)).fit(X)
+    rules = surrogate.explain([60.0, 80.0])
+    assert rules.prediction == 1
+    steps = [(variable // 2, condition) for (variable, _), condition
+             in zip(rules.path, rules.conditions)]
+    assert len(steps) == 3 and len({feature for feature, _ in steps}) == 2  # x0 twice
+    # Each feature once, where the path first tests it, as its last (narrowest) step says.
+    first = list(dict.fromkeys(feature for feature, _ in steps))
+    assert rules.by_feature == tuple([c for f, c in steps if f == feature][-1]
+                                     for feature in first)
+    assert "49.5 <= x0 < 74.5" in rules.by_feature and "x0 >= 49.5" not in rules.by_feature
+    assert str(rules).split(" => ")[0] == " AND ".join(rules.by_feature)
+    # A union of intervals is bracketed among the ANDs.
+    union = lca.models.Rules((), 1, (), rules.leaf, ("x0 < 1 or 2 <= x0 < 3", "x1 >= 4"))
+    assert str(union).startswith("(x0 < 1 or 2 <= x0 < 3) AND x1 >= 4 => 1")
+
+
+def test_rare_and_integer_columns_fit_and_unseen_integers_are_answered() -> None:
+    from sklearn.tree import DecisionTreeClassifier
+
+    i = np.arange(640)
+    X = pd.DataFrame({"score": (i * 37 % 640) / 10.0, "pixel": (i * 7 % 17 == 0) * (i % 3 + 4),
+                      "flag": (i % 61 == 3).astype(int), "blank": np.zeros(640, dtype=int)})
+    assert X.flag.mean() == pytest.approx(0.0172, abs=1e-3)  # a 0/1 column with 1.7% ones
+    y = (X.score > 40) | (X.flag == 1)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    surrogate = Surrogate(model, depth=5).fit(X)
+    assert surrogate.encoder_.ordered_ == {1, 2, 3}
+    # The rare ones have their own side: the tree sends them to the model's answer.
+    flagged = X[(X.flag == 1) & (X.score <= 40)]
+    assert len(flagged) > 0 and (surrogate.predict(flagged) == True).all()  # noqa: E712
+    held_out = X.iloc[:20].assign(pixel=[9] * 20, blank=1)  # integers fit never saw
+    with pytest.warns(lca.models.UnseenValueWarning, match=r"'pixel' \(column 1\): 20 rows; "
+                                                           r"'blank' \(column 3\): 20 rows\.$"):
+        answers = surrogate.predict(held_out)
+    np.testing.assert_array_equal(answers, surrogate.predict(X.iloc[:20].assign(pixel=6)))

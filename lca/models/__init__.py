@@ -12,17 +12,27 @@
   accurate).
 """
 
-from lca.models.encoders import BinaryEncoder, QuantileEncoder
+from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
 from lca.models.oracle import ModelOracle, from_estimator
-from lca.models.surrogate import Agreement, Fidelity, Rules, Surrogate
+from lca.models.surrogate import (
+    Agreement,
+    Fidelity,
+    LowFidelityWarning,
+    OnRows,
+    Rules,
+    Surrogate,
+)
 
 __all__ = [
     "Agreement",
     "BinaryEncoder",
     "Fidelity",
+    "LowFidelityWarning",
     "ModelOracle",
+    "OnRows",
     "QuantileEncoder",
     "Rules",
     "Surrogate",
+    "UnseenValueWarning",
     "from_estimator",
 ]

@@ -57,6 +57,9 @@ _TOP_KEYS = ("format", "version", "digest", "model", "positive", "threshold", "d
 _LAYOUT_KEYS = ("kind", "bits", "feature_names", "columns", "categorical_dtypes")
 _QUANTILE_KEYS = ("table", "bin_mass", "thresholds", "categories", "home_bin",
                   "category_labels")
+# Written since features of levels could be ordered; a document without it (written
+# earlier) has none, so a value its encoder did not see is refused as it was then.
+_ORDERED_KEY = "ordered"
 _brief = reprlib.Repr()
 _brief.maxlevel, _brief.maxlist, _brief.maxdict = 2, 6, 4
 _brief.maxstring, _brief.maxother, _brief.maxlong = 60, 60, 60
@@ -129,6 +132,7 @@ def encoder_state(encoder: _Encoder) -> dict[str, Any]:
             home_bin={str(j): homes.tolist() for j, homes in encoder.home_bin_.items()},
             category_labels={str(j): [[code, label] for code, label in labels.items()]
                              for j, labels in encoder.category_labels_.items()},
+            ordered=sorted(encoder.ordered_),
         )
     return state
 
@@ -388,8 +392,9 @@ def _encoder(state: Any) -> _Encoder:
     kind = state.get("kind")
     if kind not in ("BinaryEncoder", "QuantileEncoder"):
         raise _bad("encoder.kind", "'BinaryEncoder' or 'QuantileEncoder'", kind)
-    _keys("encoder", state, _LAYOUT_KEYS + (_QUANTILE_KEYS if kind == "QuantileEncoder"
-                                           else ()))
+    _keys("encoder", state, _LAYOUT_KEYS + (
+        (_QUANTILE_KEYS + ((_ORDERED_KEY,) if _ORDERED_KEY in state else ()))
+        if kind == "QuantileEncoder" else ()))
     if kind == "BinaryEncoder":
         bits = _int_in("encoder.bits", state["bits"], 1, 1)
     else:
@@ -459,14 +464,13 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
         encoder.thresholds_[j] = edges
     encoder.categories_, encoder.home_bin_ = {}, {}
     for j in sorted(categories):
-        values = _distinct_sorted(f"encoder.categories.{j}", categories[j], 2)
+        values = _distinct_sorted(f"encoder.categories.{j}", categories[j], 1)
         count = len(values)
         chosen = table[j]
         if not (np.all(chosen == np.round(chosen)) and chosen.min() >= 0
-                and chosen.max() < count and np.all(chosen[1:] >= chosen[:-1])
-                and np.unique(chosen).size >= 2):
+                and chosen.max() < count and np.all(chosen[1:] >= chosen[:-1])):
             raise _bad(f"encoder.table[{j}]", f"category numbers in [0, {count}) in "
-                       "increasing order, at least two different", chosen.tolist())
+                       "increasing order", chosen.tolist())
         home = homes[j]
         if not (isinstance(home, list) and len(home) == count
                 and all(_is_int(h) and 0 <= h < bins for h in home)
@@ -493,10 +497,19 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
         if len(mapping) != len(pairs):
             raise _bad(field, "pairs of different categories", pairs)
         encoder.category_labels_[j] = mapping
+    ordered = state.get(_ORDERED_KEY, [])
+    numbers = [j for j in sorted(categories)
+               if encoder.categories_[j].dtype == np.float64]
+    if not (isinstance(ordered, list) and all(_is_int(j) and j in numbers for j in ordered)
+            and all(a < b for a, b in zip(ordered, ordered[1:]))):
+        raise _bad("encoder.ordered", "an increasing list of features whose categories are "
+                                      f"numbers (here among {numbers})", ordered)
     encoder.table_ = table
     encoder.bin_mass_ = mass
     encoder.categorical_ = frozenset(encoder.categories_)
-    encoder.categorical = sorted(encoder.categorical_)
+    encoder.ordered_ = frozenset(ordered)
+    # Refitting declares the unordered ones; the ordered have too few values for bins.
+    encoder.categorical = sorted(encoder.categorical_ - encoder.ordered_)
     encoder.feature_names = tuple(names)
     encoder.n_features_in_ = d
     return encoder

@@ -13,8 +13,10 @@ import copy
 import dataclasses
 import json
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,41 +29,92 @@ from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_doc
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
 from lca.models.oracle import ModelOracle, _classes, from_estimator, positive_class
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import LeafDecision, NodeDecision
+from lca.decisions import LeafDecision, NodeDecision, split_rows
 from lca.params import Params
 from lca.reconstruct import Reconstructor
 
 __all__ = [
     "Agreement",
     "Fidelity",
+    "LowFidelityWarning",
+    "OnRows",
     "Rules",
     "Surrogate",
 ]
 
 _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder")
 
+# Agreement on the rows given more than this below the agreement on the product
+# distribution is reported (LowFidelityWarning): the rows are then unlike the
+# independent features the tree was built for. A tenth is more than the two 95%
+# half-widths together at 500 rows and the default 2,000 samples (0.061 + 0.030),
+# so sampling alone rarely triggers it.
+FAR_BELOW = Fraction(1, 10)
+# Leaves report() lists, those holding the most of the rows given.
+_REPORTED_LEAVES = 10
+
+
+class LowFidelityWarning(UserWarning):
+    """On the rows given, the tree agrees with the model no better than the majority label,
+    or far (more than :data:`FAR_BELOW`) below its agreement on the product distribution."""
+
+
+@dataclass(frozen=True)
+class OnRows:
+    """How one leaf fares on the rows given: how many reach it, on how many the model agrees.
+
+    Attributes:
+        reach: rows whose path ends at the leaf.
+        agree: of those, rows on which the model gives the leaf's answer.
+        rows: rows given in all.
+    """
+
+    reach: int
+    agree: int
+    rows: int
+
+    def __str__(self) -> str:
+        text = f"{self.reach} of {self.rows} rows given ({self.reach / self.rows:.1%})"
+        if self.reach:
+            text += f", the model agrees on {self.agree} ({self.agree / self.reach:.0%})"
+        return text
+
 
 @dataclass(frozen=True)
 class Rules:
-    """The rules that decide one row: its path in ``T_seed`` and the leaf it reaches.
+    """The rules of one leaf of ``T_seed``: the path to it, its answer, and how it fares.
 
     Attributes:
         conditions: the readable condition of each step, root first.
         prediction: the surrogate's answer, in the model's labels.
         path: the ``(variable, bit)`` steps of the path.
-        leaf: the leaf's decision (label and the samples behind it).
+        leaf: the leaf's decision: its label and the product samples behind it
+            (``leaf.samples`` points of the encoder's product distribution,
+            ``(samples + label * total) / 2`` of them agreeing with the label).
+        by_feature: one condition per feature on the path, in the order the
+            path first tests it: the intersection of that feature's steps (an
+            interval, or a set of categories; a feature's later steps are
+            described given its earlier ones, so its last step's condition is
+            the intersection).
+        on_rows: the leaf on the rows given (:class:`OnRows`), or ``None``
+            when no rows were given.
     """
 
     conditions: tuple[str, ...]
     prediction: Any
     path: Path
     leaf: LeafDecision
+    by_feature: tuple[str, ...]
+    on_rows: OnRows | None = None
 
     def __str__(self) -> str:
         agree = (self.leaf.samples + self.leaf.label * self.leaf.total) // 2
-        rules = " AND ".join(self.conditions) or "(every row)"
-        return (f"{rules} => {self.prediction!r} (leaf: {agree}/{self.leaf.samples} "
-                "samples agree)")
+        # A union of intervals ("a < 1 or 2 <= a < 3") is bracketed among the ANDs.
+        rules = " AND ".join(f"({rule})" if " or " in rule else rule
+                             for rule in self.by_feature) or "(every row)"
+        on_rows = "" if self.on_rows is None else f"{self.on_rows}; "
+        return (f"{rules} => {self.prediction!r} (leaf: {on_rows}{agree}/{self.leaf.samples} "
+                "product samples agree)")
 
 
 @dataclass(frozen=True)
@@ -71,7 +124,10 @@ class Agreement:
     ``halfwidth`` is Hoeffding's, ``sqrt(ln(2/0.05) / (2 rows))``: the
     interval ``rate ± halfwidth`` holds the true agreement with probability at
     least 95% when the rows are independent draws (from the product
-    distribution, or from the data distribution for data rows).
+    distribution, or from the data distribution for data rows). Rows the
+    encoder was fitted on are not independent of the encoder (its bins were
+    cut on them), so on those the interval is only indicative; on held-out
+    rows it holds as stated.
     """
 
     rate: float
@@ -84,14 +140,28 @@ class Agreement:
 
 @dataclass(frozen=True)
 class Fidelity:
-    """Agreement of the surrogate with its model on the product distribution and on data."""
+    """Agreement of the surrogate with its model on the rows given and on the product distribution.
+
+    Attributes:
+        product: agreement on points of the encoder's product distribution.
+        data: agreement on the rows given, or ``None`` when none were.
+        baseline: on the rows given, the share of the model's most common
+            label: the agreement of a tree that always answers it.
+        concerns: what :class:`LowFidelityWarning` said, one sentence each
+            (empty when nothing was wrong).
+    """
 
     product: Agreement
     data: Agreement | None = None
+    baseline: float | None = None
+    concerns: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        text = f"on the product distribution {self.product}"
-        return text + (f"; on the data {self.data}" if self.data is not None else "")
+        product = f"on the product distribution {_samples(self.product)}"
+        if self.data is None:
+            return product
+        return (f"on the rows given {self.data}, majority-label baseline "
+                f"{self.baseline:.3f}; {product}")
 
 
 class Surrogate:
@@ -319,22 +389,86 @@ class Surrogate:
         self._check_fitted("predict")
         return self._labels(self._answers(self.encoder_.encode(X)))
 
-    def explain(self, row: Any) -> Rules:
+    def explain(self, row: Any, X: Any = None) -> Rules:
         """The rules that decide one row: its path in ``T_seed``, built locally.
 
         ``row`` is one row: a 1-D sequence, a pandas Series, or a 2-D array
-        or DataFrame with one row.
+        or DataFrame with one row. With rows ``X`` (held-out rows, say), the
+        leaf is also counted on them (``Rules.on_rows``: how many reach it,
+        on how many of those the model gives its answer); that asks the model
+        about every row of ``X``.
         """
         self._check_fitted("explain")
         z = self.encoder_.encode(_one_row(row))[0]
         if self.tree_ is not None:
             path, _, conditions, leaf = self.tree_.trace(z)
-            return Rules(conditions, plain(self._labels(np.array([leaf.label]))[0]), path,
-                         leaf)
-        explained = self.reconstructor_.explain(z, self.seed_)
-        return Rules(explained.conditions,
-                     plain(self._labels(np.array([explained.label]))[0]),
-                     explained.path, explained.leaf)
+        else:
+            explained = self.reconstructor_.explain(z, self.seed_)
+            path, conditions, leaf = explained.path, explained.conditions, explained.leaf
+        on_rows = None
+        if X is not None:
+            points, model = self._rows_and_labels("explain", X)
+            reach = np.ones(points.shape[0], dtype=bool)
+            for variable, bit in path:
+                reach &= points[:, variable] == bit
+            on_rows = OnRows(int(reach.sum()), int((model[reach] == leaf.label).sum()),
+                             points.shape[0])
+        return self._rules(path, conditions, leaf, on_rows)
+
+    def leaves(self, X: Any = None) -> tuple[Rules, ...]:
+        """The rules of every leaf of ``T_seed``, in the tree's order (``-1`` branch first).
+
+        Builds the whole tree (:meth:`tree`). With rows ``X``, each leaf is
+        also counted on them (``Rules.on_rows``), asking the model about
+        every row once; without, only the product samples behind each leaf
+        are known (``Rules.leaf``).
+        """
+        self._check_fitted("leaves")
+        tree = self.tree()
+        found: dict[Path, tuple[int, int]] = {}
+        rows = 0
+        if X is not None:
+            points, model = self._rows_and_labels("leaves", X)
+            rows = points.shape[0]
+            groups: dict[Path, np.ndarray] = {(): np.arange(rows)}
+            while groups:
+                later: dict[Path, np.ndarray] = {}
+                for path, chosen in groups.items():
+                    decision = tree.decisions[path]
+                    if isinstance(decision, LeafDecision):
+                        found[path] = (chosen.size,
+                                       int((model[chosen] == decision.label).sum()))
+                    else:
+                        later |= split_rows(points, chosen, path, decision.variable)
+                groups = later
+        out = []
+        for path, decision in tree.walk():
+            if isinstance(decision, LeafDecision):
+                conditions = tuple(tree.conditions[path[:k]][0 if bit < 0 else 1]
+                                   for k, (_, bit) in enumerate(path))
+                on_rows = None if X is None else OnRows(*found.get(path, (0, 0)), rows)
+                out.append(self._rules(path, conditions, decision, on_rows))
+        return tuple(out)
+
+    def _rules(self, path: Path, conditions: tuple[str, ...], leaf: LeafDecision,
+               on_rows: OnRows | None) -> Rules:
+        # A feature's steps are described given its earlier ones on the path
+        # (QuantileEncoder.describe), so its last condition is their intersection;
+        # it keeps the place of the feature's first step.
+        last: dict[int, str] = {}
+        for (variable, _), condition in zip(path, conditions):
+            last[variable // self.encoder_.bits] = condition
+        return Rules(tuple(conditions), plain(self._labels(np.array([leaf.label]))[0]), path,
+                     leaf, tuple(last.values()), on_rows)
+
+    def _rows_and_labels(self, owner: str, X: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The encoded rows of ``X`` and the model's ``±1`` label of each (one model call)."""
+        oracle = self._oracle(owner)
+        points = self.encoder_.encode(X)
+        if points.shape[0] == 0:  # checked before the model is asked about no rows
+            raise ValueError(f"The 'X' parameter of Surrogate.{owner} must have at least "
+                             "one row: agreement on no rows is undefined. Got 0 rows.")
+        return points, oracle.label_rows(X)
 
     def tree(self, depth: int | None = None, *, progress: bool = False) -> ReconstructedTree:
         """``T_seed`` decided down to ``depth`` (``None``: the whole tree), readable.
@@ -368,26 +502,56 @@ class Surrogate:
     def fidelity(self, X: Any = None, *, samples: int = 2000) -> Fidelity:
         """Agreement of the tree with the model, with 95% Hoeffding intervals.
 
-        On the product distribution: ``samples`` points derived from the
-        seed (purpose ``"surrogate-fidelity"``), the tree's answer against the
-        model's on the decoded point. On the data, when ``X`` is given: the
-        tree's answer on each encoded row against the model's on the raw row,
-        so discretisation error counts. Model queries spent here are not
-        counted in ``reconstructor_.stats`` (the tree's own queries are).
+        On the rows given, when ``X`` is given (held-out rows, for an interval
+        that holds; see :class:`Agreement`): the tree's answer on each encoded
+        row against the model's on the raw row, so discretisation error
+        counts, beside the *majority-label baseline*, the share of the
+        model's most common label on those rows (what a tree that always
+        answers it would score). On the product distribution: ``samples``
+        points derived from the seed (purpose ``"surrogate-fidelity"``), the
+        tree's answer against the model's on the decoded point.
+
+        One :class:`LowFidelityWarning` (its sentences also in
+        ``Fidelity.concerns``) when, on the rows given, the tree agrees with
+        the model on no more rows than the baseline does, or on a share more
+        than :data:`FAR_BELOW` (0.1) below its share on the product
+        distribution (compared exactly, as fractions). Model queries spent
+        here are not counted in ``reconstructor_.stats`` (the tree's own
+        queries are).
         """
         self._check_fitted("fidelity")
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
         oracle = self._oracle("fidelity")
         points = derive.sample_points(self.seed_, "surrogate-fidelity", oracle.n, samples)
-        product = _agreement(self._answers(points), oracle.query(points))
-        data = None
-        if X is not None:
-            encoded = self.encoder_.encode(X)
-            if encoded.shape[0] == 0:  # checked before the model is asked about no rows
-                raise ValueError("The 'X' parameter of Surrogate.fidelity must have at least "
-                                 "one row: agreement on no rows is undefined. Got 0 rows.")
-            data = _agreement(self._answers(encoded), oracle.label_rows(X))
-        return Fidelity(product, data)
+        tree, model = self._answers(points), oracle.query(points)
+        product = _agreement(tree, model)
+        if X is None:
+            return Fidelity(product)
+        encoded, labels = self._rows_and_labels("fidelity", X)
+        answers = self._answers(encoded)
+        data = _agreement(answers, labels)
+        rows, agree = labels.size, int((answers == labels).sum())
+        positive = int((labels > 0).sum())
+        majority = max(positive, rows - positive)
+        common = self.classes_[1] if positive >= rows - positive else self.classes_[0]
+        concerns = []
+        if agree <= majority:
+            concerns.append(
+                f"on the {rows} rows given the tree agrees with the model on "
+                f"{data.rate:.3f}, no better than always answering the model's most common "
+                f"label {plain(common)!r} ({majority / rows:.3f}): its rules say little "
+                "about these rows.")
+        on_product = Fraction(int((tree == model).sum()), samples)
+        if Fraction(agree, rows) < on_product - FAR_BELOW:
+            concerns.append(
+                f"on the {rows} rows given the tree agrees with the model on "
+                f"{data.rate:.3f}, more than {float(FAR_BELOW):g} below its {product.rate:.3f} "
+                "on the product distribution it was built for (features independent, "
+                "each with its own marginal): these rows are unlike it.")
+        if concerns:
+            warnings.warn("Surrogate.fidelity: " + " Also, ".join(concerns),
+                          LowFidelityWarning, stacklevel=2)
+        return Fidelity(product, data, majority / rows, tuple(concerns))
 
     def _oracle(self, owner: str) -> ModelOracle:
         if not hasattr(self, "oracle_"):
@@ -397,10 +561,14 @@ class Surrogate:
         return self.oracle_
 
     def report(self, X: Any = None) -> str:
-        """A short text summary: mapping, encoder, tree size, queries, fidelity.
+        """A short text summary: mapping, encoder, tree size, queries, fidelity, leaves.
 
-        Builds the whole tree and measures :meth:`fidelity` (on ``X`` too
-        when given).
+        Builds the whole tree and measures :meth:`fidelity`. With rows ``X``
+        (held-out rows, ideally) the agreement on them comes first, beside
+        the majority-label baseline, then the agreement on the product
+        distribution, a ``warning:`` line per :class:`LowFidelityWarning`
+        sentence, and the leaves that hold the most of the rows, each
+        counted on the rows (and its product samples, labelled as such).
         """
         self._check_fitted("report")
         tree = self.tree()
@@ -422,9 +590,18 @@ class Surrogate:
             lines.append(f"  model queries spent building the tree: "
                          f"{self.reconstructor_.stats.queries:,}")
             fidelity = self.fidelity(X)
-            lines.append(f"  agreement on the product distribution: {fidelity.product}")
             if fidelity.data is not None:
-                lines.append(f"  agreement on the data: {fidelity.data}")
+                lines.append(f"  agreement on the rows given: {fidelity.data}; majority-label "
+                             f"baseline {fidelity.baseline:.3f}")
+            lines.append(f"  agreement on the product distribution (features independent): "
+                         f"{_samples(fidelity.product)}")
+            lines += [f"  warning: {concern}" for concern in fidelity.concerns]
+            if X is not None:
+                leaves = sorted(self.leaves(X), key=lambda rules: -rules.on_rows.reach)
+                shown = leaves[:_REPORTED_LEAVES]
+                lines.append(f"  the {len(shown)} leaves holding the most of the rows given "
+                             f"(of {len(leaves)}):")
+                lines += [f"    {rules}" for rules in shown]
         return "\n".join(lines)
 
     # -- JSON ------------------------------------------------------------------------
@@ -505,6 +682,11 @@ class Surrogate:
             surrogate.oracle_ = oracle
             surrogate.reconstructor_ = Reconstructor(oracle, surrogate.params_)
         return surrogate
+
+
+def _samples(agreement: Agreement) -> str:
+    """An agreement on product samples, said so (``str(agreement)`` counts rows)."""
+    return f"{agreement.rate:.3f} ± {agreement.halfwidth:.3f} ({agreement.rows} samples)"
 
 
 def _agreement(tree: np.ndarray, model: np.ndarray) -> Agreement:
