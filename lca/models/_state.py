@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from lca._tree_json import _object
 from lca._validate import SEED_LIMIT, show
 from lca.decisions import NodeDecision
 from lca.export import ReconstructedTree
@@ -139,25 +140,11 @@ def encoder_state(encoder: _Encoder) -> dict[str, Any]:
 
 # -- reading: the JSON itself ----------------------------------------------------------
 
-class _Object(dict):
-    """A JSON object as read, with the keys it gave more than once (json keeps the last)."""
-
-    repeated: tuple[str, ...] = ()
-
-
 class _Unreadable:
     """A number JSON can spell but the document must not hold: NaN, an infinity, a huge int."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    value = _Object(pairs)
-    if len(value) != len(pairs):
-        keys = [key for key, _ in pairs]
-        value.repeated = tuple(sorted({key for key in keys if keys.count(key) > 1}))
-    return value
 
 
 def _float(text: str) -> Any:
