@@ -17,8 +17,8 @@ import typing
 from typing import Any
 
 from lca._validate import MAX_N, SEED_LIMIT, is_int, show
-from lca.derive import Path, check_path
 from lca.decisions import Decision, LeafDecision, NodeDecision
+from lca.derive import Path, check_path
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "read_document"]
 

@@ -37,9 +37,9 @@ from lca._processes import RERUNS_MAIN, require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_seed, problem
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params
 from lca.parallel import ReplicaPool
 from lca.parallel.worker import describe_replica
+from lca.params import Params
 from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer
 
 __all__ = [

@@ -36,8 +36,8 @@ import xxhash
 
 from lca._validate import check_int, check_seed
 from lca.oracle import Oracle, check_points
-from lca.params import Params
 from lca.parallel.worker import describe_replica
+from lca.params import Params
 from lca.reconstruct import Reconstructor
 
 __all__ = ["answer_array", "answer_bag", "replica_results"]

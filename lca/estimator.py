@@ -27,7 +27,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-
 from lca._validate import check_int
 from lca.derive import Path
 from lca.engine import Steps, together

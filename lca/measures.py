@@ -32,8 +32,14 @@ import math
 from dataclasses import dataclass
 
 from lca._validate import check_int, check_real
-from lca.params import (Params, TheoryConstants, check_theory_overrides, finite, grid_rate,
-                        hoeffding_counts)
+from lca.params import (
+    Params,
+    TheoryConstants,
+    check_theory_overrides,
+    finite,
+    grid_rate,
+    hoeffding_counts,
+)
 
 __all__ = [
     "STATUSES",

@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import (AnswerStats, Decision, LeafDecision, NodeDecision,
-                           is_guessed, split_rows)
+from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, is_guessed, split_rows
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext

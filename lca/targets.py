@@ -37,7 +37,7 @@ import numpy as np
 
 from lca._validate import MAX_N, check_int, check_seed, is_int
 from lca.derive import WordStream, constructor_key, pack_bits, point_hashes
-from lca.oracle import Oracle, oracle_n, check_points
+from lca.oracle import Oracle, check_points, oracle_n
 
 __all__ = [
     "DecisionTree",

@@ -11,14 +11,19 @@ import threading
 
 import numpy as np
 import pytest
-from serve_support import N, running, small
-from serve_support import close_clients  # noqa: F401 (an autouse fixture)
 
 import lca
 from lca import client as client_module
 from lca import derive
 from lca.client import Client, RequestRejected, ServerError, ServerUnavailable
 from lca.reconstruct import Reconstructor
+
+from serve_support import (
+    N,
+    close_clients,  # noqa: F401 (an autouse fixture)
+    running,
+    small,
+)
 
 POINTS = derive.sample_points(12, "client-test", N, 400)
 PARAMS = lca.Params.efficient(N, depth=6)

@@ -17,7 +17,6 @@ import pytest
 from lca import exact
 from lca.oracle import Oracle, OracleError
 
-
 # --------------------------------------------------------------------------
 # Test functions (independent of lca.targets)
 # --------------------------------------------------------------------------

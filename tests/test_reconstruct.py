@@ -1,11 +1,11 @@
 """Reconstructor: exact recovery, route equivalence, statistics, bad input."""
 
 import json
-import types
-import warnings
 import pickle
 import subprocess
 import sys
+import types
+import warnings
 
 import numpy as np
 import pytest

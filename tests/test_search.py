@@ -12,6 +12,7 @@ import lca
 from lca import derive, estimate, reconstruct, search, targets
 from lca.search import sums
 from lca.testing import assert_replicas_agree
+
 from search_support import correlations, pair_points, search_edges, search_node
 
 N = 40

@@ -14,6 +14,7 @@ import lca
 from lca import derive, search, targets
 from lca.estimate import ln_upper, ln_upper_exact
 from lca.search import _Round, _Terms, group
+
 from search_support import leaf_points, pair_points, search_node
 
 DELTA = 0.05

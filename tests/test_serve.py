@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import http.client
 import json
+import re
 import signal
 import socket
 import sys
@@ -15,20 +15,26 @@ import types
 
 import numpy as np
 import pytest
-from serve_support import N, Slow, failing, running, small
-from serve_support import close_clients  # noqa: F401 (an autouse fixture)
 
 import lca
 from lca import derive
 from lca.cli import _build_parser, main
 from lca.client import Client
 from lca.reconstruct import Reconstructor
-from lca.serve import ServeSettings, demo_oracle
-from lca.serve.batching import AnswerQueue, AnsweringError, AnswerTimeout
+from lca.serve import ServeSettings, demo_oracle, validate
+from lca.serve.batching import AnsweringError, AnswerQueue, AnswerTimeout
 from lca.serve.cli import _settings
 from lca.serve.config import oracle_from_import_path
-from lca.serve import validate
 from lca.serve.validate import RequestError, read_body
+
+from serve_support import (
+    N,
+    Slow,
+    close_clients,  # noqa: F401 (an autouse fixture)
+    failing,
+    running,
+    small,
+)
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
 EFFICIENT = lca.Params.efficient(N, depth=8)

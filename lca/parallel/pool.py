@@ -28,11 +28,10 @@ from lca._processes import require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params
 from lca.parallel.errors import TaskTimeoutError, WorkerError, revive
-from lca.parallel.routing import (GROUPS_PER_WORKER, ROUTER_CACHE, ROUTINGS, DecisionKey,
-                                  Router)
+from lca.parallel.routing import GROUPS_PER_WORKER, ROUTER_CACHE, ROUTINGS, DecisionKey, Router
 from lca.parallel.worker import PICKLE_ADVICE, describe_replica, worker_main
+from lca.params import Params
 from lca.reconstruct import AnswerStats, Decision, progress_bar, warn_if_guesswork
 
 __all__ = ["ParallelResult", "ReplicaPool", "answer_parallel"]

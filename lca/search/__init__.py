@@ -88,8 +88,12 @@ import types
 from typing import Any
 
 from lca.search import rules
-from lca.search.group import SearchNode
-from lca.search.rules import (
+from lca.search.group import (
+    SearchNode,
+    _flip_plan,  # noqa: F401
+)
+from lca.search.hybrids import _switching_orders  # noqa: F401
+from lca.search.rules import (  # noqa: F401
     FLIP,
     LEAF,
     NOISY_ROUNDS,
@@ -97,6 +101,8 @@ from lca.search.rules import (
     PAIRS,
     PROBE,
     SEARCH_CANDIDATES,
+    _Round,
+    _Terms,
     candidates,
     cap_rule,
     certifying_points,
@@ -110,16 +116,14 @@ from lca.search.rules import (
     round_rule,
     schedule,
 )
-from lca.search.search_estimator import SEARCH, max_samples
-from lca.search.sums import Labelled
 
 # Public names outside __all__, and internals under the names tests reach them
 # by (a test that patches one patches it on the module that reads it).
-from lca.search.search_estimator import SearchEstimator, certified_text  # noqa: F401
-from lca.search.group import _flip_plan  # noqa: F401
-from lca.search.hybrids import _switching_orders  # noqa: F401
-from lca.search.rules import _Round, _Terms  # noqa: F401
-from lca.search.sums import _grouped_correlations  # noqa: F401
+from lca.search.search_estimator import SEARCH, SearchEstimator, certified_text, max_samples  # noqa: F401
+from lca.search.sums import (
+    Labelled,
+    _grouped_correlations,  # noqa: F401
+)
 
 __all__ = [
     "FLIP",

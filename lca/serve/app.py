@@ -48,7 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import lca
 from lca.oracle import Oracle
 from lca.reconstruct import Reconstructor
-from lca.serve.batching import AnswerQueue, AnswerTimeout, AnsweringError
+from lca.serve.batching import AnsweringError, AnswerQueue, AnswerTimeout
 from lca.serve.config import ServeSettings
 from lca.serve.saved import load_saved
 from lca.serve.validate import RequestError, parse_answer, parse_explain, read_body

@@ -13,8 +13,13 @@ import socket
 import sys
 from typing import Any
 
-from lca._cli_options import (PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES, int_in,
-                              real_in)
+from lca._cli_options import (
+    PAPER_LEAF_SAMPLES,
+    PAPER_NOISE_RATE,
+    PAPER_SCORE_SAMPLES,
+    int_in,
+    real_in,
+)
 from lca.serve.config import MODES, ServeSettings
 
 __all__ = ["add_serve_command"]

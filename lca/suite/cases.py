@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from lca import targets
 from lca.oracle import Oracle
 
+
 @dataclass(frozen=True)
 class TargetSpec:
     """A benchmark target of :mod:`lca.targets`, buildable for any ``n >= min_n``.

@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from lca.suite.cases import full_config, quick_config
-from lca.suite.measure import _BENCH_EXTRA
 from lca.suite.compare import DEFAULT_COMPARE
+from lca.suite.measure import _BENCH_EXTRA
 from lca.suite.modes import ALIASES, DEFAULT_MODE, MODES, mode_text, parse_modes, resolve_modes
 from lca.suite.plots import make_plots
 from lca.suite.report import _headline, render_markdown

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from lca import derive, exact, targets
+from lca.decisions import LeafDecision, split_rows
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.decisions import LeafDecision, split_rows
 from lca.reconstruct import Reconstructor
 from lca.suite.cases import SPECS, Case, ModelSpec, SuiteConfig
 from lca.suite.modes import ParamsFactory

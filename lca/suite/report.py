@@ -14,8 +14,7 @@ from lca.suite.compare import comparison_headline, render_comparison
 from lca.suite.measure import _EXACT_MAX_N
 from lca.suite.modes import MODES
 from lca.suite.run import SuiteResult
-from lca.suite.stats import (FIT_MIN_SIZES, FIT_MIN_SPAN, _median, fits_a_growth,
-                             growth_exponent)
+from lca.suite.stats import FIT_MIN_SIZES, FIT_MIN_SPAN, _median, fits_a_growth, growth_exponent
 from lca.suite.text import _crossover_text, _err, _exponent, _num, _table
 
 

@@ -8,8 +8,12 @@ from typing import Any
 
 from lca._cli_options import N_HIGH, SEED_HIGH, int_in, real_in
 from lca.oracle import Oracle
-from lca.tester.tolerant import (DEFAULT_MAX_QUERIES, THRESHOLD_FACTOR, plan_tolerant_test,
-                                 tolerant_test)
+from lca.tester.tolerant import (
+    DEFAULT_MAX_QUERIES,
+    THRESHOLD_FACTOR,
+    plan_tolerant_test,
+    tolerant_test,
+)
 
 __all__ = ["add_test_command"]
 
