@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +79,8 @@ MAX_OPTIMUM_VARIABLES = 12
 
 _CHUNK_ROWS = 1 << 16  # rows per oracle call: bounds memory at ~64K * n bytes
 
-FunctionLike = Union[Oracle, np.ndarray]
-NestedTree = Union[int, dict]
+FunctionLike = Oracle | np.ndarray
+NestedTree = int | dict
 
 
 # --------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import math
 import os
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +56,7 @@ __all__ = [
     "junta",
 ]
 
-Nested = Union[int, dict]
+Nested = int | dict
 
 _U64 = (1 << 64) - 1
 _MAX_JUNTA_BITS = 24

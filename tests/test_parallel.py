@@ -611,9 +611,9 @@ def test_a_memory_error_is_retried_and_counted(tmp_path, caplog) -> None:
 def test_memory_errors_are_retried_at_most_max_retries_times(tmp_path, max_retries) -> None:
     log = tmp_path / "attempts"
     f = FailFirst(TARGETS["parity"](), str(log), "memory", times=10)
-    with ReplicaPool(f, PARAMS, workers=1, max_retries=max_retries) as pool:
-        with pytest.raises(MemoryError, match="no room for the batch") as info:
-            pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
+    with (ReplicaPool(f, PARAMS, workers=1, max_retries=max_retries) as pool,
+          pytest.raises(MemoryError, match="no room for the batch") as info):
+        pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
     assert attempts(log) == max_retries + 1
     assert [note for note in info.value.__notes__ if note.startswith("lca.parallel")] == [
         note for note in info.value.__notes__ if re.fullmatch(

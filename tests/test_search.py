@@ -261,7 +261,7 @@ def test_memo_byte_count_is_exact(noisy_tree, params, points, monkeypatch):
     for z in points[:20]:
         rec.answer(z, 7)
     kept = list(rec._memo._items.values())
-    assert 0 < len(kept) and rec._memo.nbytes == sum(words.nbytes for words in kept) <= 3000
+    assert len(kept) > 0 and rec._memo.nbytes == sum(words.nbytes for words in kept) <= 3000
 
 
 def test_candidates_are_the_vote_leaders_with_votes_then_the_correlation_leader():

@@ -508,7 +508,7 @@ def test_past_the_request_timeout_a_slow_body_gets_408_and_a_slow_answer_503():
 def test_sigterm_finishes_the_request_in_flight_then_exits_0():
     with running("--oracle", "serve_support:slow", "--depth", "3") as s:
         client = Client(s.url)
-        client.n  # ask /describe before the slow request
+        assert client.n == N  # ask /describe before the slow request
         result = {}
         asking = threading.Thread(
             target=lambda: result.update(got=client.answer(POINTS[:50], 5)))

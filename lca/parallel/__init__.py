@@ -49,7 +49,10 @@ Log records keep the names ``lca.parallel`` (the pool) and
 
 from lca.parallel.errors import TaskTimeoutError, WorkerError
 from lca.parallel.pool import ParallelResult, ReplicaPool, answer_parallel
-from lca.parallel.routing import ROUTINGS, DecisionKey
+
+# Public here but not in __all__ (which keeps its old list): redundant aliases re-export them.
+from lca.parallel.routing import ROUTINGS as ROUTINGS
+from lca.parallel.routing import DecisionKey as DecisionKey
 
 __all__ = ["ParallelResult", "ReplicaPool", "TaskTimeoutError", "WorkerError",
            "answer_parallel"]

@@ -9,6 +9,7 @@ attempt, replaces dead workers and re-raises their errors
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import multiprocessing
@@ -292,10 +293,8 @@ class ReplicaPool:
     def close(self) -> None:
         """Stop every worker (politely, then by force) and the log receiver. Idempotent."""
         for worker in self._workers.values():
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 worker.conn.send(None)
-            except (OSError, ValueError):
-                pass
         for worker in list(self._workers.values()):
             worker.process.join(5.0)
             self._retire(worker, 1.0)
@@ -383,11 +382,12 @@ class ReplicaPool:
                 ready = set(connection.wait(waitables, timeout=self._wait_time()))
                 for worker in list(self._workers.values()):
                     exited = worker.process.sentinel in ready
-                    if worker.conn in ready or exited:
-                        # Read every complete reply first: a worker may finish a
-                        # task and then die; its answers count, exactly once.
-                        if not self._drain(worker, batch) or exited:
-                            self._bury(worker, batch)
+                    if worker.conn not in ready and not exited:
+                        continue
+                    # Read every complete reply first: a worker may finish a
+                    # task and then die; its answers count, exactly once.
+                    if not self._drain(worker, batch) or exited:
+                        self._bury(worker, batch)
                 self._enforce_timeout(batch)
         finally:
             bar.close()

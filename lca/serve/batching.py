@@ -27,6 +27,7 @@ so that, like answers, errors never depend on what was batched together.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
@@ -116,10 +117,8 @@ class AnswerQueue:
         """Stop taking work; wait for the batch in the thread, if any, to finish."""
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
         for job in self._pending:
             if not job.future.done():
                 job.future.set_exception(AnswerTimeout("the server is shutting down"))

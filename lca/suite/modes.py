@@ -91,10 +91,7 @@ def parse_modes(mode: str | Sequence[str], name: str = "mode") -> tuple[str, ...
 
     ``name`` is the option the error message blames (``"compare"`` for ``--compare``).
     """
-    if isinstance(mode, str):
-        parts = [part.strip() for part in mode.split(",")]
-    else:
-        parts = list(mode)
+    parts = [part.strip() for part in mode.split(",")] if isinstance(mode, str) else list(mode)
     names: list[str] = []
     for part in parts:
         for member in ALIASES.get(part, (part,)):

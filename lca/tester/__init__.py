@@ -29,7 +29,9 @@ Each name is importable from here; it lives in one of
 
 from lca.tester.bounds import hoeffding_halfwidth, hoeffding_samples, practical_depth
 from lca.tester.builddt import BuildReport, build_dt, build_dt_report, builddt_error_bound
-from lca.tester.cli import add_test_command  # importable here, as for lca.cli; not in __all__
+
+# importable here, as for lca.cli; not in __all__ (a redundant alias re-exports it)
+from lca.tester.cli import add_test_command as add_test_command
 from lca.tester.distance import (
     MAX_GRID,
     DistanceEstimate,
