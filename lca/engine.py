@@ -122,7 +122,7 @@ def _joined(requests: list[Request]) -> Request:
 
     def rows(lo: int, hi: int) -> np.ndarray:
         parts = [request.rows(max(lo, first) - first, min(hi, last) - first)
-                 for request, first, last in zip(requests, bounds[:-1], bounds[1:])
+                 for request, first, last in zip(requests, bounds[:-1], bounds[1:], strict=True)
                  if max(lo, first) < min(hi, last)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 

@@ -74,7 +74,7 @@ class Explanation:
         steps = " -> ".join(
             condition if node.margin is None
             else f"{condition} (margin {node.margin}{'*' if node.low_margin else ''})"
-            for condition, node in zip(conditions, self.nodes))
+            for condition, node in zip(conditions, self.nodes, strict=True))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
                 f"{self.stats.cache_hits} cache hits]")
@@ -379,7 +379,7 @@ class Reconstructor:
         raise _Stopped("time_limit", f"time_limit={limits.time_limit:g} s")
 
     def _file(self, seed: int, task: Task, call: _Call) -> None:
-        for path, (decision, kept) in zip(task.keys, task.results):
+        for path, (decision, kept) in zip(task.keys, task.results, strict=True):
             self._keep(seed, path, decision, kept, call)
 
     def _decided(self, seed: int, path: Path, call: _Call) -> Decision:

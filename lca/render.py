@@ -133,7 +133,7 @@ def to_text(tree: ReconstructedTree, merge: bool = True) -> str:
 
     def emit(path: Path, indent: int) -> None:
         variable = views[path].variable
-        for bit, condition in zip((-1, 1), tree.conditions[path]):
+        for bit, condition in zip((-1, 1), tree.conditions[path], strict=True):
             child = path + ((variable, bit),)
             end = outcome(child)
             if end is None:

@@ -76,7 +76,7 @@ def _interleaved(calls, budget: float, repeats: int) -> list[float]:
     loops = [_loops(call, budget / repeats) for call in calls]
     samples: list[list[float]] = [[] for _ in calls]
     for _ in range(repeats):
-        for call, count, out in zip(calls, loops, samples):
+        for call, count, out in zip(calls, loops, samples, strict=True):
             start = time.process_time()
             for _ in range(count):
                 call()

@@ -497,8 +497,8 @@ def _probe_edge(f, seed: int, path: tuple, free: list[int], j: int, x: int, fx: 
 
 
 def _paired(first: list[int], second: list[int]) -> tuple[int, int]:
-    a = sum(1 for u, v in zip(first, second) if u and not v)
-    b = sum(1 for u, v in zip(first, second) if v and not u)
+    a = sum(1 for u, v in zip(first, second, strict=True) if u and not v)
+    b = sum(1 for u, v in zip(first, second, strict=True) if v and not u)
     return a, b
 
 

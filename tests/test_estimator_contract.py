@@ -154,7 +154,7 @@ def test_node_memory_grows_with_n_and_the_samples(name, mode):
     assert all(value > 0 for row in memory for value in row)
     for row in memory:
         assert row == sorted(row)
-    for column in zip(*memory):
+    for column in zip(*memory, strict=True):
         assert list(column) == sorted(column)
     assert memory[-1][-1] > memory[0][0]
 

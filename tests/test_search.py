@@ -316,7 +316,7 @@ def _direct_sums(words, values, counts, n, owners, rows):
     out = np.zeros((rows, n), dtype=np.int64)
     points = derive.unpack_points(words, n).astype(np.int64)
     at = 0
-    for owner, count in zip(owners, counts):
+    for owner, count in zip(owners, counts, strict=True):
         block = slice(at, at + count)
         out[owner] += (values[block, None].astype(np.int64) * points[block]).sum(axis=0)
         at += count

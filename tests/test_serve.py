@@ -586,7 +586,7 @@ def test_queued_requests_for_one_seed_share_one_call_and_keep_their_answers():
     assert [r.batch_requests for r in results] == [2, 2, 2, 2, 2, 2, 1]
     assert (queue.batches, queue.requests) == (4, 7)
     alone, f = Reconstructor(small(), EFFICIENT), small()
-    for (seed, points), result in zip(jobs, results):
+    for (seed, points), result in zip(jobs, results, strict=True):
         assert np.array_equal(result.answers, alone.answer_many(points, seed))
         assert result.answers[:2].tolist() == [lca.answer(z, seed, oracle=f, params=EFFICIENT)
                                                for z in points[:2]]

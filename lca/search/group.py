@@ -232,7 +232,7 @@ class _NodeGroup:
             return
         chosen = candidates(counts.votes[flipping], counts.correlations[flipping],
                             self.free[flipping])
-        members = dict(zip(flipping.tolist(), chosen))
+        members = dict(zip(flipping.tolist(), chosen, strict=True))
         node, pair, column, blocks = _flip_plan(members, edges, done)
         flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
                                          column, self._names(flipping))
@@ -268,11 +268,11 @@ class _NodeGroup:
             pair = np.concatenate([np.arange(start, done) for start in starts.tolist()])
             column = np.concatenate([
                 probe_variables(self.seed, self.paths[b], self.free[b], start, done)
-                for b, start in zip(probing.tolist(), starts.tolist())])
+                for b, start in zip(probing.tolist(), starts.tolist(), strict=True)])
             flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
                                              column, self._names(probing))
             new = flipped != counts.values[node, 2 * pair]
-            for b, row in zip(probing.tolist(), np.split(new, np.cumsum(done - starts)[:-1])):
+            for b, row in zip(probing.tolist(), np.split(new, np.cumsum(done - starts)[:-1]), strict=True):
                 counts.probes[b] = np.concatenate([counts.probes[b], row])
         if index + 1 == self.quiet:
             for b in probing.tolist():

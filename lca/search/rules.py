@@ -109,8 +109,8 @@ def candidates(votes: np.ndarray, correlations: np.ndarray,
     correlation_leaders = np.where(free, np.abs(correlations), -1).argmax(axis=1)
     chosen = []
     for row, leader, count in zip(correlation_leaders.tolist(), leaders.tolist(),
-                                  counts.tolist()):
-        members = [v for v, c in zip(leader, count) if c > 0]
+                                  counts.tolist(), strict=True):
+        members = [v for v, c in zip(leader, count, strict=True) if c > 0]
         chosen.append(members if row in members else members + [row])
     return chosen
 

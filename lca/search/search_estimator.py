@@ -99,7 +99,7 @@ class SearchEstimator(Estimator):
         del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
-        for b, (context, node) in enumerate(zip(contexts, nodes)):
+        for b, (context, node) in enumerate(zip(contexts, nodes, strict=True)):
             if node.variable is None:
                 early.append(b)
                 continue
@@ -119,7 +119,7 @@ class SearchEstimator(Estimator):
             [(len(nodes[b].own), nodes[b].own.total) if nodes[b].certified else
              (int(counts[b]) + len(nodes[b].own), int(totals[b]) + nodes[b].own.total)
              for b in early], [nodes[b].certified for b in early])
-        for b, leaf in zip(early, labels):
+        for b, leaf in zip(early, labels, strict=True):
             results[b] = (leaf, None)
         return results
 
@@ -139,11 +139,11 @@ class SearchEstimator(Estimator):
         steps = [(nodes[b].variable, 1) for b in split]
         plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
                             split)
-        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps)]
+        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps, strict=True)]
         plus += _grouped_correlations(np.concatenate([points.words for points in own]),
                                       np.concatenate([points.values for points in own]),
                                       np.array([len(points) for points in own]), n)
-        for b, plus_sums in zip(split, plus):
+        for b, plus_sums in zip(split, plus, strict=True):
             path, variable = contexts[b].path, nodes[b].variable
             memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
             memo.put(("correlations", seed, path + ((variable, -1),)),
@@ -152,7 +152,7 @@ class SearchEstimator(Estimator):
     def leaves(self, contexts: list[NodeContext]) -> Steps:
         lineage = _Lineage(contexts)
         counts, totals = lineage.totals(lineage.inherited())
-        return (yield from self._labels(contexts, list(zip(counts.tolist(), totals.tolist())),
+        return (yield from self._labels(contexts, list(zip(counts.tolist(), totals.tolist(), strict=True)),
                                         [None] * len(contexts)))
 
     def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
@@ -163,14 +163,14 @@ class SearchEstimator(Estimator):
             return []
         n, seed, params = contexts[0].n, contexts[0].seed, contexts[0].params
         fresh = [_fresh_words(n, seed, c.path, 0 if sure else params.leaf_samples - count)
-                 for c, (count, _), sure in zip(contexts, reused, certified)]
+                 for c, (count, _), sure in zip(contexts, reused, certified, strict=True)]
         words = np.concatenate(fresh)
         values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
             if words.shape[0] else np.zeros(0, dtype=np.int8)
         bounds = np.cumsum([0] + [block.shape[0] for block in fresh])
         labels = []
         for (count, total), first, last, sure in zip(reused, bounds[:-1], bounds[1:],
-                                                      certified):
+                                                      certified, strict=True):
             total += int(values[first:last].sum(dtype=np.int64))
             labels.append(LeafDecision(leaf_label(total), count + int(last - first), total,
                                        sure))

@@ -82,7 +82,7 @@ def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndar
         if n >= _LONG_ROWS:
             # Long rows: add row vectors, the +1 rows of a block minus its -1 rows.
             sums = np.empty((present.size, n), dtype=np.int64)
-            for at, (first, last) in enumerate(zip(firsts, lasts)):
+            for at, (first, last) in enumerate(zip(firsts, lasts, strict=True)):
                 block, signs = bits[first:last], values[lo + first:lo + last]
                 sums[at] = block[signs > 0].sum(axis=0, dtype=np.int32)
                 sums[at] -= block[signs < 0].sum(axis=0, dtype=np.int32)

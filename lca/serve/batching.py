@@ -166,7 +166,7 @@ class AnswerQueue:
                 self.batches += 1
                 self.requests += sum(isinstance(outcome, Answered) for outcome in outcomes)
             again = []
-            for job, outcome in zip(jobs, outcomes):
+            for job, outcome in zip(jobs, outcomes, strict=True):
                 if outcome is None:
                     again.append(job)
                 elif not job.future.done():

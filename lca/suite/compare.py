@@ -153,7 +153,7 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[list[str]]:
             gap, " / ".join(_short_crossover(cross) for cross in row["crossover"]),
             f"{new_ms:.3g} / {old_ms:.3g}",
             " / ".join(f"{_num(low)}/{_num(built)}"
-                       for low, built in zip(row["low_margin"], row["nodes_built"]))])
+                       for low, built in zip(row["low_margin"], row["nodes_built"], strict=True))])
     return rows
 
 

@@ -47,7 +47,7 @@ def _shared_legend(figure: Any) -> None:
     """One legend below all panels, each label once."""
     seen: dict[str, Any] = {}
     for axes in figure.axes:
-        for handle, label in zip(*axes.get_legend_handles_labels()):
+        for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
     if seen:
         figure.legend(list(seen.values()), list(seen), loc="outside lower center",
