@@ -358,7 +358,10 @@ def _explanation(reply: dict[str, Any], seed: int, n: int) -> ServedExplanation:
 
 
 def _signs(rows: np.ndarray) -> list[str]:
-    """Each row of ``±1`` as a string of ``+`` and ``-`` (``44 - 1`` is ``+``, ``44 + 1`` is ``-``)."""
+    """Each row of ``±1`` as a string of ``+`` and ``-``.
+
+    ``44 - 1`` is ``+``, ``44 + 1`` is ``-``.
+    """
     n = rows.shape[1]
     text = (44 - rows.astype(np.int16)).astype(np.uint8).tobytes().decode("ascii")
     return [text[i:i + n] for i in range(0, len(text), n)]

@@ -341,8 +341,9 @@ def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
     ``acc = 0`` and going from the lowest bit of ``T`` up, ``acc |= w_t`` where
     bit ``t`` of ``T`` is 1 and ``acc &= w_t`` where it is 0: a bit of the
     result is 1 exactly when the uniform 16-bit number ``N`` formed by the
-    planes (bit ``t`` from plane ``t``) satisfies ``N >= 2**16 - T``. Planes below the lowest set bit of ``T`` leave ``acc = 0``
-    and are not generated. Coordinates on ``path`` and past ``n`` never flip.
+    planes (bit ``t`` from plane ``t``) satisfies ``N >= 2**16 - T``. Planes
+    below the lowest set bit of ``T`` leave ``acc = 0`` and are not
+    generated. Coordinates on ``path`` and past ``n`` never flip.
     """
     owner = "flip_masks"
     n, start, stop = _check_range(owner, n, start, stop)
@@ -460,7 +461,10 @@ _CONSTRUCTOR_TAG = b"lca/targets/v1"
 
 
 def constructor_key(purpose: str, seed: int) -> int:
-    """Key ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))`` for seeded constructors."""
+    """The key of seeded constructors.
+
+    ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))``.
+    """
     purpose = _check_purpose("constructor_key", purpose)
     seed = _check_index("constructor_key", "seed", seed, 0, SEED_LIMIT)
     return xxhash.xxh3_128_intdigest(

@@ -20,7 +20,8 @@ is chunked and wherever the blocks run.
     >>> params = lca.Params.practical(n=16, depth=3, noise_rate=0.1,
     ...                               score_samples=100, leaf_samples=50)
     >>> points = np.ones((6, 16), dtype=np.int8)
-    >>> lazy = answer_array(points, oracle=f, params=params, seed=7, rows_per_block=4)  # doctest: +SKIP
+    >>> lazy = answer_array(points, oracle=f, params=params, seed=7,
+    ...                     rows_per_block=4)  # doctest: +SKIP
     >>> lazy.compute(scheduler="sync")  # doctest: +SKIP
     array([...], dtype=int8)
 """

@@ -119,7 +119,7 @@ def _function_n(f: Any, what: str) -> int:
 
 
 def _check_path(path: Any, n: int, where: str) -> dict[int, int]:
-    """Validate a path (:func:`lca.derive.check_path`); return ``{variable: value}`` in path order."""
+    """Validate a path (:func:`lca.derive.check_path`); ``{variable: value}`` in path order."""
     return dict(derive.check_path(path, n, where))
 
 

@@ -527,7 +527,7 @@ class LabelNoise(Oracle):
 
 
 def with_label_noise(target: Oracle, rate: float, seed: int) -> LabelNoise:
-    """``target`` with fixed label noise of rate ``rate`` in ``[0, 0.5]``; see :class:`LabelNoise`."""
+    """``target`` with fixed label noise of rate ``rate`` in ``[0, 0.5]`` (:class:`LabelNoise`)."""
     return LabelNoise(target, rate, seed)
 
 
@@ -746,7 +746,10 @@ class Majority(Oracle):
 
 
 def majority(n: int, k: int, seed: int) -> Majority:
-    """Majority of ``k`` (odd) distinct variables drawn uniformly from ``n`` (purpose ``"majority"``)."""
+    """Majority of ``k`` (odd) distinct variables drawn uniformly from ``n``.
+
+    The variables are drawn with purpose ``"majority"``.
+    """
     n = _check_n(n, "majority")
     k = check_int("majority", "k", k, 1, n, high_text="n")
     if k % 2 == 0:

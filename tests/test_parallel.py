@@ -516,7 +516,8 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         print("interrupted")
     print("workers", len(seen))
-    print("children", len([p for p in multiprocessing.active_children() if p.name.startswith("lca-")]))
+    print("children", len([p for p in multiprocessing.active_children()
+                           if p.name.startswith("lca-")]))
     print("alive", [pid for pid in seen if os.path.exists(f"/proc/{pid}")])
     pool.close()
 """

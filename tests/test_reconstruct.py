@@ -176,7 +176,8 @@ class TestBadInput:
     z = np.ones(40, dtype=np.int8)
 
     @pytest.mark.parametrize("z, error, match", [
-        (np.ones(39, dtype=np.int8), TypeError, "z must be a 1-D array of 40 values ±1; got length 39"),
+        (np.ones(39, dtype=np.int8), TypeError,
+         "z must be a 1-D array of 40 values ±1; got length 39"),
         (np.ones((2, 40), dtype=np.int8), TypeError, "z must be a 1-D array"),
         (np.ones(40), TypeError, "z must be an integer array of ±1 values; got dtype float64"),
         (np.ones(40, dtype=bool), TypeError, "got dtype bool"),

@@ -272,7 +272,8 @@ class _NodeGroup:
             flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
                                              column, self._names(probing))
             new = flipped != counts.values[node, 2 * pair]
-            for b, row in zip(probing.tolist(), np.split(new, np.cumsum(done - starts)[:-1]), strict=True):
+            rows = np.split(new, np.cumsum(done - starts)[:-1])
+            for b, row in zip(probing.tolist(), rows, strict=True):
                 counts.probes[b] = np.concatenate([counts.probes[b], row])
         if index + 1 == self.quiet:
             for b in probing.tolist():

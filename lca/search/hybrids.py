@@ -229,7 +229,8 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
             owners, starts = np.unique(node[chunk], return_index=True)
             priority = np.concatenate([
                 _priorities(keys[b], n, pairs, *round_pairs)
-                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]), strict=True)])
+                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]),
+                                    strict=True)])
             sorted_part, _ = _switching_orders(priority, x[chunk] ^ y[chunk], n)
             order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
         found[members] = yield from _binary_search_steps(order, lengths, x[members],

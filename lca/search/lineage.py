@@ -147,7 +147,8 @@ class _Lineage:
                 out[at[0]][j] = (flat - start)[keep]
                 continue
             kept = np.bincount(owner[keep], minlength=len(rows))[at]
-            for i, piece in zip(at, np.split((flat - start)[keep], np.cumsum(kept)[:-1]), strict=True):
+            pieces = np.split((flat - start)[keep], np.cumsum(kept)[:-1])
+            for i, piece in zip(at, pieces, strict=True):
                 out[i][j] = piece
         return [tuple(pieces) for pieces in out]
 

@@ -152,8 +152,8 @@ class SearchEstimator(Estimator):
     def leaves(self, contexts: list[NodeContext]) -> Steps:
         lineage = _Lineage(contexts)
         counts, totals = lineage.totals(lineage.inherited())
-        return (yield from self._labels(contexts, list(zip(counts.tolist(), totals.tolist(), strict=True)),
-                                        [None] * len(contexts)))
+        reused = list(zip(counts.tolist(), totals.tolist(), strict=True))
+        return (yield from self._labels(contexts, reused, [None] * len(contexts)))
 
     def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
                 certified: list[bool | None]) -> Steps:
@@ -222,7 +222,8 @@ class SearchEstimator(Estimator):
             f"  depth cap             {params.depth}"
             + (f"  (paths stop at n = {params.n})" if params.depth > params.n else ""),
             f"  pairs per node        {params.first_round}, doubling up to "
-            f"{params.score_samples}, up to {schedule(params.first_round, params.score_samples)[0][-1]} "
+            f"{params.score_samples}, up to "
+            f"{schedule(params.first_round, params.score_samples)[0][-1]} "
             "at a noisy node  (2 queries each, plus about log2 n per disagreeing "
             f"pair; each round flips at most {rules.SEARCH_CANDIDATES + 1} candidates on the "
             "pairs each has not been flipped on, a new candidate from pair 0; one probe "

@@ -3,9 +3,10 @@
 Each worker process keeps exactly one :class:`lca.Reconstructor` and only
 its one answering thread calls it: a reconstructor runs one call at a time
 (it holds a lock), so more threads would only wait, and one thread is what
-lets requests queue up into batches. Requests queue on the event loop; whenever the thread is free it
-takes the oldest request and every other queued ``/answer`` request for the
-same seed, up to ``max_points`` points in all, and answers them with one
+lets requests queue up into batches. Requests queue on the event loop;
+whenever the thread is free it takes the oldest request and every other
+queued ``/answer`` request for the same seed, up to ``max_points`` points
+in all, and answers them with one
 :meth:`~lca.Reconstructor.answer_many` call. Rows of ``answer_many`` are
 answered independently (each row's answer is ``T_seed`` at that row, whatever
 else is in the call), so batching never changes an answer; it only shares

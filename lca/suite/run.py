@@ -124,8 +124,9 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
 
     ``only`` keeps the cases whose name contains it (and skips scaling unless
     it contains ``"scaling"``); ``tiers`` keeps the cases of those tiers of
-    ``config`` (and skips scaling unless it lists ``"scaling"``). Failures are collected, not raised.
-    ``compare`` is the (candidate, baseline) pair of the result's mode comparison.
+    ``config`` (and skips scaling unless it lists ``"scaling"``). Failures
+    are collected, not raised. ``compare`` is the (candidate, baseline) pair
+    of the result's mode comparison.
     """
     check_flag("run_suite", "progress", progress)
     _classifier()  # fail before any work if the bench extra is missing

@@ -78,7 +78,8 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
         # A constant pixel carries no information and its bits would be dead.
         keep = data.data.min(axis=0) < data.data.max(axis=0)
         x, y = data.data[:, keep], data.target % 2 == 0
-        data.feature_names = [name for name, kept in zip(data.feature_names, keep, strict=True) if kept]
+        data.feature_names = [name for name, kept in zip(data.feature_names, keep, strict=True)
+                              if kept]
     else:
         raise ValueError(f"load_dataset: unknown dataset {name!r}; expected one of "
                          f"{sorted(DATASET_FEATURES)}")
