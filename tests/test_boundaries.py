@@ -1214,7 +1214,7 @@ class TestBenchOptions:
     @given(st.lists(st.integers(1, 10 ** 6), min_size=0, max_size=8))
     def test_a_growth_exponent_needs_enough_sizes(self, sizes):
         from lca.suite import quick_config
-        from lca.suite.report import _headline, _scaling_summary
+        from lca.suite.report import headline_bullets, scaling_summary
         from lca.suite.run import SuiteResult
 
         row = {"seconds": 0.01, "queries": 100, "floor": 10.0, "internal_nodes": 3}
@@ -1222,8 +1222,8 @@ class TestBenchOptions:
                              [{"n": n, "modes": {"efficient": row}} for n in sizes])
         distinct = sorted(set(sizes))
         enough = len(distinct) >= 4 and distinct[-1] >= 100 * distinct[0]
-        headline = "\n".join(_headline(result))
-        assert bool(_scaling_summary(result)) == enough == ("n^" in headline)
+        headline = "\n".join(headline_bullets(result))
+        assert bool(scaling_summary(result)) == enough == ("n^" in headline)
         assert ("too few to fit a growth exponent" in headline) == (bool(sizes) and not enough)
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from lca.suite.cases import full_config, quick_config
 from lca.suite.compare import DEFAULT_COMPARE
-from lca.suite.measure import _BENCH_EXTRA
 from lca.suite.modes import ALIASES, DEFAULT_MODE, MODES, mode_text, parse_modes, resolve_modes
 from lca.suite.plots import make_plots
-from lca.suite.report import _headline, render_markdown
+from lca.suite.report import headline_bullets, render_markdown
 from lca.suite.run import SuiteResult, run_suite
+from lca.suite.trained import BENCH_EXTRA
 
 
 def configure_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -58,7 +58,7 @@ def add_bench_command(subparsers: Any) -> argparse.ArgumentParser:
         "bench", help="benchmark suite against scikit-learn (needs lca[bench])",
         description="Benchmark lca against scikit-learn's DecisionTreeClassifier and "
                     "write docs/benchmarks_suite.md with plots (needs "
-                    f"{_BENCH_EXTRA}).")
+                    f"{BENCH_EXTRA}).")
     return configure_parser(parser)
 
 
@@ -137,7 +137,7 @@ def run_bench_command(args: argparse.Namespace, *, root: str | None = None) -> i
         with open(out, "w", encoding="utf-8") as handle:
             handle.write(text)
         print(f"lca bench: wrote {out}", file=sys.stderr)
-        print("\n".join(_headline(result)))
+        print("\n".join(headline_bullets(result)))
     if img is not None:
         try:
             paths = make_plots(result, img)

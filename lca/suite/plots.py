@@ -7,10 +7,10 @@ import os
 from typing import Any
 
 from lca import estimate
-from lca.suite.measure import _BENCH_EXTRA
-from lca.suite.report import _scaling_summary
+from lca.suite.report import scaling_summary
 from lca.suite.run import SuiteResult
-from lca.suite.text import _exponent, _num
+from lca.suite.text import exponent_text, number_text
+from lca.suite.trained import BENCH_EXTRA
 
 
 def _figure() -> Any:
@@ -20,7 +20,7 @@ def _figure() -> Any:
         from matplotlib.figure import Figure
     except ImportError as error:
         raise ImportError(
-            f"lca's benchmark suite needs matplotlib for its plots: {_BENCH_EXTRA}"
+            f"lca's benchmark suite needs matplotlib for its plots: {BENCH_EXTRA}"
         ) from error
 
     def new(**kwargs: Any) -> Any:
@@ -70,7 +70,8 @@ def _plot_error_vs_queries(result: SuiteResult, path: str) -> None:
             err = ours["err_f"]["value"]
             axes.plot(queries, [err] * len(queries), marker="o", linestyle="--",
                       color=_MODE_COLOURS.get(mode, "tab:blue"),
-                      label=f"ours, {mode} (K = 1 … {_num(ours['cumulative'][-1]['answers'])})")
+                      label=f"ours, {mode} "
+                            f"(K = 1 … {number_text(ours['cumulative'][-1]['answers'])})")
         if (case["opt"]["value"] or 0) > 0:
             axes.axhline(case["opt"]["value"], color="grey", linestyle=":",
                          label="opt" if case["opt"]["kind"] == "exact" else "opt bound η")
@@ -92,14 +93,14 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
     rows = sorted(result.scaling, key=lambda r: r["n"])
     sizes = [row["n"] for row in rows]
     config = result.config
-    exponents = _scaling_summary(result)
+    exponents = scaling_summary(result)
     for mode in result.modes if rows else ():
         modes = [row["modes"][mode] for row in rows]
         colour = _MODE_COLOURS.get(mode, "tab:blue")
         queries_axes.plot(sizes, [m["queries"] for m in modes], marker="o", color=colour,
                           label=f"ours, {mode}: cold answer")
         fit = exponents.get(mode, {}).get("time")
-        growth = "" if fit is None else f": n^{_exponent(fit)}"
+        growth = "" if fit is None else f": n^{exponent_text(fit)}"
         time_axes.plot(sizes, [m["seconds"] for m in modes], marker="o", color=colour,
                        label=f"ours, {mode}{growth}")
     if rows:
@@ -128,7 +129,7 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
                                   marker="x", linestyle=":",
                                   color=_MODE_COLOURS.get(mode, "tab:blue"),
                                   label=f"ours, {mode}: amortised over "
-                                        f"{_num(points[0][1]['cumulative'][-1]['answers'])}")
+                                        f"{number_text(points[0][1]['cumulative'][-1]['answers'])}")
     for axes in (queries_axes, time_axes):
         if not any(len(line.get_xdata()) for line in axes.get_lines()):
             axes.text(0.5, 0.5, "no scaling points in this run", ha="center",

@@ -25,7 +25,7 @@ from lca._validate import check_flag
 from lca.reconstruct import progress_bar
 from lca.suite.cases import ModelSpec, SuiteConfig, full_config, quick_config
 from lca.suite.compare import DEFAULT_COMPARE, compare_modes
-from lca.suite.measure import _classifier, run_case, run_scaling_point
+from lca.suite.measure import peer_classifier, run_case, run_scaling_point
 from lca.suite.modes import ParamsFactory
 
 
@@ -129,7 +129,7 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
     of the result's mode comparison.
     """
     check_flag("run_suite", "progress", progress)
-    _classifier()  # fail before any work if the bench extra is missing
+    peer_classifier()  # fail before any work if the bench extra is missing
     if tiers is not None:
         known = [name for name, _ in config.tiers] + ["scaling"]
         unknown = [tier for tier in tiers if tier not in known]

@@ -24,7 +24,8 @@ import numpy as np
 from lca.oracle import Oracle
 from lca.suite.cases import DATASET_FEATURES, ModelSpec
 
-_BENCH_EXTRA = "pip install 'lca[bench]'"
+BENCH_EXTRA = "pip install 'lca[bench]'"
+"""How to install what the suite's peer, trained models and plots need (for error messages)."""
 
 DATASET_LABELS = {
     "breast_cancer": "load_breast_cancer: 569 rows, 30 features; +1 = benign (class 1)",
@@ -48,7 +49,7 @@ def _sklearn() -> Any:
         import sklearn
     except ImportError as error:
         raise ImportError(f"lca's benchmark suite needs scikit-learn for its trained-model "
-                          f"cases: {_BENCH_EXTRA}") from error
+                          f"cases: {BENCH_EXTRA}") from error
     return sklearn
 
 
