@@ -154,13 +154,7 @@ def _entries(entries: Any, n: int, longest: int
     for index, entry in enumerate(entries):
         where = f"entry {index} of 'nodes'"
         entry = _keys(where, entry, ("path", "kind", "decision"), ("conditions",))
-        raw = entry["path"]
-        if isinstance(raw, list) and all(isinstance(step, list) for step in raw):
-            raw = tuple(tuple(step) for step in raw)
-        try:
-            path = check_path(raw, n, f"{_OWNER}: {where}", max_length=longest)
-        except (TypeError, ValueError) as error:  # wrong content of 'text': a ValueError
-            raise ValueError(str(error)) from None
+        path = _entry_path(entry["path"], where, n, longest)
         where = f"node {path} ({where})"
         if path in decisions:
             raise ValueError(f"{_OWNER}: {where} is listed twice")
@@ -170,27 +164,48 @@ def _entries(entries: Any, n: int, longest: int
                              "expected 'node' or 'leaf'.")
         decision = _decision(where, kind, entry["decision"])
         if isinstance(decision, NodeDecision):
-            if not 0 <= decision.variable < n or decision.variable in dict(path):
-                raise ValueError(f"{_OWNER}: {where}: the variable must be in [0, {n}) and "
-                                 f"not on the node's path. Got {show(decision.variable)} "
-                                 "instead.")
-            if len(path) == longest:
-                raise ValueError(f"{_OWNER}: {where}: a node at depth {longest} = min(depth,"
-                                 " n) must be a leaf.")
-            pair = entry.get("conditions")
-            if not (isinstance(pair, list) and len(pair) == 2
-                    and all(isinstance(c, str) for c in pair)):
-                raise ValueError(f"{_OWNER}: {where}: 'conditions' must be a list of two "
-                                 f"strings. Got {show(pair)} instead.")
-            conditions[path] = (pair[0], pair[1])
+            conditions[path] = _node_conditions(where, entry, decision, path, n, longest)
         else:
-            if decision.label not in (-1, 1):
-                raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
-                                 f"Got {show(decision.label)} instead.")
-            if "conditions" in entry:
-                raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
+            _check_leaf(where, entry, decision)
         decisions[path] = decision
     return decisions, conditions
+
+
+def _entry_path(raw: Any, where: str, n: int, longest: int) -> Path:
+    """An entry's path, its JSON lists read as tuples, checked as every node path is."""
+    if isinstance(raw, list) and all(isinstance(step, list) for step in raw):
+        raw = tuple(tuple(step) for step in raw)
+    try:
+        return check_path(raw, n, f"{_OWNER}: {where}", max_length=longest)
+    except (TypeError, ValueError) as error:  # wrong content of 'text': a ValueError
+        raise ValueError(str(error)) from None
+
+
+def _node_conditions(where: str, entry: dict[str, Any], decision: NodeDecision, path: Path,
+                     n: int, longest: int) -> tuple[str, str]:
+    """An internal node's two conditions, after checking its variable and depth."""
+    if not 0 <= decision.variable < n or decision.variable in dict(path):
+        raise ValueError(f"{_OWNER}: {where}: the variable must be in [0, {n}) and "
+                         f"not on the node's path. Got {show(decision.variable)} "
+                         "instead.")
+    if len(path) == longest:
+        raise ValueError(f"{_OWNER}: {where}: a node at depth {longest} = min(depth,"
+                         " n) must be a leaf.")
+    pair = entry.get("conditions")
+    if not (isinstance(pair, list) and len(pair) == 2
+            and all(isinstance(c, str) for c in pair)):
+        raise ValueError(f"{_OWNER}: {where}: 'conditions' must be a list of two "
+                         f"strings. Got {show(pair)} instead.")
+    return pair[0], pair[1]
+
+
+def _check_leaf(where: str, entry: dict[str, Any], decision: LeafDecision) -> None:
+    """A leaf's label is -1 or +1 and it has no conditions."""
+    if decision.label not in (-1, 1):
+        raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
+                         f"Got {show(decision.label)} instead.")
+    if "conditions" in entry:
+        raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
 
 
 def _one_tree(decisions: dict[Path, Decision]) -> None:

@@ -92,35 +92,43 @@ def check_path(path: Any, n: int | None, owner: str, *,
     high = 1 << 64 if n is None else n
     # The common case (a tuple of (int, int) tuples, as the library builds
     # them), cheaply: this runs for every node the reconstructor derives.
-    if type(path) is tuple:
-        seen_fast = set()
-        for step in path:
-            if type(step) is not tuple or len(step) != 2:
-                break
-            var, value = step
-            if type(var) is not int or type(value) is not int or not 0 <= var < high \
-                    or (value != 1 and value != -1) or var in seen_fast:
-                break
-            seen_fast.add(var)
-        else:
-            return path
+    if _is_plain_path(path, high):
+        return path
     seen: set[int] = set()
-    out = []
+    return tuple(_checked_step(step, high, seen, owner) for step in path)
+
+
+def _is_plain_path(path: Any, high: int) -> bool:
+    """Whether ``path`` is already a valid tuple of ``(int, int)`` tuples (no conversion)."""
+    if type(path) is not tuple:
+        return False
+    seen = set()
     for step in path:
-        if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
-                isinstance(v, Integral) and not isinstance(v, bool) for v in step):
-            raise TypeError(f"{owner}: each path step must be a pair of ints "
-                            f"(variable, value); got {step!r}")
-        var, value = int(step[0]), int(step[1])
-        if not 0 <= var < high:
-            raise ValueError(f"{owner}: path variable must be in [0, {high}); got {var}")
-        if value not in (-1, 1):
-            raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
-        if var in seen:
-            raise ValueError(f"{owner}: path fixes variable {var} twice")
+        if type(step) is not tuple or len(step) != 2:
+            return False
+        var, value = step
+        if type(var) is not int or type(value) is not int or not 0 <= var < high \
+                or (value != 1 and value != -1) or var in seen:
+            return False
         seen.add(var)
-        out.append((var, value))
-    return tuple(out)
+    return True
+
+
+def _checked_step(step: Any, high: int, seen: set[int], owner: str) -> tuple[int, int]:
+    """One step of a path as ``(variable, value)`` ints, new to ``seen`` (which it joins)."""
+    if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
+            isinstance(v, Integral) and not isinstance(v, bool) for v in step):
+        raise TypeError(f"{owner}: each path step must be a pair of ints "
+                        f"(variable, value); got {step!r}")
+    var, value = int(step[0]), int(step[1])
+    if not 0 <= var < high:
+        raise ValueError(f"{owner}: path variable must be in [0, {high}); got {var}")
+    if value not in (-1, 1):
+        raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
+    if var in seen:
+        raise ValueError(f"{owner}: path fixes variable {var} twice")
+    seen.add(var)
+    return var, value
 
 
 def _u64le(value: int) -> bytes:

@@ -195,63 +195,87 @@ def _listing(items: Sequence[tuple[str, str]], everyone: Sequence[str]) -> str:
 
 
 def headline_bullets(result: SuiteResult) -> list[str]:
+    """The report's headline: each mode's costs, adaptive vs fixed, the comparison, scaling."""
     lines = []
     for mode in result.modes:
-        rows = [(case, case["ours"][mode]) for case in result.cases if mode in case["ours"]]
-        if not rows:
-            continue
-        big = [(case, ours) for case, ours in rows if case["n"] >= 100] or rows
-        first = median_or_nan([ours["first_queries"] for _, ours in big])
-        # A root that is a leaf has no floor (0 internal nodes): left out of the ratio.
-        times = median_or_nan([ours["first_queries"] / ours["floor"] for _, ours in big
-                         if ours["floor"]])
-        full = median_or_nan([ours["cumulative"][-1]["queries"] for _, ours in big])
-        lines.append(f"* **{mode} mode**: a first answer costs a median {number_text(first)} queries "
-                     f"(cases with n ≥ 100), {times:,.0f}× the information-theoretic floor; "
-                     f"answering all {number_text(result.config.eval_points)} evaluation points "
-                     f"costs {number_text(full)} (every node those points reach).")
-        for tier, cases in _tiers(result):
-            pairs = [(case, case["ours"][mode]) for case in cases if mode in case["ours"]]
-            ratios = [ours["ratio"] for _, ours in pairs if ours["ratio"] is not None]
-            at_one = sum(ours["crossover"]["relation"] == "<=" for _, ours in pairs)
-            later = [ours["crossover"]["value"] for _, ours in pairs
-                     if ours["crossover"]["relation"] == "~"]
-            never = sum(ours["peer_needed"] is None for _, ours in pairs)
-            text = (f"  * {_tier_title(tier, cases)}: the peer matched our error with "
-                    f"fewer queries than our first answer in {at_one}, with fewer than our "
-                    f"K answers in {len(later)} more")
-            if later:
-                text += f" (median crossover K ≈ {median_or_nan(later):,.1f})"
-            text += f", and never matched it within its budget in {never}."
-            if ratios:
-                bound = any(case["opt"]["kind"] == "bound" for case, ours in pairs
-                            if ours["ratio"] is not None)
-                text += (f" dist(T, f)/opt: median {median_or_nan(ratios):.2f}, max "
-                         f"{max(ratios):.2f}" + (" (lower bounds: opt ≤ η)" if bound else "")
-                         + ".")
-            lines.append(text)
-    if {"fixed", "adaptive"} <= set(result.modes):
-        pairs = [(case["ours"]["fixed"], case["ours"]["adaptive"]) for case in result.cases
-                 if {"fixed", "adaptive"} <= set(case["ours"])]
-        if pairs:
-            saving = median_or_nan([f["first_queries"] / a["first_queries"] for f, a in pairs])
-            floor = median_or_nan([a["first_queries"] / a["floor"] for _, a in pairs if a["floor"]])
-            no_worse = sum(a["err_f"]["value"] <= f["err_f"]["value"] for f, a in pairs)
-            overlap = sum(a["err_f"]["low"] <= f["err_f"]["high"] for f, a in pairs)
-            lines.append(
-                f"* **adaptive vs fixed**: median {saving:.2f}× fewer queries for "
-                f"the first answer; adaptive's first answer is a median {floor:,.0f}× the "
-                f"floor; adaptive's error vs f is no larger in {no_worse} of {len(pairs)} "
-                f"cases (point estimates) and not significantly larger (the 95% intervals "
-                f"overlap, or adaptive's lies below) in {overlap}.")
+        lines += _mode_headline(result, mode)
+    lines += _adaptive_vs_fixed(result)
     comparison = result.comparison
     if comparison is not None:
         lines.append(comparison_headline(comparison))
-    for mode, fitted in scaling_summary(result).items():
-        lines.append(f"* **scaling ({mode})**: time per cold answer grows as "
-                     f"n^{exponent_text(fitted['time'])}, queries per cold answer as "
-                     f"n^{exponent_text(fitted['queries'])} (the floor d·log2 n as "
-                     f"n^{exponent_text(fitted['floor'])} over the same range).")
+    lines += _scaling_headline(result)
+    return lines
+
+
+def _mode_headline(result: SuiteResult, mode: str) -> list[str]:
+    """The cost bullet of ``mode``, then one bullet per tier (none if ``mode`` ran nowhere)."""
+    rows = [(case, case["ours"][mode]) for case in result.cases if mode in case["ours"]]
+    if not rows:
+        return []
+    big = [(case, ours) for case, ours in rows if case["n"] >= 100] or rows
+    first = median_or_nan([ours["first_queries"] for _, ours in big])
+    # A root that is a leaf has no floor (0 internal nodes): left out of the ratio.
+    times = median_or_nan([ours["first_queries"] / ours["floor"] for _, ours in big
+                           if ours["floor"]])
+    full = median_or_nan([ours["cumulative"][-1]["queries"] for _, ours in big])
+    lines = [f"* **{mode} mode**: a first answer costs a median {number_text(first)} "
+             f"queries (cases with n ≥ 100), {times:,.0f}× the information-theoretic floor; "
+             f"answering all {number_text(result.config.eval_points)} evaluation points "
+             f"costs {number_text(full)} (every node those points reach)."]
+    lines += [_tier_headline(mode, tier, cases) for tier, cases in _tiers(result)]
+    return lines
+
+
+def _tier_headline(mode: str, tier: str, cases: list[dict[str, Any]]) -> str:
+    """When the peer matched ``mode``'s error on the tier's cases, and dist(T, f)/opt there."""
+    pairs = [(case, case["ours"][mode]) for case in cases if mode in case["ours"]]
+    ratios = [ours["ratio"] for _, ours in pairs if ours["ratio"] is not None]
+    at_one = sum(ours["crossover"]["relation"] == "<=" for _, ours in pairs)
+    later = [ours["crossover"]["value"] for _, ours in pairs
+             if ours["crossover"]["relation"] == "~"]
+    never = sum(ours["peer_needed"] is None for _, ours in pairs)
+    text = (f"  * {_tier_title(tier, cases)}: the peer matched our error with "
+            f"fewer queries than our first answer in {at_one}, with fewer than our "
+            f"K answers in {len(later)} more")
+    if later:
+        text += f" (median crossover K ≈ {median_or_nan(later):,.1f})"
+    text += f", and never matched it within its budget in {never}."
+    if ratios:
+        bound = any(case["opt"]["kind"] == "bound" for case, ours in pairs
+                    if ours["ratio"] is not None)
+        text += (f" dist(T, f)/opt: median {median_or_nan(ratios):.2f}, max "
+                 f"{max(ratios):.2f}" + (" (lower bounds: opt ≤ η)" if bound else "")
+                 + ".")
+    return text
+
+
+def _adaptive_vs_fixed(result: SuiteResult) -> list[str]:
+    """The adaptive-vs-fixed bullet, when both modes ran on some case."""
+    if not {"fixed", "adaptive"} <= set(result.modes):
+        return []
+    pairs = [(case["ours"]["fixed"], case["ours"]["adaptive"]) for case in result.cases
+             if {"fixed", "adaptive"} <= set(case["ours"])]
+    if not pairs:
+        return []
+    saving = median_or_nan([f["first_queries"] / a["first_queries"] for f, a in pairs])
+    floor = median_or_nan([a["first_queries"] / a["floor"] for _, a in pairs if a["floor"]])
+    no_worse = sum(a["err_f"]["value"] <= f["err_f"]["value"] for f, a in pairs)
+    overlap = sum(a["err_f"]["low"] <= f["err_f"]["high"] for f, a in pairs)
+    return [
+        f"* **adaptive vs fixed**: median {saving:.2f}× fewer queries for "
+        f"the first answer; adaptive's first answer is a median {floor:,.0f}× the "
+        f"floor; adaptive's error vs f is no larger in {no_worse} of {len(pairs)} "
+        f"cases (point estimates) and not significantly larger (the 95% intervals "
+        f"overlap, or adaptive's lies below) in {overlap}."]
+
+
+def _scaling_headline(result: SuiteResult) -> list[str]:
+    """The growth exponents fitted per mode, and why none is given when too few sizes ran."""
+    lines = [f"* **scaling ({mode})**: time per cold answer grows as "
+             f"n^{exponent_text(fitted['time'])}, queries per cold answer as "
+             f"n^{exponent_text(fitted['queries'])} (the floor d·log2 n as "
+             f"n^{exponent_text(fitted['floor'])} over the same range)."
+             for mode, fitted in scaling_summary(result).items()]
     caveat = _too_few_sizes(result)
     if caveat:
         lines.append(f"* **scaling**: {caveat}")
@@ -455,7 +479,28 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
         "n = 10^4, and the peer's largest fits cost up to a minute; the full grid would take "
         "hours. This run:", "",
     ]
-    for tier, reason in config.tiers:
+    lines += _tiers_that_ran(result)
+    lines += ["", "Targets: `lca.targets` with seed "
+              f"{config.target_seed}: random_tree(leaves=s, labels='iid' | "
+              "'sibling_differing'), parity(k), multiplexer(k address bits), "
+              "tribes(width 3, 3 tribes), majority(k), junta(6); label noise "
+              f"`with_label_noise(rate=η, seed={config.noise_seed})`.", "",
+              *_model_lines(result)]
+    lines += _failures_section(result)
+    lines += _tables_section(result)
+    lines += _scaling_section(result)
+    if img_rel is not None:
+        lines += ["", "## Plots", "",
+                  f"![error vs queries]({img_rel}/suite_error_vs_queries.png)", "",
+                  f"![queries and time per answer vs n]({img_rel}/suite_scaling.png)", "",
+                  f"![crossover]({img_rel}/suite_crossover.png)"]
+    return "\n".join(lines) + "\n"
+
+
+def _tiers_that_ran(result: SuiteResult) -> list[str]:
+    """One bullet per tier that ran: its cases, targets, noise rates, work and reason."""
+    lines = []
+    for tier, reason in result.config.tiers:
         ran = [case for case in result.cases if case["tier"] == tier]
         if not ran:
             continue
@@ -468,35 +513,45 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
                      f"η ∈ {{{', '.join(f'{x:g}' for x in noises)}}}; work: ours "
                      f"{ours / 60:.1f} min, peer {peer / 60:.1f} min, exact opt "
                      f"{opt / 60:.1f} min): {reason}")
-    lines += ["", "Targets: `lca.targets` with seed "
-              f"{config.target_seed}: random_tree(leaves=s, labels='iid' | "
-              "'sibling_differing'), parity(k), multiplexer(k address bits), "
-              "tribes(width 3, 3 tribes), majority(k), junta(6); label noise "
-              f"`with_label_noise(rate=η, seed={config.noise_seed})`.", "",
-              *_model_lines(result)]
-    if result.failures:
-        lines += ["## Failures", ""]
-        for failure in result.failures:
-            lines += [f"* {failure['task']}:", "", "```", failure["error"].rstrip(), "```", ""]
-    lines += ["## Accuracy", "",
-              "Error of T_seed against the noisy f and against the clean target; opt and "
-              "the ratio as described in the settings.", "",
-              *table_lines(ACCURACY_COLUMNS, _accuracy_rows(result)), "",
-              "## Cost", "",
-              "Queries to f (first answer cold; then cumulative per answer with the node "
-              "cache), wall time, and the size of the part of T that was built.", "",
-              *table_lines(COST_COLUMNS, _cost_rows(result)), "",
-              "## The peer: error at each N", "",
-              "Cells: error vs f / error vs clean target (leaves chosen by validation). "
-              "'·' = not run (the grid stopped one step after the peer reached our error); "
-              "'cap' = N·n above the memory cap.", "",
-              *_peer_table(result), "",
-              "## Crossover", "",
-              "The N the peer needs to reach our error against f (first grid point at or "
-              "below it), and the number of answered points K at which our cumulative "
-              "queries reach that N.", "",
-              *table_lines(CROSSOVER_COLUMNS, _crossover_rows(result)), "",
-              "## Scaling", ""]
+    return lines
+
+
+def _failures_section(result: SuiteResult) -> list[str]:
+    """The failed tasks with their errors, or nothing when none failed."""
+    if not result.failures:
+        return []
+    lines = ["## Failures", ""]
+    for failure in result.failures:
+        lines += [f"* {failure['task']}:", "", "```", failure["error"].rstrip(), "```", ""]
+    return lines
+
+
+def _tables_section(result: SuiteResult) -> list[str]:
+    """The accuracy, cost, peer and crossover tables, each under its heading."""
+    return ["## Accuracy", "",
+            "Error of T_seed against the noisy f and against the clean target; opt and "
+            "the ratio as described in the settings.", "",
+            *table_lines(ACCURACY_COLUMNS, _accuracy_rows(result)), "",
+            "## Cost", "",
+            "Queries to f (first answer cold; then cumulative per answer with the node "
+            "cache), wall time, and the size of the part of T that was built.", "",
+            *table_lines(COST_COLUMNS, _cost_rows(result)), "",
+            "## The peer: error at each N", "",
+            "Cells: error vs f / error vs clean target (leaves chosen by validation). "
+            "'·' = not run (the grid stopped one step after the peer reached our error); "
+            "'cap' = N·n above the memory cap.", "",
+            *_peer_table(result), "",
+            "## Crossover", "",
+            "The N the peer needs to reach our error against f (first grid point at or "
+            "below it), and the number of answered points K at which our cumulative "
+            "queries reach that N.", "",
+            *table_lines(CROSSOVER_COLUMNS, _crossover_rows(result)), "",
+            "## Scaling", ""]
+
+
+def _scaling_section(result: SuiteResult) -> list[str]:
+    """The scaling table, its fitted growth exponents (or why none) and what to expect."""
+    config = result.config
     header = ["n"]
     for mode in result.modes:
         header += [f"{mode}: queries, cold answer", f"{mode}: internal nodes",
@@ -506,15 +561,17 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
         cells = [number_text(row["n"])]
         for mode in result.modes:
             m = row["modes"].get(mode)
-            cells += ([number_text(m["queries"]), f"{m['internal_nodes']:g}", f"{m['floor']:,.0f}",
-                       f"{m['seconds']:.3f}"] if m else ["—"] * 4)
+            cells += ([number_text(m["queries"]), f"{m['internal_nodes']:g}",
+                       f"{m['floor']:,.0f}", f"{m['seconds']:.3f}"] if m else ["—"] * 4)
         rows.append(cells)
-    lines += table_lines(header, rows) + [""]
+    lines = table_lines(header, rows) + [""]
     for mode, fitted in scaling_summary(result).items():
         lines.append(f"Fitted growth exponents ({mode}, log-log least squares over n = "
-                     f"{number_text(min(config.scaling_sizes))}..{number_text(max(config.scaling_sizes))}): "
+                     f"{number_text(min(config.scaling_sizes))}.."
+                     f"{number_text(max(config.scaling_sizes))}): "
                      f"time per answer n^{exponent_text(fitted['time'])}, queries per answer "
-                     f"n^{exponent_text(fitted['queries'])}, floor n^{exponent_text(fitted['floor'])}.")
+                     f"n^{exponent_text(fitted['queries'])}, "
+                     f"floor n^{exponent_text(fitted['floor'])}.")
         lines.append("")
     caveat = _too_few_sizes(result)
     if caveat:
@@ -524,9 +581,4 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
                  "of Theorem \"Score estimator\" (Hoeffding with a union bound over the n "
                  "variables) needs q ∝ ln(2n/δ), the dashed 'predicted' line in the plot. "
                  "Time per node is O(q·n): every query is an n-bit point.")
-    if img_rel is not None:
-        lines += ["", "## Plots", "",
-                  f"![error vs queries]({img_rel}/suite_error_vs_queries.png)", "",
-                  f"![queries and time per answer vs n]({img_rel}/suite_scaling.png)", "",
-                  f"![crossover]({img_rel}/suite_crossover.png)"]
-    return "\n".join(lines) + "\n"
+    return lines
