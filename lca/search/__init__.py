@@ -88,12 +88,8 @@ import types
 from typing import Any
 
 from lca.search import rules
-from lca.search.group import (
-    SearchNode,
-    _flip_plan,  # noqa: F401
-)
-from lca.search.hybrids import _switching_orders  # noqa: F401
-from lca.search.rules import (  # noqa: F401
+from lca.search.group import SearchNode
+from lca.search.rules import (
     FLIP,
     LEAF,
     NOISY_ROUNDS,
@@ -101,8 +97,6 @@ from lca.search.rules import (  # noqa: F401
     PAIRS,
     PROBE,
     SEARCH_CANDIDATES,
-    _Round,
-    _Terms,
     candidates,
     cap_rule,
     certifying_points,
@@ -116,14 +110,14 @@ from lca.search.rules import (  # noqa: F401
     round_rule,
     schedule,
 )
+from lca.search.search_estimator import SEARCH, max_samples
 
-# Public names outside __all__, and internals under the names tests reach them
-# by (a test that patches one patches it on the module that reads it).
-from lca.search.search_estimator import SEARCH, SearchEstimator, certified_text, max_samples  # noqa: F401
-from lca.search.sums import (
-    Labelled,
-    _grouped_correlations,  # noqa: F401
-)
+# Public names outside __all__: the redundant aliases re-export them. (Tests
+# reach internals in their own modules: a test that patches one patches it on
+# the module that reads it.)
+from lca.search.search_estimator import SearchEstimator as SearchEstimator
+from lca.search.search_estimator import certified_text as certified_text
+from lca.search.sums import Labelled
 
 __all__ = [
     "FLIP",

@@ -4,9 +4,9 @@ A decided node keeps only its own points' values (the lineage the
 reconstructor holds); everything else is re-derivable and lives in the
 reconstructor's memo, so evicting it costs work, never a query or an answer:
 an ancestor's own points (:func:`_own`, re-derived from their stream), a
-node's *pool* (:class:`_Pool`: its inherited points and its own, as row
+node's *pool* (:class:`Pool`: its inherited points and its own, as row
 indices into its ancestors' own points; a child's inherited points are its
-parent's pool on its branch). :class:`_Lineage` works on a group of nodes'
+parent's pool on its branch). :class:`Lineage` works on a group of nodes'
 rows one depth at a time.
 """
 
@@ -20,12 +20,12 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.estimator import NodeContext
-from lca.search.rules import _SEARCH_BYTES, PAIRS
-from lca.search.sums import Labelled, _grouped_correlations
+from lca.search.rules import PAIRS, SEARCH_BYTES
+from lca.search.sums import Labelled, grouped_correlations
 
 
 @dataclass(frozen=True)
-class _Pool:
+class Pool:
     """A node's labelled points as row indices: ``rows[k]`` selects own points of
     its ancestor (or itself) at depth ``k``. Holds no points, only where they are."""
 
@@ -52,20 +52,20 @@ def _own(context: NodeContext, k: int) -> Labelled:
     return Labelled(words, values)
 
 
-def _pool(context: NodeContext, k: int) -> _Pool:
+def _pool(context: NodeContext, k: int) -> Pool:
     """Pool of the decided ancestor ``path[:k]``: inherited rows, then all its own."""
     key = ("pool", context.seed, context.path[:k])
     pool = context.memo.get(key)
     if pool is None:
         # Its inherited rows: its parent's pool on its branch.
-        inherited = () if k == 0 else _Lineage([context]).on_branch(
+        inherited = () if k == 0 else Lineage([context]).on_branch(
             [_pool(context, k - 1).rows], [context.path[k - 1]])[0]
-        pool = _Pool(inherited + (np.arange(context.lineage(k).size),))
+        pool = Pool(inherited + (np.arange(context.lineage(k).size),))
         context.memo.put(key, pool)
     return pool
 
 
-class _Lineage:
+class Lineage:
     """The ancestors' own points of a group of nodes, one depth at a time.
 
     At depth ``j`` each distinct ancestor of the nodes (siblings share all of
@@ -169,7 +169,7 @@ class _Lineage:
         """
         n = self.contexts[0].n
         out = np.zeros((len(rows), n), dtype=np.int64)
-        limit = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        limit = max(1, SEARCH_BYTES // (8 * derive.words_per_point(n)))
         pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         held = 0
 
@@ -177,7 +177,7 @@ class _Lineage:
             owners = np.concatenate([owner for owner, _, _ in pending])
             order = np.argsort(owners, kind="stable")
             present, counts = np.unique(owners, return_counts=True)
-            _grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
+            grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
                                   np.concatenate([values for _, _, values in pending])[order],
                                   counts, n, present, out)
             pending.clear()

@@ -1,6 +1,6 @@
 """The search estimator: a group's decisions and leaf labels, its bounds, its registration.
 
-:class:`SearchEstimator` runs a group of nodes (:class:`~lca.search.group._NodeGroup`)
+:class:`SearchEstimator` runs a group of nodes (:class:`~lca.search.group.NodeGroup`)
 on the points its lineage hands down (:mod:`lca.search.lineage`), hands the
 correlation sums of their inherited points down to the children of every
 split, and labels leaves from reused points topped up with fresh ones. It is
@@ -21,11 +21,11 @@ from lca.engine import Steps
 from lca.estimate import leaf_label
 from lca.estimator import Estimator, NodeContext
 from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
-from lca.search.group import SearchNode, _NodeGroup
-from lca.search.hybrids import _points_request
-from lca.search.lineage import _Lineage, _Pool
-from lca.search.rules import _SEARCH_BYTES, LEAF, certifying_points, schedule
-from lca.search.sums import _grouped_correlations
+from lca.search.group import NodeGroup, SearchNode
+from lca.search.hybrids import points_request
+from lca.search.lineage import Lineage, Pool
+from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
+from lca.search.sums import grouped_correlations
 
 # A node holds its points (two per pair) in one array, each coordinate as up
 # to 8 bytes while its correlations are summed.
@@ -84,7 +84,7 @@ class SearchEstimator(Estimator):
     def nodes(self, contexts: list[NodeContext]) -> Steps:
         first = contexts[0]
         n, seed, params, memo = first.n, first.seed, first.params, first.memo
-        lineage = _Lineage(contexts)
+        lineage = Lineage(contexts)
         inherited = lineage.inherited()
         counts, totals = lineage.totals(inherited)
         handed = [memo.get(("correlations", seed, c.path)) for c in contexts]
@@ -94,7 +94,7 @@ class SearchEstimator(Estimator):
         for b, handed_sums in enumerate(handed):
             if handed_sums is not None:
                 sums[b] = handed_sums
-        nodes = yield from _NodeGroup(n, seed, [c.path for c in contexts], params, counts,
+        nodes = yield from NodeGroup(n, seed, [c.path for c in contexts], params, counts,
                                       sums).steps()
         del sums
         results: list[Any] = [None] * len(contexts)
@@ -106,7 +106,7 @@ class SearchEstimator(Estimator):
             split.append(b)
             memo.put(("own", seed, context.path), node.own.words.copy())
             memo.put(("pool", seed, context.path),
-                     _Pool(inherited[b] + (np.arange(len(node.own)),)))
+                     Pool(inherited[b] + (np.arange(len(node.own)),)))
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
@@ -124,7 +124,7 @@ class SearchEstimator(Estimator):
         return results
 
     @staticmethod
-    def _hand_down(lineage: _Lineage, inherited: list[tuple[np.ndarray, ...]],
+    def _hand_down(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]],
                    nodes: list[SearchNode], split: list[int]) -> None:
         """Give the children of every split node their inherited points' correlations.
 
@@ -140,7 +140,7 @@ class SearchEstimator(Estimator):
         plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
                             split)
         own = [nodes[b].own.where((step,)) for b, step in zip(split, steps, strict=True)]
-        plus += _grouped_correlations(np.concatenate([points.words for points in own]),
+        plus += grouped_correlations(np.concatenate([points.words for points in own]),
                                       np.concatenate([points.values for points in own]),
                                       np.array([len(points) for points in own]), n)
         for b, plus_sums in zip(split, plus, strict=True):
@@ -150,7 +150,7 @@ class SearchEstimator(Estimator):
                      nodes[b].correlations - plus_sums)
 
     def leaves(self, contexts: list[NodeContext]) -> Steps:
-        lineage = _Lineage(contexts)
+        lineage = Lineage(contexts)
         counts, totals = lineage.totals(lineage.inherited())
         reused = list(zip(counts.tolist(), totals.tolist(), strict=True))
         return (yield from self._labels(contexts, reused, [None] * len(contexts)))
@@ -165,7 +165,7 @@ class SearchEstimator(Estimator):
         fresh = [_fresh_words(n, seed, c.path, 0 if sure else params.leaf_samples - count)
                  for c, (count, _), sure in zip(contexts, reused, certified, strict=True)]
         words = np.concatenate(fresh)
-        values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
+        values = (yield points_request(LEAF, words, n, [c.path for c in contexts])) \
             if words.shape[0] else np.zeros(0, dtype=np.int8)
         bounds = np.cumsum([0] + [block.shape[0] for block in fresh])
         labels = []
@@ -212,7 +212,7 @@ class SearchEstimator(Estimator):
         # Own points and their values (pages a quiet node leaves untouched are
         # never committed), two correlation vectors, one round's searches.
         return 2 * pairs * (8 * words + 1) + 16 * params.n + min(
-            _SEARCH_BYTES, 25 * params.n * pairs // 2)
+            SEARCH_BYTES, 25 * params.n * pairs // 2)
 
     def describe(self, params: Any) -> str:
         return "\n".join([
