@@ -506,7 +506,8 @@ def _sign_test(a: int, b: int, L: float) -> bool:
     return a - b > 0 and (a - b) ** 2 >= (2.0 * L) * (a + b)
 
 
-def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:
+# One reading of the spec's search rules 1-7, in its order: kept whole to be checked against it.
+def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:  # noqa: C901
     n, eps = params["n"], params["eps"]
     inherited = _inherited(f, seed, path, params)
     own: list[int] = []
