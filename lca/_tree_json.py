@@ -110,7 +110,7 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
         raise ValueError(f"{_OWNER}: 'oracle' must be a string (the oracle's name). "
                          f"Got {show(document['oracle'])} instead.")
     params = document["params"]
-    if not isinstance(params, dict) or getattr(params, "repeated", ()) \
+    if not isinstance(params, dict) or getattr(params, "repeated", None) \
             or not is_int(params.get("n")) or params["n"] != n \
             or not is_int(params.get("depth")) or params["depth"] < 0:
         raise ValueError(f"{_OWNER}: 'params' must be an object of lca.Params fields, each "
@@ -122,7 +122,7 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
 def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
     """The optional display fields: feature names by variable, the labels' class names."""
     features = document.get("features", {})
-    if not isinstance(features, dict) or getattr(features, "repeated", ()) or not all(
+    if not isinstance(features, dict) or getattr(features, "repeated", None) or not all(
             _variable_key(key, n) and isinstance(name, str) for key, name in features.items()):
         raise ValueError(f"{_OWNER}: 'features' must map variable numbers in [0, {n}), written "
                          f"as to_json writes them (\"7\", not \"07\"), to names, each once. "

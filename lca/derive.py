@@ -24,7 +24,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import xxhash
@@ -98,7 +98,7 @@ def check_path(path: Any, n: int | None, owner: str, *,
     return tuple(_checked_step(step, high, seen, owner) for step in path)
 
 
-def _is_plain_path(path: Any, high: int) -> bool:
+def _is_plain_path(path: Any, high: int) -> TypeGuard[Path]:
     """Whether ``path`` is already a valid tuple of ``(int, int)`` tuples (no conversion)."""
     if type(path) is not tuple:
         return False
@@ -323,7 +323,9 @@ def noise_threshold(noise_rate: float) -> int:
     """
     message = ("noise rate must be a real number in the range (0, 1] (the 'noise_rate' "
                f"parameter of noise_threshold). Got {noise_rate!r} instead.")
-    if isinstance(noise_rate, bool) or not isinstance(noise_rate, Real):
+    # int and float name the annotated type for the type checker; Real also admits
+    # numpy's floats and Fraction.
+    if isinstance(noise_rate, bool) or not isinstance(noise_rate, (int, float, Real)):
         raise TypeError(message)
     if not 0 < noise_rate <= 1:  # also rejects NaN
         raise ValueError(message)

@@ -17,6 +17,7 @@ one node per level).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import warnings
@@ -201,6 +202,11 @@ class _Call:
     kept: dict[Path, Any] = field(default_factory=dict)
 
 
+def _ancestor_kept(call: _Call, path: Path, k: int) -> Any:
+    """What ``call`` kept of the ancestor ``path[:k]`` (a node context's lineage)."""
+    return call.kept[path[:k]]
+
+
 class _Stopped(Exception):
     """A limit stopped :meth:`Reconstructor._build_level` (``limit``, ``detail``)."""
 
@@ -324,7 +330,7 @@ class Reconstructor:
         """The estimator's steps for ``paths`` (all leaves or all internal nodes);
         they return ``(decision, kept)`` for each."""
         contexts = [NodeContext(self.params.n, seed, path, self.params,
-                                lambda k, path=path: call.kept[path[:k]], self._memo)
+                                functools.partial(_ancestor_kept, call, path), self._memo)
                     for path in paths]
         if len(paths[0]) == self.params.path_length:
             return [(leaf, None) for leaf in (yield from self._estimator.leaves(contexts))]
@@ -359,7 +365,7 @@ class Reconstructor:
             level = [path for path in paths if len(path) == depth]
             for lo in range(0, len(level), per_group):
                 group = level[lo:lo + per_group]
-                tasks.append(Task(group, lambda group=group: self._steps(seed, group, call),
+                tasks.append(Task(group, functools.partial(self._steps, seed, group, call),
                                   self._cap(depth) * len(group), memory * len(group)))
         budget = None if limits.max_queries is None \
             else limits.max_queries - call.stats.queries

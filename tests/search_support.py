@@ -15,10 +15,10 @@ import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.engine import Steps, drive
+from lca.engine import Steps, drive, points_request
 from lca.oracle import Oracle
 from lca.search.group import NodeGroup, SearchNode
-from lca.search.hybrids import points_request, search_steps
+from lca.search.hybrids import search_steps
 from lca.search.rules import LEAF, ORDER, PAIRS
 from lca.search.search_estimator import _fresh_words
 from lca.search.sums import Labelled, grouped_correlations

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import connection
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import multiprocessing_logging
 import numpy as np
@@ -34,6 +34,9 @@ from lca.parallel.routing import GROUPS_PER_WORKER, ROUTER_CACHE, ROUTINGS, Deci
 from lca.parallel.worker import PICKLE_ADVICE, describe_replica, worker_main
 from lca.params import Params
 from lca.reconstruct import AnswerStats, Decision, progress_bar, warn_if_guesswork
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 __all__ = ["ParallelResult", "ReplicaPool", "answer_parallel"]
 
@@ -207,7 +210,9 @@ class ReplicaPool:
         self.params = params
         self.start_method = start_method
         self.record = record
-        self._context = multiprocessing.get_context(start_method)
+        # Annotated as BaseContext, which lacks Process; each start method's context has it.
+        self._context = cast("SpawnContext | ForkServerContext | ForkContext",
+                             multiprocessing.get_context(start_method))
         self._router = Router(oracle, params)
         self._workers: dict[int, _Worker] = {}
         self._processes: list[multiprocessing.process.BaseProcess] = []
@@ -255,6 +260,7 @@ class ReplicaPool:
         return self
 
     def _spawn(self, slot: int) -> None:
+        assert self._logs is not None, "start() makes the log receiver first"
         parent_end, child_end = self._context.Pipe(duplex=True)
         process = self._context.Process(
             target=worker_main, name=f"lca-worker-{slot}", daemon=True,

@@ -12,15 +12,15 @@ to 6 at its last round. Each node's decision is a :class:`SearchNode`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.engine import Steps
+from lca.engine import Steps, points_request
 from lca.estimate import lead_is_certified
-from lca.search.hybrids import flip_steps, points_request, search_steps
+from lca.params import Params
+from lca.search.hybrids import flip_steps, search_steps
 from lca.search.rules import (
     ORDER,
     PAIRS,
@@ -125,7 +125,7 @@ class NodeGroup:
     :meth:`steps` returns one :class:`SearchNode` per path.
     """
 
-    def __init__(self, n: int, seed: int, paths: list[Path], params: Any,
+    def __init__(self, n: int, seed: int, paths: list[Path], params: Params,
                  inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> None:
         size_b = len(paths)
         self.n, self.seed, self.paths, self.params = n, seed, paths, params
@@ -136,7 +136,9 @@ class NodeGroup:
         self.free = free
         self.rounds, self.quiet = schedule(params.first_round, params.score_samples)
         self.free_counts = free.sum(axis=1).tolist()
-        self.terms = {count: Terms.of(len(self.rounds), count, params.eps, params.delta)
+        eps, delta = params.eps, params.delta
+        assert eps is not None and delta is not None, "validate() checks"
+        self.terms = {count: Terms.of(len(self.rounds), count, eps, delta)
                       for count in set(self.free_counts)}
         # R, eps, delta set it: the same for all.
         self.zero_points = self.terms[self.free_counts[0]].zero_points
@@ -283,11 +285,13 @@ class NodeGroup:
 
     def _rules_at_cap(self, capped: np.ndarray, index: int) -> None:
         """Rules 4 to 6 for the nodes of ``capped`` whose last round this still is."""
+        eps = self.params.eps
+        assert eps is not None, "validate() checks"
         for b in capped.tolist():
             if self.last[b] != index + 1:
                 continue
             counts, free, terms = self.counts, self.free[b], self.terms[self.free_counts[b]]
-            rule = cap_rule(counts.state(b, self.done), free, self.params.eps, terms)
+            rule = cap_rule(counts.state(b, self.done), free, eps, terms)
             if rule == "no structure":
                 self._finish(b, None, None, rule, 0, False)
             elif rule == "correlation":

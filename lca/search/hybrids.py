@@ -22,11 +22,6 @@ from lca.search.rules import FLIP, ORDER, SEARCH_BYTES
 _ALL_ONES = (1 << 64) - 1
 
 
-def points_request(purpose: str, words: np.ndarray, n: int, paths: Any) -> Request:
-    return Request(purpose, words.shape[0],
-                   lambda lo, hi: derive.unpack_points(words[lo:hi], n), paths)
-
-
 # Priorities of a node's whole round are derived in one call while they fit in
 # this many bytes; beyond, one call per run of consecutive searching pairs.
 _ROUND_PRIORITY_BYTES = 1 << 20

@@ -139,6 +139,7 @@ class Lineage:
         variables = np.array([variable for variable, _ in steps], dtype=np.int64)
         minus = np.array([bit == -1 for _, bit in steps])
         for j, at, owner, flat, start, words, _ in self._depths(rows, nodes):
+            assert words is not None, "levels come with their words"
             variable = variables[owner]
             is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
                 & np.uint64(1) == 1
@@ -183,6 +184,7 @@ class Lineage:
             pending.clear()
 
         for _, _, owner, flat, _, words, values in self._depths(rows, nodes):
+            assert words is not None, "levels come with their words"
             for lo in range(0, flat.size, limit):
                 picked = flat[lo:lo + limit]
                 pending.append((owner[lo:lo + limit], words[picked], values[picked]))

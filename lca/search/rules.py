@@ -14,7 +14,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -100,8 +100,8 @@ def candidates(votes: np.ndarray, correlations: np.ndarray,
     is added last unless it is already one of them. Only free variables
     count. Given 2-D arrays (one row per node), one list per row.
     """
-    if votes.ndim == 1:
-        return candidates(votes[None], correlations[None], free[None])[0]
+    if votes.ndim == 1:  # one row: its list
+        return cast(list[int], candidates(votes[None], correlations[None], free[None])[0])
     # Variables on the path rank below every free one and never have a vote.
     masked = np.where(free, votes, -1)
     leaders = np.argsort(-masked, axis=1, kind="stable")[:, :SEARCH_CANDIDATES]

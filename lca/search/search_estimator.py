@@ -17,12 +17,12 @@ from lca import derive, estimator
 from lca._validate import MAX_ARRAY_BYTES, check_int
 from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
-from lca.engine import Steps
+from lca.engine import Steps, points_request
 from lca.estimate import leaf_label
 from lca.estimator import Estimator, NodeContext
+from lca.params import Params
 from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
 from lca.search.group import NodeGroup, SearchNode
-from lca.search.hybrids import points_request
 from lca.search.lineage import Lineage, Pool
 from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
 from lca.search.sums import grouped_correlations
@@ -72,7 +72,7 @@ class SearchEstimator(Estimator):
                 "coordinates of up to 8 bytes each) in one array, and this "
                 f"machine's largest array is {MAX_ARRAY_BYTES:,} bytes.") from None
 
-    def validate(self, params: Any) -> None:
+    def validate(self, params: Params) -> None:
         if params.adaptive or None in (params.eps, params.delta):
             raise ValueError("Params with estimator='search' need 'eps' and 'delta' (the "
                              "constant-leaf threshold and per-node confidence) and "
@@ -136,7 +136,11 @@ class SearchEstimator(Estimator):
             return
         contexts = lineage.contexts
         n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
-        steps = [(nodes[b].variable, 1) for b in split]
+        steps: list[tuple[int, int]] = []
+        for b in split:
+            variable = nodes[b].variable
+            assert variable is not None, "a split node has its variable"
+            steps.append((variable, 1))
         plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
                             split)
         own = [nodes[b].own.where((step,)) for b, step in zip(split, steps, strict=True)]
@@ -178,7 +182,7 @@ class SearchEstimator(Estimator):
 
     # -- bounds and memory --
 
-    def max_node_queries(self, params: Any) -> int:
+    def max_node_queries(self, params: Params) -> int:
         """The most queries one node can spend, a proved worst case (docs/theory.md §7).
 
         With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
@@ -200,13 +204,13 @@ class SearchEstimator(Estimator):
         searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
         return rounds[-1] * (3 + searches) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
 
-    def max_leaf_queries(self, params: Any) -> int:
+    def max_leaf_queries(self, params: Params) -> int:
         return params.leaf_samples
 
-    def early_leaves(self, params: Any) -> bool:
+    def early_leaves(self, params: Params) -> bool:
         return True
 
-    def node_memory(self, params: Any) -> int:
+    def node_memory(self, params: Params) -> int:
         words = derive.words_per_point(params.n)
         pairs = schedule(params.first_round, params.score_samples)[0][-1]
         # Own points and their values (pages a quiet node leaves untouched are
@@ -214,7 +218,7 @@ class SearchEstimator(Estimator):
         return 2 * pairs * (8 * words + 1) + 16 * params.n + min(
             SEARCH_BYTES, 25 * params.n * pairs // 2)
 
-    def describe(self, params: Any) -> str:
+    def describe(self, params: Params) -> str:
         return "\n".join([
             f"lca parameters ({params.preset} preset: sensitive-coordinate search, "
             "not the paper's estimator)",
@@ -239,10 +243,12 @@ class SearchEstimator(Estimator):
         ])
 
 
-def certified_text(params: Any) -> str:
+def certified_text(params: Params) -> str:
     """What the certified constant leaf of :func:`round_rule` certifies, for describe()."""
+    eps, delta = params.eps, params.delta
+    assert eps is not None and delta is not None, "validate() checks"
     rounds, _ = schedule(params.first_round, params.score_samples)
-    points = certifying_points(len(rounds), params.eps, params.delta)
+    points = certifying_points(len(rounds), eps, delta)
     if points > 2 * rounds[-1]:
         return (f"never at these values: certifying needs {points} unanimous own points, "
                 f"more than the {2 * rounds[-1]} a node can draw")

@@ -68,6 +68,7 @@ def grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarr
     if owners is None:
         owners = np.arange(counts.size)
         out = np.zeros((counts.size, n), dtype=np.int64)
+    assert out is not None, "blocks with owners add into a given out"
     assert (np.diff(owners) >= 0).all(), "blocks come in owner order"
     node = np.repeat(owners, counts)
     starts = np.cumsum(counts) - counts

@@ -34,15 +34,28 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from lca.reconstruct import BudgetExceeded, Explanation, Reconstructor
+from lca.decisions import AnswerStats
+from lca.reconstruct import BudgetExceeded, Explanation
 
 __all__ = ["AnswerQueue", "AnswerTimeout", "Answered", "AnsweringError", "Explained"]
 
 _log = logging.getLogger(__name__)
+
+
+class Answerer(Protocol):
+    """What the answering thread calls: a :class:`lca.Reconstructor`, or a saved
+    tree (:class:`lca.serve.saved.SavedTree`)."""
+
+    last_stats: AnswerStats
+
+    def answer_many(self, points: np.ndarray, seed: int, *,
+                    time_limit: float | None = None) -> np.ndarray: ...
+
+    def explain(self, z: np.ndarray, seed: int) -> Explanation: ...
 
 
 class AnswerTimeout(Exception):
@@ -91,7 +104,7 @@ _Outcome = Answered | Explained | Exception | None  # None: not finished, queue 
 class AnswerQueue:
     """The answering thread of one worker and the queue in front of it."""
 
-    def __init__(self, reconstructor: Reconstructor, *, max_points: int,
+    def __init__(self, reconstructor: Answerer, *, max_points: int,
                  batch_wait: float) -> None:
         self.reconstructor = reconstructor
         self.max_points = max_points
@@ -186,7 +199,8 @@ class AnswerQueue:
         first = self._pending.popleft()
         if first.explain:
             return [first]
-        batch, total, rest = [first], len(first.points), deque()
+        batch, total = [first], len(first.points)
+        rest: deque[_Job] = deque()
         for job in self._pending:
             if job.future.done():
                 continue

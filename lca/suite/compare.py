@@ -99,7 +99,8 @@ def compare_modes(cases: Sequence[Mapping[str, Any]], candidate: str,
         values = [_crossover_value(case["ours"][mode]) for case in both]
         known = [value for value in values if value is not None]
         medians.append(median_or_nan(known) if known else None)
-    ratio = medians[0] / medians[1] if None not in medians else None
+    first, second = medians
+    ratio = first / second if first is not None and second is not None else None
     noisy = [row for row in rows if row["peer_gap"] is not None]
     return {
         "candidate": candidate, "baseline": baseline, "cases": len(rows),

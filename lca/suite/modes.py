@@ -132,5 +132,6 @@ def resolve_modes(mode: str | Sequence[str],
         ran = " and ".join(kept)
         note = (f"--mode {label}: this lca has {lacks}, so only {ran} "
                 f"mode{'s' if len(kept) > 1 else ''} ran.")
-    factories = {name: functools.partial(MODES[name].factory, config=config) for name in kept}
+    factories: dict[str, ParamsFactory] = {
+        name: functools.partial(MODES[name].factory, config=config) for name in kept}
     return factories, note
