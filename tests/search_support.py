@@ -57,10 +57,10 @@ def search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int, pairs: 
     """The found coordinate of each searching pair of one node (its search run alone)."""
     n = oracle.n
     steps = search_steps(n, [derive.node_key(seed, ORDER, path)],
-                          np.zeros(searching.size, dtype=np.int64), first_pair + searching,
-                          pairs.words[2 * searching], pairs.words[2 * searching + 1],
-                          pairs.values[2 * searching],
-                          (first_pair, first_pair + pairs.values.size // 2), (path,))
+                         np.zeros(searching.size, dtype=np.int64), first_pair + searching,
+                         pairs.words[2 * searching], pairs.words[2 * searching + 1],
+                         pairs.values[2 * searching],
+                         (first_pair, first_pair + pairs.values.size // 2), (path,))
     return drive(steps, oracle, seed)
 
 
@@ -72,5 +72,5 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
     count in the correlation test, not in the certified constant test.
     """
     group = NodeGroup(oracle.n, seed, [path], params, np.array([len(inherited)]),
-                       correlations(inherited, oracle.n)[None])
+                      correlations(inherited, oracle.n)[None])
     return drive(group.steps(), oracle, seed)[0]

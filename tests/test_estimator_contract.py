@@ -180,7 +180,7 @@ def test_a_search_group_holds_no_more_than_its_stated_memory(oracles, target, pa
     params = _params("efficient", f.n, depth, pairs)
     paths = [(), ((0, 1),), ((0, -1),), ((3, 1), (5, -1))]
     group = NodeGroup(f.n, SEED, paths, params, np.zeros(len(paths), dtype=np.int64),
-                       np.zeros((len(paths), f.n), dtype=np.int64))
+                      np.zeros((len(paths), f.n), dtype=np.int64))
     drive(group.steps(), f, SEED)
     cap = 2 * pairs  # the noisy cap: one doubling past the pair cap
     counts = group.counts

@@ -924,7 +924,7 @@ def dispatching(slots, affinity=None, fail=()):
     """A pool never started, its workers fakes: only dispatch runs (nothing to close)."""
     pool = ReplicaPool(TARGETS["parity"](), PARAMS, workers=len(slots))
     pool._workers = {slot: lca.parallel.pool._Worker(slot, None, FakeConn(slot in fail),
-                                                pid=100 + slot) for slot in slots}
+                                                     pid=100 + slot) for slot in slots}
     pool._affinity = dict(affinity or {})
     batch = lca.parallel.pool._Batch(30, 7, derive.pack_points(queries(30)))
     return pool, batch

@@ -102,7 +102,7 @@ def _state(pairs, minority, probes, votes=None):
     n = 4
     plus = 2 * pairs - minority
     return Round(pairs, 0, np.zeros(n, dtype=np.int64) if votes is None else votes,
-                  np.zeros(n, dtype=np.int64), 2 * pairs, plus - minority, probes)
+                 np.zeros(n, dtype=np.int64), 2 * pairs, plus - minority, probes)
 
 
 def test_no_structure_needs_at_most_eps_of_the_points_in_the_minority():

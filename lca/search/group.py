@@ -89,14 +89,14 @@ class _Counts:
 
     def state(self, b: int, pairs: int) -> Round:
         return Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
-                      int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
+                     int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
 
     def minority(self, rows: np.ndarray, pairs: int) -> np.ndarray:
         return minority_count(2 * pairs, self.own_total[rows])
 
 
 def flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
-               pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+              pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
     """The flips a round asks for: each node's candidates on the pairs not yet measured.
 
     Returns ``(node, pair, column)`` per flip, and ``(node, candidate, first
@@ -187,7 +187,7 @@ class NodeGroup:
         names = self._names(active)
         words = derive.node_points(self.seed, PAIRS, names, self.n, 2 * done, 2 * size)
         values = (yield points_request(PAIRS, words.reshape(-1, self.width), self.n,
-                                        names)).reshape(active.size, 2 * (size - done))
+                                       names)).reshape(active.size, 2 * (size - done))
         counts.words[active, 2 * done:2 * size] = words
         counts.values[active, 2 * done:2 * size] = values
         return words, values
@@ -237,7 +237,7 @@ class NodeGroup:
         members = dict(zip(flipping.tolist(), chosen, strict=True))
         node, pair, column, blocks = flip_plan(members, edges, done)
         flipped = yield from flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
-                                         column, self._names(flipping))
+                                        column, self._names(flipping))
         at = 0
         for b, c, start in blocks:
             new = flipped[at:at + done - start] != counts.values[b, 2 * start:2 * done:2]
@@ -272,7 +272,7 @@ class NodeGroup:
                 probe_variables(self.seed, self.paths[b], self.free[b], start, done)
                 for b, start in zip(probing.tolist(), starts.tolist(), strict=True)])
             flipped = yield from flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
-                                             column, self._names(probing))
+                                            column, self._names(probing))
             new = flipped != counts.values[node, 2 * pair]
             rows = np.split(new, np.cumsum(done - starts)[:-1])
             for b, row in zip(probing.tolist(), rows, strict=True):

@@ -42,7 +42,7 @@ def _priorities(key: int, n: int, pairs: np.ndarray, first: int, last: int) -> n
 
 
 def switching_orders(priority: np.ndarray, differing: np.ndarray,
-                      n: int) -> tuple[np.ndarray, np.ndarray]:
+                     n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's differing coordinates in switching order, and how many there are.
 
     The order is ascending ``(priority, index)`` over the differing
@@ -187,8 +187,8 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
 
 
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
-                  x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
-                  paths: Any) -> Steps:
+                 x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
+                 paths: Any) -> Steps:
     """The sensitive coordinate found for each searching pair.
 
     Pair ``i`` is pair ``pair[i]`` of node ``node[i]`` (sorted by node, then
@@ -234,7 +234,7 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
 
 
 def flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
-                column: np.ndarray, paths: Any) -> Steps:
+               column: np.ndarray, paths: Any) -> Steps:
     """``f(x)`` with one coordinate negated, for each flip ``i``: pair ``pair[i]`` of
     node ``node[i]`` (first points ``firsts (B, q, W)``), coordinate ``column[i]``."""
 

@@ -179,8 +179,8 @@ class Lineage:
             order = np.argsort(owners, kind="stable")
             present, counts = np.unique(owners, return_counts=True)
             grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
-                                  np.concatenate([values for _, _, values in pending])[order],
-                                  counts, n, present, out)
+                                 np.concatenate([values for _, _, values in pending])[order],
+                                 counts, n, present, out)
             pending.clear()
 
         for _, _, owner, flat, _, words, values in self._depths(rows, nodes):

@@ -183,9 +183,9 @@ def _terms(rounds: int, free: int, eps: float, delta: float, candidates: int) ->
     exact = Fraction(delta)
     most = candidates + 1
     return Terms(certifying_points(rounds, eps, delta),
-                  ln_upper(Fraction(rounds * most * (most - 1)) / exact),
-                  ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
-                  ln_upper(Fraction(most) / exact))
+                 ln_upper(Fraction(rounds * most * (most - 1)) / exact),
+                 ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
+                 ln_upper(Fraction(most) / exact))
 
 
 @dataclass

@@ -95,7 +95,7 @@ class SearchEstimator(Estimator):
             if handed_sums is not None:
                 sums[b] = handed_sums
         nodes = yield from NodeGroup(n, seed, [c.path for c in contexts], params, counts,
-                                      sums).steps()
+                                     sums).steps()
         del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
@@ -145,8 +145,8 @@ class SearchEstimator(Estimator):
                             split)
         own = [nodes[b].own.where((step,)) for b, step in zip(split, steps, strict=True)]
         plus += grouped_correlations(np.concatenate([points.words for points in own]),
-                                      np.concatenate([points.values for points in own]),
-                                      np.array([len(points) for points in own]), n)
+                                     np.concatenate([points.values for points in own]),
+                                     np.array([len(points) for points in own]), n)
         for b, plus_sums in zip(split, plus, strict=True):
             path, variable = contexts[b].path, nodes[b].variable
             memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
@@ -174,7 +174,7 @@ class SearchEstimator(Estimator):
         bounds = np.cumsum([0] + [block.shape[0] for block in fresh])
         labels = []
         for (count, total), first, last, sure in zip(reused, bounds[:-1], bounds[1:],
-                                                      certified, strict=True):
+                                                     certified, strict=True):
             total += int(values[first:last].sum(dtype=np.int64))
             labels.append(LeafDecision(leaf_label(total), count + int(last - first), total,
                                        sure))

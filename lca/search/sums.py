@@ -54,8 +54,8 @@ class Labelled:
 
 
 def grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
-                          n: int, owners: np.ndarray | None = None,
-                          out: np.ndarray | None = None) -> np.ndarray:
+                         n: int, owners: np.ndarray | None = None,
+                         out: np.ndarray | None = None) -> np.ndarray:
     """``sum_k f(x_k) x_k,i`` for every variable ``i``, per block of ``counts[b]`` rows.
 
     ``words (sum(counts), W)`` and ``values`` hold the blocks one after the

@@ -221,10 +221,11 @@ def measure_peer(f: Oracle, points: np.ndarray, f_values: np.ndarray,
         fit_seconds = time.perf_counter() - start
         del x
         predicted = prefix_predict(model, points, leaves)
-        row: dict[str, Any] = {"queries": size, "train": train, "leaves": leaves,
-               "grown_leaves": int(model.tree_.n_leaves), "fit_seconds": fit_seconds,
-               "err_f": error_rate(predicted, f_values),
-               "err_clean": error_rate(predicted, clean_values)}
+        row: dict[str, Any] = {
+            "queries": size, "train": train, "leaves": leaves,
+            "grown_leaves": int(model.tree_.n_leaves), "fit_seconds": fit_seconds,
+            "err_f": error_rate(predicted, f_values),
+            "err_clean": error_rate(predicted, clean_values)}
         rows.append(row)
         if reached is not None:
             break
