@@ -94,11 +94,7 @@ def compare_modes(cases: Sequence[Mapping[str, Any]], candidate: str,
     if not both:
         return None
     rows = [compare_case(case, candidate, baseline) for case in both]
-    medians = []
-    for mode in (candidate, baseline):
-        values = [_crossover_value(case["ours"][mode]) for case in both]
-        known = [value for value in values if value is not None]
-        medians.append(median_or_nan(known) if known else None)
+    medians = [_median_crossover(both, mode) for mode in (candidate, baseline)]
     first, second = medians
     ratio = first / second if first is not None and second is not None else None
     noisy = [row for row in rows if row["peer_gap"] is not None]
@@ -115,6 +111,13 @@ def compare_modes(cases: Sequence[Mapping[str, Any]], candidate: str,
         "time_ratio": median_or_nan([row["time_ratio"] for row in rows]),
         "rows": rows,
     }
+
+
+def _median_crossover(cases: Sequence[Mapping[str, Any]], mode: str) -> float | None:
+    """The median crossover K of ``mode`` over the cases where it has one (``None``: none)."""
+    values = [_crossover_value(case["ours"][mode]) for case in cases]
+    known = [value for value in values if value is not None]
+    return median_or_nan(known) if known else None
 
 
 COMPARISON_COLUMNS = ("case", "n", "η", "queries, first answer (cand / base)", "× fewer",

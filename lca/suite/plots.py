@@ -104,32 +104,9 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
         time_axes.plot(sizes, [m["seconds"] for m in modes], marker="o", color=colour,
                        label=f"ours, {mode}{growth}")
     if rows:
-        first = rows[0]["modes"][result.modes[0]]
-        queries_axes.plot(sizes, [row["modes"][result.modes[0]]["floor"] for row in rows],
-                          marker="^", color="black", label="floor: log2 n per internal node")
-        # Hoeffding + union bound (Theorem "Score estimator"): q grows as ln(2n/delta).
-        delta = 0.05
-        q0 = config.score_samples
-        tau = math.sqrt(2 * math.log(2 * sizes[0] / delta) / q0)
-        internal = first["internal_nodes"]
-        predicted = [internal * 2 * estimate.samples_for_accuracy(tau, delta, n)
-                     + config.leaf_samples for n in sizes]
-        queries_axes.plot(sizes, predicted, linestyle="--", color="grey",
-                          label="predicted: q sized for fixed accuracy (∝ ln n)")
-    for case_key in (config.scaling_spec,):
-        for mode in result.modes:
-            points = sorted((case["n"], case["ours"][mode]) for case in result.cases
-                            if case["key"] == case_key
-                            and case["noise"] == config.scaling_noise
-                            and mode in case["ours"] and case["n"] >= 100)
-            if points:
-                queries_axes.plot([n for n, _ in points],
-                                  [o["cumulative"][-1]["queries"] / o["cumulative"][-1]["answers"]
-                                   for _, o in points],
-                                  marker="x", linestyle=":",
-                                  color=_MODE_COLOURS.get(mode, "tab:blue"),
-                                  label=f"ours, {mode}: amortised over "
-                                        f"{number_text(points[0][1]['cumulative'][-1]['answers'])}")
+        _plot_floor_and_prediction(queries_axes, result, rows)
+    for mode in result.modes:
+        _plot_amortised(queries_axes, result, mode)
     for axes in (queries_axes, time_axes):
         if not any(len(line.get_xdata()) for line in axes.get_lines()):
             axes.text(0.5, 0.5, "no scaling points in this run", ha="center",
@@ -143,6 +120,42 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
     time_axes.set_ylabel("seconds per cold answer")
     figure.suptitle(f"Scaling in n: {config.scaling_spec}, η = {config.scaling_noise:g}")
     figure.savefig(path, dpi=110)
+
+
+def _plot_floor_and_prediction(axes: Any, result: SuiteResult,
+                               rows: list[dict[str, Any]]) -> None:
+    """The floor of the first mode's scaling points, and the queries a fixed accuracy needs."""
+    config = result.config
+    sizes = [row["n"] for row in rows]
+    first = rows[0]["modes"][result.modes[0]]
+    axes.plot(sizes, [row["modes"][result.modes[0]]["floor"] for row in rows],
+              marker="^", color="black", label="floor: log2 n per internal node")
+    # Hoeffding + union bound (Theorem "Score estimator"): q grows as ln(2n/delta).
+    delta = 0.05
+    q0 = config.score_samples
+    tau = math.sqrt(2 * math.log(2 * sizes[0] / delta) / q0)
+    internal = first["internal_nodes"]
+    predicted = [internal * 2 * estimate.samples_for_accuracy(tau, delta, n)
+                 + config.leaf_samples for n in sizes]
+    axes.plot(sizes, predicted, linestyle="--", color="grey",
+              label="predicted: q sized for fixed accuracy (∝ ln n)")
+
+
+def _plot_amortised(axes: Any, result: SuiteResult, mode: str) -> None:
+    """Queries per answer of ``mode``, amortised, on the scaling target's cases with n >= 100."""
+    config = result.config
+    points = sorted((case["n"], case["ours"][mode]) for case in result.cases
+                    if case["key"] == config.scaling_spec
+                    and case["noise"] == config.scaling_noise
+                    and mode in case["ours"] and case["n"] >= 100)
+    if points:
+        axes.plot([n for n, _ in points],
+                  [o["cumulative"][-1]["queries"] / o["cumulative"][-1]["answers"]
+                   for _, o in points],
+                  marker="x", linestyle=":",
+                  color=_MODE_COLOURS.get(mode, "tab:blue"),
+                  label=f"ours, {mode}: amortised over "
+                        f"{number_text(points[0][1]['cumulative'][-1]['answers'])}")
 
 
 def _plot_crossover(result: SuiteResult, path: str) -> None:
