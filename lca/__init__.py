@@ -16,8 +16,11 @@ root-to-leaf path of ``z`` (Blanc, Lange, Tan, "Reconstructing Decision Trees").
 import importlib
 from typing import Any
 
-# estimate and search register the estimators Params names (lca.estimator).
-from lca import derive, estimate, oracle, search, targets
+# estimate and search register the estimators Params names (lca.estimator); the
+# redundant aliases mark them as re-exported, not unused.
+from lca import derive, oracle, targets
+from lca import estimate as estimate
+from lca import search as search
 from lca.oracle import CountingOracle, Oracle, OracleError, from_boolean, from_callable
 from lca.params import Params, TheoryConstants
 from lca.reconstruct import (

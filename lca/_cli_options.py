@@ -11,7 +11,6 @@ from lca._validate import MAX_N, SEED_LIMIT
 from lca.params import Params
 from lca.targets import DecisionTree, LabelNoise
 
-
 SEED_HIGH = SEED_LIMIT - 1
 """Largest seed (``u64``); a seed that is also used plus one stops one below."""
 

@@ -27,6 +27,7 @@ import functools
 import os
 import signal
 import sys
+import types
 from collections.abc import Iterator
 
 __all__ = ["require_main_guard", "sigint_blocked"]
@@ -46,8 +47,9 @@ def _is_main_test(test: ast.expr) -> str | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1
             and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
         return None
-    sides = {type(side).__name__: side for side in (test.left, test.comparators[0])}
-    name, constant = sides.get("Name"), sides.get("Constant")
+    sides = (test.left, test.comparators[0])
+    name = next((side for side in sides if isinstance(side, ast.Name)), None)
+    constant = next((side for side in sides if isinstance(side, ast.Constant)), None)
     if name is None or constant is None or name.id != "__name__" \
             or constant.value != "__main__":
         return None
@@ -74,7 +76,7 @@ def _guarded_lines(filename: str, mtime: float) -> tuple[tuple[int, int], ...] |
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         test = _is_main_test(node.test) if isinstance(node, ast.If) else None
-        if test is not None:
+        if isinstance(node, ast.If) and test is not None:
             body = node.body if test == "==" else node.orelse
             if body:
                 spans.append((body[0].lineno, body[-1].end_lineno or body[-1].lineno))
@@ -86,7 +88,7 @@ def _guarded_lines(filename: str, mtime: float) -> tuple[tuple[int, int], ...] |
 def _unguarded_top_level() -> tuple[str, int] | None:
     """``(file, line)`` if the main script's top level is running outside its guard."""
     main = sys.modules.get("__main__")
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         if main is not None and frame.f_globals is vars(main) \
                 and frame.f_code.co_name == "<module>":

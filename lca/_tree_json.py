@@ -17,8 +17,8 @@ import typing
 from typing import Any
 
 from lca._validate import MAX_N, SEED_LIMIT, is_int, show
-from lca.derive import Path, check_path
 from lca.decisions import Decision, LeafDecision, NodeDecision
+from lca.derive import Path, check_path
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "read_document"]
 
@@ -110,7 +110,7 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
         raise ValueError(f"{_OWNER}: 'oracle' must be a string (the oracle's name). "
                          f"Got {show(document['oracle'])} instead.")
     params = document["params"]
-    if not isinstance(params, dict) or getattr(params, "repeated", ()) \
+    if not isinstance(params, dict) or getattr(params, "repeated", None) \
             or not is_int(params.get("n")) or params["n"] != n \
             or not is_int(params.get("depth")) or params["depth"] < 0:
         raise ValueError(f"{_OWNER}: 'params' must be an object of lca.Params fields, each "
@@ -122,7 +122,7 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
 def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
     """The optional display fields: feature names by variable, the labels' class names."""
     features = document.get("features", {})
-    if not isinstance(features, dict) or getattr(features, "repeated", ()) or not all(
+    if not isinstance(features, dict) or getattr(features, "repeated", None) or not all(
             _variable_key(key, n) and isinstance(name, str) for key, name in features.items()):
         raise ValueError(f"{_OWNER}: 'features' must map variable numbers in [0, {n}), written "
                          f"as to_json writes them (\"7\", not \"07\"), to names, each once. "
@@ -154,13 +154,7 @@ def _entries(entries: Any, n: int, longest: int
     for index, entry in enumerate(entries):
         where = f"entry {index} of 'nodes'"
         entry = _keys(where, entry, ("path", "kind", "decision"), ("conditions",))
-        raw = entry["path"]
-        if isinstance(raw, list) and all(isinstance(step, list) for step in raw):
-            raw = tuple(tuple(step) for step in raw)
-        try:
-            path = check_path(raw, n, f"{_OWNER}: {where}", max_length=longest)
-        except (TypeError, ValueError) as error:  # wrong content of 'text': a ValueError
-            raise ValueError(str(error)) from None
+        path = _entry_path(entry["path"], where, n, longest)
         where = f"node {path} ({where})"
         if path in decisions:
             raise ValueError(f"{_OWNER}: {where} is listed twice")
@@ -170,27 +164,48 @@ def _entries(entries: Any, n: int, longest: int
                              "expected 'node' or 'leaf'.")
         decision = _decision(where, kind, entry["decision"])
         if isinstance(decision, NodeDecision):
-            if not 0 <= decision.variable < n or decision.variable in dict(path):
-                raise ValueError(f"{_OWNER}: {where}: the variable must be in [0, {n}) and "
-                                 f"not on the node's path. Got {show(decision.variable)} "
-                                 "instead.")
-            if len(path) == longest:
-                raise ValueError(f"{_OWNER}: {where}: a node at depth {longest} = min(depth,"
-                                 " n) must be a leaf.")
-            pair = entry.get("conditions")
-            if not (isinstance(pair, list) and len(pair) == 2
-                    and all(isinstance(c, str) for c in pair)):
-                raise ValueError(f"{_OWNER}: {where}: 'conditions' must be a list of two "
-                                 f"strings. Got {show(pair)} instead.")
-            conditions[path] = (pair[0], pair[1])
+            conditions[path] = _node_conditions(where, entry, decision, path, n, longest)
         else:
-            if decision.label not in (-1, 1):
-                raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
-                                 f"Got {show(decision.label)} instead.")
-            if "conditions" in entry:
-                raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
+            _check_leaf(where, entry, decision)
         decisions[path] = decision
     return decisions, conditions
+
+
+def _entry_path(raw: Any, where: str, n: int, longest: int) -> Path:
+    """An entry's path, its JSON lists read as tuples, checked as every node path is."""
+    if isinstance(raw, list) and all(isinstance(step, list) for step in raw):
+        raw = tuple(tuple(step) for step in raw)
+    try:
+        return check_path(raw, n, f"{_OWNER}: {where}", max_length=longest)
+    except (TypeError, ValueError) as error:  # wrong content of 'text': a ValueError
+        raise ValueError(str(error)) from None
+
+
+def _node_conditions(where: str, entry: dict[str, Any], decision: NodeDecision, path: Path,
+                     n: int, longest: int) -> tuple[str, str]:
+    """An internal node's two conditions, after checking its variable and depth."""
+    if not 0 <= decision.variable < n or decision.variable in dict(path):
+        raise ValueError(f"{_OWNER}: {where}: the variable must be in [0, {n}) and "
+                         f"not on the node's path. Got {show(decision.variable)} "
+                         "instead.")
+    if len(path) == longest:
+        raise ValueError(f"{_OWNER}: {where}: a node at depth {longest} = min(depth,"
+                         " n) must be a leaf.")
+    pair = entry.get("conditions")
+    if not (isinstance(pair, list) and len(pair) == 2
+            and all(isinstance(c, str) for c in pair)):
+        raise ValueError(f"{_OWNER}: {where}: 'conditions' must be a list of two "
+                         f"strings. Got {show(pair)} instead.")
+    return pair[0], pair[1]
+
+
+def _check_leaf(where: str, entry: dict[str, Any], decision: LeafDecision) -> None:
+    """A leaf's label is -1 or +1 and it has no conditions."""
+    if decision.label not in (-1, 1):
+        raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
+                         f"Got {show(decision.label)} instead.")
+    if "conditions" in entry:
+        raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
 
 
 def _one_tree(decisions: dict[Path, Decision]) -> None:

@@ -12,8 +12,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from lca import derive
-from lca._cli_options import (PAPER_LEAF_SAMPLES, PAPER_SCORE_SAMPLES, add_noisy_tree_options,
-                              int_in, noisy_tree_setup)
+from lca._cli_options import (
+    PAPER_LEAF_SAMPLES,
+    PAPER_SCORE_SAMPLES,
+    add_noisy_tree_options,
+    int_in,
+    noisy_tree_setup,
+)
 from lca._cli_parallel import add_consistency_command
 from lca.models.cli import add_distill_command
 from lca.reconstruct import LowMarginWarning, Reconstructor, progress_bar

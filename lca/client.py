@@ -122,7 +122,10 @@ class Client:
                              "Got an empty list instead.")
         self._targets = [_check_url(each) for each in urls]
         self.urls = tuple(urls)
-        if isinstance(timeout, bool) or not isinstance(timeout, Real) or not timeout > 0:
+        # int and float name the annotated type for the type checker; Real also admits
+        # numpy's floats and Fraction.
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, Real)) \
+                or not timeout > 0:
             raise ValueError(f"The 'timeout' parameter of Client must be a number of seconds "
                              f"> 0. Got {timeout!r} instead.")
         self.timeout = float(timeout)
@@ -230,17 +233,17 @@ class Client:
                 continue
             try:
                 reply = json.loads(text)
-                error = reply.get("error") if status >= 400 else None
-                message = error["message"] if error else None
+                refusal = reply.get("error") if status >= 400 else None
+                message = refusal["message"] if refusal else None
             except (ValueError, AttributeError, TypeError, KeyError):
-                reply, error, message = None, None, text.decode("utf-8", "replace")[:500]
+                reply, refusal, message = None, None, text.decode("utf-8", "replace")[:500]
             if status == 503:
                 failures.append(f"{url}: 503: {message}")
                 continue
             self._preferred = index
             if 400 <= status < 500:
                 raise RequestRejected(f"{url}{path} refused the request ({status}): {message}",
-                                      status=status, field=error and error.get("field"),
+                                      status=status, field=refusal and refusal.get("field"),
                                       url=url)
             if status != 200 or not isinstance(reply, dict):
                 raise ServerError(f"{url}{path} failed ({status}): {message}",
@@ -358,7 +361,10 @@ def _explanation(reply: dict[str, Any], seed: int, n: int) -> ServedExplanation:
 
 
 def _signs(rows: np.ndarray) -> list[str]:
-    """Each row of ``±1`` as a string of ``+`` and ``-`` (``44 - 1`` is ``+``, ``44 + 1`` is ``-``)."""
+    """Each row of ``±1`` as a string of ``+`` and ``-``.
+
+    ``44 - 1`` is ``+``, ``44 + 1`` is ``-``.
+    """
     n = rows.shape[1]
     text = (44 - rows.astype(np.int16)).astype(np.uint8).tobytes().decode("ascii")
     return [text[i:i + n] for i in range(0, len(text), n)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -37,9 +38,9 @@ from lca._processes import RERUNS_MAIN, require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_seed, problem
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params
 from lca.parallel import ReplicaPool
 from lca.parallel.worker import describe_replica
+from lca.params import Params
 from lca.reconstruct import LeafDecision, NodeDecision, Reconstructor, answer
 
 __all__ = [
@@ -434,8 +435,6 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
         agree. Every replica is itself deterministic, so a report is a
         deterministic function of the arguments (timings aside).
     """
-    import sys
-
     owner = "check_consistency"
     describe_replica(oracle, params, owner)
     seed = check_seed(owner, seed)
@@ -444,40 +443,58 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
     if dask is not None and not isinstance(dask, bool):
         raise TypeError(problem(owner, "dask", "a bool or None", dask))
     check_flag(owner, "progress", progress)
-    if isinstance(queries, Integral) and not isinstance(queries, bool):
-        if queries < 1:
-            raise ValueError(f"The 'queries' parameter of {owner} must be an int >= 1 or "
-                             f"an array of points. Got {queries!r} instead.")
-        points = uniform_queries(seed, params.n, int(queries))
-    else:
-        points = check_points(queries, params.n, what="queries")
-    if isinstance(replicas, Integral) and not isinstance(replicas, bool):
-        if replicas < 2:
-            raise ValueError(f"The 'replicas' parameter of {owner} must be at least 2. "
-                             f"Got {replicas!r} instead.")
-        use_dask = _dask_available() if dask is None else dask
-        specs = default_replicas(int(replicas), workers=workers, pure_queries=pure_queries,
-                                 dask=use_dask)
-    else:
-        if isinstance(replicas, (bool, str, bytes)) or not isinstance(replicas, Sequence):
-            raise TypeError(f"The 'replicas' parameter of {owner} must be an int >= 2 or a "
-                            f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
-        specs = list(replicas)
-        if not specs or not all(isinstance(s, ReplicaSpec) for s in specs):
-            raise TypeError(f"The 'replicas' parameter of {owner} must be an int or a "
-                            f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
+    points = _query_points(owner, queries, seed, params.n)
+    specs = _replica_specs(owner, replicas, workers, pure_queries, dask)
     # Before any replica runs: a script without a main guard must not get halfway.
     # (Dask's local cluster starts its workers with spawn.)
     methods = {"spawn" if spec.kind == "dask" else spec.start_method for spec in specs}
     method = next((method for method in RERUNS_MAIN if method in methods), None)
     if method is not None:
         require_main_guard(owner, method)
-    cluster = client = None
+    return compare(_run_replicas(specs, oracle, params, seed, points, dask_scheduler,
+                                 progress))
+
+
+def _query_points(owner: str, queries: int | Any, seed: int, n: int) -> np.ndarray:
+    """The points of ``queries``: that many uniform ones derived from ``seed``, or checked."""
+    if isinstance(queries, Integral) and not isinstance(queries, bool):
+        if queries < 1:
+            raise ValueError(f"The 'queries' parameter of {owner} must be an int >= 1 or "
+                             f"an array of points. Got {queries!r} instead.")
+        return uniform_queries(seed, n, int(queries))
+    return check_points(queries, n, what="queries")
+
+
+def _replica_specs(owner: str, replicas: int | Sequence[ReplicaSpec], workers: int,
+                   pure_queries: int, dask: bool | None) -> list[ReplicaSpec]:
+    """The replicas to run: :func:`default_replicas` of a count, or the checked specs."""
+    if isinstance(replicas, Integral) and not isinstance(replicas, bool):
+        if replicas < 2:
+            raise ValueError(f"The 'replicas' parameter of {owner} must be at least 2. "
+                             f"Got {replicas!r} instead.")
+        use_dask = _dask_available() if dask is None else dask
+        return default_replicas(int(replicas), workers=workers, pure_queries=pure_queries,
+                                dask=use_dask)
+    if isinstance(replicas, (bool, str, bytes)) or not isinstance(replicas, Sequence):
+        raise TypeError(f"The 'replicas' parameter of {owner} must be an int >= 2 or a "
+                        f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
+    specs = list(replicas)
+    if not specs or not all(isinstance(s, ReplicaSpec) for s in specs):
+        raise TypeError(f"The 'replicas' parameter of {owner} must be an int or a "
+                        f"non-empty sequence of ReplicaSpec. Got {replicas!r} instead.")
+    return specs
+
+
+def _run_replicas(specs: Sequence[ReplicaSpec], oracle: Oracle, params: Params, seed: int,
+                  points: np.ndarray, dask_scheduler: Any,
+                  progress: bool) -> list[ReplicaOutcome]:
+    """Each replica's outcome, in order; a Dask replica without a scheduler gets a local one."""
+    local = None
     if any(s.kind == "dask" for s in specs) and dask_scheduler is None:
         dask_scheduler = _active_client()
         if dask_scheduler is None:
-            cluster, client = _local_cluster()
-            dask_scheduler = client
+            local = _local_cluster()
+            dask_scheduler = local[1]
     try:
         outcomes = []
         for index, spec in enumerate(specs):
@@ -488,10 +505,11 @@ def check_consistency(oracle: Oracle, params: Params, *, seed: int,
                 print(f"replica {index + 1}/{len(specs)} {spec.name}: "
                       f"{outcome.seconds:.2f} s", file=sys.stderr)
     finally:
-        if client is not None:
+        if local is not None:
+            cluster, client = local
             client.close()
             cluster.close()
-    return compare(outcomes)
+    return outcomes
 
 
 def _active_client() -> Any:

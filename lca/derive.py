@@ -24,7 +24,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import xxhash
@@ -92,35 +92,43 @@ def check_path(path: Any, n: int | None, owner: str, *,
     high = 1 << 64 if n is None else n
     # The common case (a tuple of (int, int) tuples, as the library builds
     # them), cheaply: this runs for every node the reconstructor derives.
-    if type(path) is tuple:
-        seen_fast = set()
-        for step in path:
-            if type(step) is not tuple or len(step) != 2:
-                break
-            var, value = step
-            if type(var) is not int or type(value) is not int or not 0 <= var < high \
-                    or (value != 1 and value != -1) or var in seen_fast:
-                break
-            seen_fast.add(var)
-        else:
-            return path
+    if _is_plain_path(path, high):
+        return path
     seen: set[int] = set()
-    out = []
+    return tuple(_checked_step(step, high, seen, owner) for step in path)
+
+
+def _is_plain_path(path: Any, high: int) -> TypeGuard[Path]:
+    """Whether ``path`` is already a valid tuple of ``(int, int)`` tuples (no conversion)."""
+    if type(path) is not tuple:
+        return False
+    seen = set()
     for step in path:
-        if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
-                isinstance(v, Integral) and not isinstance(v, bool) for v in step):
-            raise TypeError(f"{owner}: each path step must be a pair of ints "
-                            f"(variable, value); got {step!r}")
-        var, value = int(step[0]), int(step[1])
-        if not 0 <= var < high:
-            raise ValueError(f"{owner}: path variable must be in [0, {high}); got {var}")
-        if value not in (-1, 1):
-            raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
-        if var in seen:
-            raise ValueError(f"{owner}: path fixes variable {var} twice")
+        if type(step) is not tuple or len(step) != 2:
+            return False
+        var, value = step
+        if type(var) is not int or type(value) is not int or not 0 <= var < high \
+                or (value != 1 and value != -1) or var in seen:
+            return False
         seen.add(var)
-        out.append((var, value))
-    return tuple(out)
+    return True
+
+
+def _checked_step(step: Any, high: int, seen: set[int], owner: str) -> tuple[int, int]:
+    """One step of a path as ``(variable, value)`` ints, new to ``seen`` (which it joins)."""
+    if not isinstance(step, (tuple, list)) or len(step) != 2 or not all(
+            isinstance(v, Integral) and not isinstance(v, bool) for v in step):
+        raise TypeError(f"{owner}: each path step must be a pair of ints "
+                        f"(variable, value); got {step!r}")
+    var, value = int(step[0]), int(step[1])
+    if not 0 <= var < high:
+        raise ValueError(f"{owner}: path variable must be in [0, {high}); got {var}")
+    if value not in (-1, 1):
+        raise ValueError(f"{owner}: path value must be -1 or +1; got {value}")
+    if var in seen:
+        raise ValueError(f"{owner}: path fixes variable {var} twice")
+    seen.add(var)
+    return var, value
 
 
 def _u64le(value: int) -> bytes:
@@ -315,7 +323,9 @@ def noise_threshold(noise_rate: float) -> int:
     """
     message = ("noise rate must be a real number in the range (0, 1] (the 'noise_rate' "
                f"parameter of noise_threshold). Got {noise_rate!r} instead.")
-    if isinstance(noise_rate, bool) or not isinstance(noise_rate, Real):
+    # int and float name the annotated type for the type checker; Real also admits
+    # numpy's floats and Fraction.
+    if isinstance(noise_rate, bool) or not isinstance(noise_rate, (int, float, Real)):
         raise TypeError(message)
     if not 0 < noise_rate <= 1:  # also rejects NaN
         raise ValueError(message)
@@ -341,8 +351,9 @@ def flip_masks(key: int, n: int, start: int, stop: int, threshold: int,
     ``acc = 0`` and going from the lowest bit of ``T`` up, ``acc |= w_t`` where
     bit ``t`` of ``T`` is 1 and ``acc &= w_t`` where it is 0: a bit of the
     result is 1 exactly when the uniform 16-bit number ``N`` formed by the
-    planes (bit ``t`` from plane ``t``) satisfies ``N >= 2**16 - T``. Planes below the lowest set bit of ``T`` leave ``acc = 0``
-    and are not generated. Coordinates on ``path`` and past ``n`` never flip.
+    planes (bit ``t`` from plane ``t``) satisfies ``N >= 2**16 - T``. Planes
+    below the lowest set bit of ``T`` leave ``acc = 0`` and are not
+    generated. Coordinates on ``path`` and past ``n`` never flip.
     """
     owner = "flip_masks"
     n, start, stop = _check_range(owner, n, start, stop)
@@ -460,7 +471,10 @@ _CONSTRUCTOR_TAG = b"lca/targets/v1"
 
 
 def constructor_key(purpose: str, seed: int) -> int:
-    """Key ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))`` for seeded constructors."""
+    """The key of seeded constructors.
+
+    ``xxh3_128(b"lca/targets/v1" || frame(purpose) || u64(seed))``.
+    """
     purpose = _check_purpose("constructor_key", purpose)
     seed = _check_index("constructor_key", "seed", seed, 0, SEED_LIMIT)
     return xxhash.xxh3_128_intdigest(

@@ -20,7 +20,8 @@ is chunked and wherever the blocks run.
     >>> params = lca.Params.practical(n=16, depth=3, noise_rate=0.1,
     ...                               score_samples=100, leaf_samples=50)
     >>> points = np.ones((6, 16), dtype=np.int8)
-    >>> lazy = answer_array(points, oracle=f, params=params, seed=7, rows_per_block=4)  # doctest: +SKIP
+    >>> lazy = answer_array(points, oracle=f, params=params, seed=7,
+    ...                     rows_per_block=4)  # doctest: +SKIP
     >>> lazy.compute(scheduler="sync")  # doctest: +SKIP
     array([...], dtype=int8)
 """
@@ -36,8 +37,8 @@ import xxhash
 
 from lca._validate import check_int, check_seed
 from lca.oracle import Oracle, check_points
-from lca.params import Params
 from lca.parallel.worker import describe_replica
+from lca.params import Params
 from lca.reconstruct import Reconstructor
 
 __all__ = ["answer_array", "answer_bag", "replica_results"]

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from lca import derive
 from lca.oracle import Oracle
 
 __all__ = ["Request", "Scheduler", "Steps", "Task", "WORKING_BYTES", "chunk_rows", "drive",
@@ -72,6 +73,12 @@ class Request:
     count: int
     rows: Callable[[int, int], np.ndarray]
     paths: Sequence[Any] = ()
+
+
+def points_request(purpose: str, words: np.ndarray, n: int, paths: Sequence[Any]) -> Request:
+    """A request for the packed points ``words`` (``n`` variables), unpacked on demand."""
+    return Request(purpose, words.shape[0],
+                   lambda lo, hi: derive.unpack_points(words[lo:hi], n), paths)
 
 
 Steps = Generator[Request, np.ndarray, Any]
@@ -122,7 +129,7 @@ def _joined(requests: list[Request]) -> Request:
 
     def rows(lo: int, hi: int) -> np.ndarray:
         parts = [request.rows(max(lo, first) - first, min(hi, last) - first)
-                 for request, first, last in zip(requests, bounds[:-1], bounds[1:])
+                 for request, first, last in zip(requests, bounds[:-1], bounds[1:], strict=True)
                  if max(lo, first) < min(hi, last)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -178,6 +185,18 @@ class Task:
     done: bool = False
     _steps: Steps | None = field(default=None, repr=False)
     _request: Request | None = field(default=None, repr=False)
+
+    @property
+    def steps(self) -> Steps:
+        """The steps of an admitted task that has not returned."""
+        assert self._steps is not None, "the task is not running"
+        return self._steps
+
+    @property
+    def request(self) -> Request:
+        """The request a running task waits on (its steps' last yield)."""
+        assert self._request is not None, "the task is not running"
+        return self._request
 
 
 class Scheduler:
@@ -249,7 +268,7 @@ class Scheduler:
             if self._expired():
                 self.stopped = "time_limit"
                 for task in active:
-                    task._steps.close()
+                    task.steps.close()
                 return False
             outstanding -= self._gathered_step(active)
             for task in active:
@@ -262,7 +281,7 @@ class Scheduler:
     def _advance(self, task: Task, values: np.ndarray | None) -> bool:
         """Send ``values`` (or start); True once the task has returned its results."""
         try:
-            task._request = next(task._steps) if values is None else task._steps.send(values)
+            task._request = next(task.steps) if values is None else task.steps.send(values)
         except StopIteration as stop:
             task.results, task.done, task._request = stop.value, True, None
             task._steps = None
@@ -278,10 +297,10 @@ class Scheduler:
         Returns the queries spent.
         """
         step = chunk_rows(self.oracle.n)
-        if len(active) == 1 and 0 < active[0]._request.count <= step:
+        if len(active) == 1 and 0 < active[0].request.count <= step:
             # One request in one call (a single answer's path): no batch bookkeeping.
             task = active[0]
-            request = task._request
+            request = task.request
             got = _call(self.oracle, request.rows(0, request.count), [request], self.seed)
             self.calls += 1
             self.spent += got.size
@@ -292,7 +311,7 @@ class Scheduler:
         batch: list[tuple[Task, int, int]] = []
         size = 0
         for task in active:
-            request = task._request
+            request = task.request
             lo = 0
             while lo < request.count:
                 take = min(request.count - lo, step - size)
@@ -315,9 +334,9 @@ class Scheduler:
 
     def _send(self, batch: list[tuple[Task, int, int]],
               values: dict[int, list[np.ndarray]]) -> None:
-        parts = [task._request.rows(lo, hi) for task, lo, hi in batch]
+        parts = [task.request.rows(lo, hi) for task, lo, hi in batch]
         points = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        result = _call(self.oracle, points, [task._request for task, _, _ in batch], self.seed)
+        result = _call(self.oracle, points, [task.request for task, _, _ in batch], self.seed)
         self.calls += 1
         self.spent += points.shape[0]
         at = 0

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
@@ -25,10 +24,10 @@ from lca import derive, estimator
 from lca._validate import check_int, check_real
 from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
-from lca.engine import Request, Steps, drive
+from lca.engine import Steps, drive, points_request
 from lca.estimator import Estimator, NodeContext
 from lca.oracle import Oracle
-from lca.params import finite
+from lca.params import Params, finite
 
 __all__ = [
     "SCORE",
@@ -95,9 +94,7 @@ def _score_steps(n: int, seed: int, path: Path, start: int, stop: int,
         x = derive.uniform_points(key, n, lo, hi, path)
         flips = derive.flip_masks(key, n, lo, hi, threshold, path)
         both = np.concatenate([x, x ^ flips])
-        values = yield Request("score", both.shape[0],
-                               lambda a, b, both=both: derive.unpack_points(both[a:b], n),
-                               (path,))
+        values = yield points_request("score", both, n, (path,))
         differ = values[:hi - lo] != values[hi - lo:]
         disagreeing = flips[differ]
         disagreements += int(differ.sum())
@@ -154,7 +151,7 @@ def estimate_scores(oracle: Oracle, seed: int, path: Path, noise_rate: float, *,
     if (samples is None) == (tau is None or delta is None):
         raise ValueError("estimate_scores needs either 'samples' or both 'tau' and 'delta'; "
                          f"got samples={samples!r}, tau={tau!r}, delta={delta!r}")
-    if samples is None:
+    if samples is None and tau is not None and delta is not None:  # the check above
         samples = samples_for_accuracy(tau, delta, oracle.n)
     samples = check_int("estimate_scores", "samples", samples, 1)
     threshold = derive.noise_threshold(noise_rate)
@@ -207,8 +204,7 @@ def _leaf_steps(n: int, seed: int, path: Path, start: int, stop: int) -> Steps:
     step = 2 * _block(n)
     for lo in range(start, stop, step):
         x = derive.uniform_points(key, n, lo, min(lo + step, stop), path)
-        values = yield Request("leaf", x.shape[0],
-                               lambda a, b, x=x: derive.unpack_points(x[a:b], n), (path,))
+        values = yield points_request("leaf", x, n, (path,))
         total += int(values.sum(dtype=np.int64))
     return total
 
@@ -326,7 +322,7 @@ class AdaptiveLeaf:
     certified: bool
 
 
-def _decisions_in_tree(params: Any) -> int:
+def _decisions_in_tree(params: Params) -> int:
     # Every node and leaf of a complete depth-d tree: at most 2^(d+1) decisions.
     return 2 ** (params.path_length + 1)
 
@@ -356,12 +352,14 @@ def _leader_is_certified(leader: int, free: np.ndarray, counts: ScoreCounts,
     return bool(np.max(gap) <= tau)
 
 
-def _adaptive_node_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
+def _adaptive_node_steps(n: int, seed: int, path: Path, params: Params) -> Steps:
+    eps, delta, tau = params.eps, params.delta, params.tau
+    assert eps is not None and delta is not None and tau is not None, "validate() checks"
     rounds = anytime_rounds(params.first_round, params.score_samples)
     # One-sided events per round: gain and loss bounds for every ordered pair,
     # plus the noise-sensitivity bound.
     events = (2 * n * n + 1) * len(rounds) * _decisions_in_tree(params)
-    log_term = ln_upper(Fraction(events) / (Fraction(params.delta) / 2))
+    log_term = ln_upper(Fraction(events) / (Fraction(delta) / 2))
     free = np.ones(n, dtype=bool)
     free[[var for var, _ in path]] = False
     disagreements, flipped_sum, rows = 0, np.zeros(n, dtype=np.int64), []
@@ -374,16 +372,16 @@ def _adaptive_node_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
         rows += new_rows
         done = size
         counts = ScoreCounts(size, disagreements, disagreements - flipped_sum)
-        if bernoulli_upper(disagreements, size, log_term) <= params.noise_rate * params.eps:
+        if bernoulli_upper(disagreements, size, log_term) <= params.noise_rate * eps:
             return AdaptiveNode(counts, None, True)
         leader = choose_variable(counts, path)
         if _leader_is_certified(leader, free, counts, np.concatenate(rows), params.noise_rate,
-                                params.tau, log_term):
+                                tau, log_term):
             return AdaptiveNode(counts, leader, True)
     return AdaptiveNode(counts, leader, False)
 
 
-def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Any) -> AdaptiveNode:
+def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Params) -> AdaptiveNode:
     """Figure BuildStrand step (a) with anytime stopping (at most ``score_samples``).
 
     After each round of :func:`anytime_rounds`: if ``NS_p(f_path) <= p eps`` is
@@ -400,10 +398,12 @@ def adaptive_node(oracle: Oracle, seed: int, path: Path, params: Any) -> Adaptiv
     return drive(_adaptive_node_steps(oracle.n, seed, path, params), oracle, seed)
 
 
-def _adaptive_leaf_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
+def _adaptive_leaf_steps(n: int, seed: int, path: Path, params: Params) -> Steps:
+    eps, delta = params.eps, params.delta
+    assert eps is not None and delta is not None, "validate() checks"
     rounds = anytime_rounds(params.first_round, params.leaf_samples)
     events = 4 * len(rounds) * _decisions_in_tree(params)
-    log_term = ln_upper(Fraction(events) / (Fraction(params.delta) / 2))
+    log_term = ln_upper(Fraction(events) / (Fraction(delta) / 2))
     total = 0
     done = 0
     for size in rounds:
@@ -415,13 +415,13 @@ def _adaptive_leaf_steps(n: int, seed: int, path: Path, params: Any) -> Steps:
         lower = max(float(bernoulli_lower(plus, size, log_term)),
                     1 - float(bernoulli_upper(size - plus, size, log_term)))
         sign_known = lower > 0.5 or upper < 0.5
-        small = upper <= (1 + params.eps) / 2 and lower >= (1 - params.eps) / 2
+        small = upper <= (1 + eps) / 2 and lower >= (1 - eps) / 2
         if sign_known or small:
             return AdaptiveLeaf(total, size, True)
     return AdaptiveLeaf(total, done, False)
 
 
-def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Any) -> AdaptiveLeaf:
+def adaptive_leaf(oracle: Oracle, seed: int, path: Path, params: Params) -> AdaptiveLeaf:
     """Figure BuildStrand step (c) with anytime stopping (at most ``leaf_samples``).
 
     Stops once the sign of ``E[f_path]`` is certified, or ``|E[f_path]| <= eps``
@@ -488,13 +488,13 @@ class ScoreEstimator(Estimator):
 
     name = "score"
 
-    def validate(self, params: Any) -> None:
+    def validate(self, params: Params) -> None:
         if params.adaptive and None in (params.tau, params.eps, params.delta):
             raise ValueError("Adaptive Params need 'tau', 'eps' and 'delta' (the accuracy "
                              "and failure probability to certify). Got "
                              f"tau={params.tau!r}, eps={params.eps!r}, "
                              f"delta={params.delta!r}.")
-        if params.adaptive and not params.eps < ADAPTIVE_EPS_LIMIT:
+        if params.adaptive and params.eps is not None and not params.eps < ADAPTIVE_EPS_LIMIT:
             # An early leaf has Var(f_path) <= 2 eps, so |E f_path| >= sqrt(1 - 2 eps)
             # > eps for eps < sqrt(2) - 1: the "magnitude small" stop cannot fire there
             # and its label is the certified sign (docs/theory.md §6).
@@ -524,26 +524,26 @@ class ScoreEstimator(Estimator):
         leaf = yield from _adaptive_leaf_steps(n, seed, path, params)
         return LeafDecision(leaf_label(leaf.total), leaf.samples, leaf.total, leaf.certified)
 
-    def max_node_queries(self, params: Any) -> int:
+    def max_node_queries(self, params: Params) -> int:
         """``2 * score_samples``: each run queries ``f(x)`` and ``f(y)`` (adaptive
         mode stops at or before the cap)."""
         return 2 * params.score_samples
 
-    def max_leaf_queries(self, params: Any) -> int:
+    def max_leaf_queries(self, params: Params) -> int:
         """``leaf_samples``: one query each (adaptive mode stops at or before it)."""
         return params.leaf_samples
 
-    def early_leaves(self, params: Any) -> bool:
+    def early_leaves(self, params: Params) -> bool:
         return params.adaptive
 
-    def node_memory(self, params: Any) -> int:
+    def node_memory(self, params: Params) -> int:
         # One block of packed points, flip masks and copies; the disagreeing
         # rows kept for the adaptive certificate.
         words = derive.words_per_point(params.n)
         block = min(params.score_samples, _block(params.n))
         return 8 * words * (4 * block + (params.score_samples if params.adaptive else 0))
 
-    def describe(self, params: Any) -> str:
+    def describe(self, params: Params) -> str:
         lines = [f"lca parameters ({params.preset} preset)"]
         if params.size is not None:
             lines.append(f"  target size s         {params.size}")
@@ -579,6 +579,7 @@ class ScoreEstimator(Estimator):
             lines.append("  guarantee             every decision right at this depth, rate "
                          "and tau w.p. >= 1-delta; no error bound by itself")
         elif (params.constants is not None and params.constants.proof_holds
+              and params.requested_noise_rate is not None  # always: Params sets it
               and params.requested_noise_rate < 1.0):
             # Size version (from_theory sets size) or depth/measure version;
             # adaptive early leaves add eps (docs/theory.md §1, §2, §6).

@@ -25,17 +25,16 @@ import abc
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
-
+from typing import TYPE_CHECKING, Any
 
 from lca._validate import check_int
 from lca.derive import Path
 from lca.engine import Steps, together
 
-__all__ = ["Estimator", "Memo", "NodeContext", "get", "names", "register"]
+if TYPE_CHECKING:  # lca.params imports this module to find its estimator
+    from lca.params import Params
 
-Params = Any
-"""An :class:`lca.Params` (not imported: :mod:`lca.params` finds estimators here)."""
+__all__ = ["Estimator", "Memo", "NodeContext", "get", "names", "register"]
 
 
 class Memo:

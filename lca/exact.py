@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +79,8 @@ MAX_OPTIMUM_VARIABLES = 12
 
 _CHUNK_ROWS = 1 << 16  # rows per oracle call: bounds memory at ~64K * n bytes
 
-FunctionLike = Union[Oracle, np.ndarray]
-NestedTree = Union[int, dict]
+FunctionLike = Oracle | np.ndarray
+NestedTree = int | dict
 
 
 # --------------------------------------------------------------------------
@@ -119,7 +119,7 @@ def _function_n(f: Any, what: str) -> int:
 
 
 def _check_path(path: Any, n: int, where: str) -> dict[int, int]:
-    """Validate a path (:func:`lca.derive.check_path`); return ``{variable: value}`` in path order."""
+    """Validate a path (:func:`lca.derive.check_path`); ``{variable: value}`` in path order."""
     return dict(derive.check_path(path, n, where))
 
 

@@ -32,9 +32,9 @@ import numpy as np
 
 from lca import render
 from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
+from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
 from lca.params import Params
 from lca.render import Shown
 from lca.targets import DecisionTree

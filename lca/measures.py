@@ -32,8 +32,14 @@ import math
 from dataclasses import dataclass
 
 from lca._validate import check_int, check_real
-from lca.params import (Params, TheoryConstants, check_theory_overrides, finite, grid_rate,
-                        hoeffding_counts)
+from lca.params import (
+    Params,
+    TheoryConstants,
+    check_theory_overrides,
+    finite,
+    grid_rate,
+    hoeffding_counts,
+)
 
 __all__ = [
     "STATUSES",
@@ -308,10 +314,7 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
                         preset="theory", eps=eps, delta=delta, tau=tau,
                         constants=constants)
     elif preset == "practical":
-        if depth is None:
-            tree = math.ceil(depth_bound)
-        else:
-            tree = check_int(owner, "depth", depth, 0)
+        tree = math.ceil(depth_bound) if depth is None else check_int(owner, "depth", depth, 0)
         if leaf_samples is None:
             leaves = 2 ** min(tree, n)
             leaf_samples = math.ceil(finite(

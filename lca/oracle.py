@@ -208,8 +208,8 @@ def from_callable(fn: Callable[[np.ndarray], int], n: int,
     must return a Python or NumPy int; as in the batched path, a bool, float,
     complex or array raises :class:`OracleError` rather than being converted.
     """
-    return _PointwiseOracle(fn, n, name or getattr(fn, "__name__", "callable"),
-                            boolean=False)
+    label: str = name if name else getattr(fn, "__name__", "callable")
+    return _PointwiseOracle(fn, n, label, boolean=False)
 
 
 def from_boolean(fn: Callable[[np.ndarray], int], n: int,
@@ -221,5 +221,5 @@ def from_boolean(fn: Callable[[np.ndarray], int], n: int,
     must return the int ``0`` or ``1`` (a bool, e.g. ``x[0] == 1``, raises
     :class:`OracleError`: wrap it in ``int(...)``), as :func:`from_callable`.
     """
-    return _PointwiseOracle(fn, n, name or getattr(fn, "__name__", "boolean"),
-                            boolean=True)
+    label: str = name if name else getattr(fn, "__name__", "boolean")
+    return _PointwiseOracle(fn, n, label, boolean=True)

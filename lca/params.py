@@ -328,8 +328,9 @@ class Params:
         at the cap, when no variable stands out, at most ``eps`` of its
         points disagree with their majority and label noise could explain
         them (a heuristic). Other leaves are labelled from the ancestors'
-        points in their subcube, topped up with fresh ones to ``leaf_samples``. ``pairs`` and ``leaf_samples`` are at
-        most :func:`lca.search.max_samples` ``(n)`` (a node's points fit one array).
+        points in their subcube, topped up with fresh ones to ``leaf_samples``.
+        ``pairs`` and ``leaf_samples`` are at most :func:`lca.search.max_samples`
+        ``(n)`` (a node's points fit one array).
 
         Determinism and consistency hold as for every preset; the accuracy
         of the tree is measured (docs/benchmarks.md), not proved
@@ -408,8 +409,9 @@ class Params:
         streams as independent uniform bits), ``dist(T_seed, f) <= 20 opt_s +
         11 eps`` with the default constants (at the requested rate ``p``;
         :meth:`describe` gives the constant for ``p`` rounded to its grid);
-        adaptive mode adds at most ``eps`` more from early leaves. For an additive error ``alpha`` on top
-        of ``20 opt_s`` pass ``eps = alpha / 11`` (adaptive: ``alpha / 12``).
+        adaptive mode adds at most ``eps`` more from early leaves. For an
+        additive error ``alpha`` on top of ``20 opt_s`` pass ``eps = alpha /
+        11`` (adaptive: ``alpha / 12``).
 
         These are enormous (``s = 16, eps = 0.1`` gives ``d = 128000`` with the
         default constants ``c_d = 2, c_p = 1, c_tau = 1/2``); that is the

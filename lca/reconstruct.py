@@ -17,6 +17,7 @@ one node per level).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import warnings
@@ -27,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import (AnswerStats, Decision, LeafDecision, NodeDecision,
-                           is_guessed, split_rows)
+from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, is_guessed, split_rows
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
@@ -75,7 +75,7 @@ class Explanation:
         steps = " -> ".join(
             condition if node.margin is None
             else f"{condition} (margin {node.margin}{'*' if node.low_margin else ''})"
-            for condition, node in zip(conditions, self.nodes))
+            for condition, node in zip(conditions, self.nodes, strict=True))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
                 f"{self.stats.cache_hits} cache hits]")
@@ -202,6 +202,11 @@ class _Call:
     kept: dict[Path, Any] = field(default_factory=dict)
 
 
+def _ancestor_kept(call: _Call, path: Path, k: int) -> Any:
+    """What ``call`` kept of the ancestor ``path[:k]`` (a node context's lineage)."""
+    return call.kept[path[:k]]
+
+
 class _Stopped(Exception):
     """A limit stopped :meth:`Reconstructor._build_level` (``limit``, ``detail``)."""
 
@@ -325,7 +330,7 @@ class Reconstructor:
         """The estimator's steps for ``paths`` (all leaves or all internal nodes);
         they return ``(decision, kept)`` for each."""
         contexts = [NodeContext(self.params.n, seed, path, self.params,
-                                lambda k, path=path: call.kept[path[:k]], self._memo)
+                                functools.partial(_ancestor_kept, call, path), self._memo)
                     for path in paths]
         if len(paths[0]) == self.params.path_length:
             return [(leaf, None) for leaf in (yield from self._estimator.leaves(contexts))]
@@ -360,7 +365,7 @@ class Reconstructor:
             level = [path for path in paths if len(path) == depth]
             for lo in range(0, len(level), per_group):
                 group = level[lo:lo + per_group]
-                tasks.append(Task(group, lambda group=group: self._steps(seed, group, call),
+                tasks.append(Task(group, functools.partial(self._steps, seed, group, call),
                                   self._cap(depth) * len(group), memory * len(group)))
         budget = None if limits.max_queries is None \
             else limits.max_queries - call.stats.queries
@@ -380,7 +385,7 @@ class Reconstructor:
         raise _Stopped("time_limit", f"time_limit={limits.time_limit:g} s")
 
     def _file(self, seed: int, task: Task, call: _Call) -> None:
-        for path, (decision, kept) in zip(task.keys, task.results):
+        for path, (decision, kept) in zip(task.keys, task.results, strict=True):
             self._keep(seed, path, decision, kept, call)
 
     def _decided(self, seed: int, path: Path, call: _Call) -> Decision:

@@ -133,7 +133,7 @@ def to_text(tree: ReconstructedTree, merge: bool = True) -> str:
 
     def emit(path: Path, indent: int) -> None:
         variable = views[path].variable
-        for bit, condition in zip((-1, 1), tree.conditions[path]):
+        for bit, condition in zip((-1, 1), tree.conditions[path], strict=True):
             child = path + ((variable, bit),)
             end = outcome(child)
             if end is None:
@@ -203,8 +203,22 @@ def draw(tree: ReconstructedTree, max_levels: int = 4, ax: Any = None,
                                       1.4 * max_levels + 0.6))
     views = shown(tree, merge)
     drawn = [(p, v) for p, v in views.items() if len(p) < max_levels]
-    # x: drawn leaves (bottom of what is shown) take consecutive slots,
-    # parents sit midway between their children; y: minus the depth.
+    x = _x_positions(drawn)
+    right = max(x.values())
+    for path, view in drawn:
+        _draw_node(ax, tree, path, view, x[path], max_levels)
+        if path:
+            _draw_edge(ax, tree, path, x)
+    ax.set_xlim(-0.7, right + 0.7)
+    ax.set_ylim(-(max(len(p) for p, _ in drawn)) - 0.6, 0.6)
+    ax.set_axis_off()
+    ax.set_title(_title(tree, views, max_levels), fontsize=10)
+    return ax
+
+
+def _x_positions(drawn: list[tuple[Path, Shown]]) -> dict[Path, float]:
+    """Horizontal places: drawn leaves in consecutive slots, parents midway over children."""
+    # y is minus the depth; the bottom of what is shown takes the slots.
     x: dict[Path, float] = {}
     slot = 0
     for path, view in reversed(drawn):  # children before parents
@@ -216,41 +230,48 @@ def draw(tree: ReconstructedTree, max_levels: int = 4, ax: Any = None,
             slot += 1
     # reversed pre-order numbers the rightmost first; mirror to read left to right.
     right = max(x.values())
-    x = {p: right - v for p, v in x.items()}
+    return {p: right - v for p, v in x.items()}
+
+
+def _draw_node(ax: Any, tree: ReconstructedTree, path: Path, view: Shown, x: float,
+               max_levels: int) -> None:
+    """The box of one node at ``x``: unexplored, a leaf with its shares, or a feature name."""
     box = dict(boxstyle="round,pad=0.3", facecolor="white", edgecolor="0.3")
-    for path, view in drawn:
-        if view.kind == "unexplored":
-            label, style = "unexplored", dict(box, linestyle="--", edgecolor="0.6")
-        elif view.kind == "leaf":
-            label, style = _leaf_text(tree, view, lines=True), dict(box, facecolor="0.9")
-        else:
-            cut = len(path) == max_levels - 1
-            label = textwrap.fill(_node_name(tree, view.variable), 18) + (" …" if cut else "")
-            style = box
-        ax.text(x[path], -len(path), label, ha="center", va="center", bbox=style,
-                fontsize=8 if view.kind == "leaf" else 9, zorder=3)
-        if path:
-            parent = path[:-1]
-            condition = tree.conditions[parent][0 if path[-1][1] < 0 else 1]
-            ax.plot([x[parent], x[path]], [-len(parent), -len(path)], color="0.5",
-                    linewidth=1, zorder=1)
-            # Nearer the child than the parent, wrapped: siblings' labels
-            # would otherwise overlap under a wide parent.
-            ax.text(0.35 * x[parent] + 0.65 * x[path], -len(path) + 0.35,
-                    textwrap.fill(condition, 20),
-                    ha="center", va="center", fontsize=7, color="0.2", zorder=2,
-                    bbox=dict(boxstyle="square,pad=0.1", facecolor="white",
-                              edgecolor="none"))
-    ax.set_xlim(-0.7, right + 0.7)
-    ax.set_ylim(-(max(len(p) for p, _ in drawn)) - 0.6, 0.6)
-    ax.set_axis_off()
+    if view.kind == "unexplored":
+        label, style = "unexplored", dict(box, linestyle="--", edgecolor="0.6")
+    elif view.kind == "leaf":
+        label, style = _leaf_text(tree, view, lines=True), dict(box, facecolor="0.9")
+    else:
+        cut = len(path) == max_levels - 1
+        label = textwrap.fill(_node_name(tree, view.variable), 18) + (" …" if cut else "")
+        style = box
+    ax.text(x, -len(path), label, ha="center", va="center", bbox=style,
+            fontsize=8 if view.kind == "leaf" else 9, zorder=3)
+
+
+def _draw_edge(ax: Any, tree: ReconstructedTree, path: Path, x: dict[Path, float]) -> None:
+    """The line from the parent of ``path`` to it, labelled with the branch's condition."""
+    parent = path[:-1]
+    condition = tree.conditions[parent][0 if path[-1][1] < 0 else 1]
+    ax.plot([x[parent], x[path]], [-len(parent), -len(path)], color="0.5",
+            linewidth=1, zorder=1)
+    # Nearer the child than the parent, wrapped: siblings' labels
+    # would otherwise overlap under a wide parent.
+    ax.text(0.35 * x[parent] + 0.65 * x[path], -len(path) + 0.35,
+            textwrap.fill(condition, 20),
+            ha="center", va="center", fontsize=7, color="0.2", zorder=2,
+            bbox=dict(boxstyle="square,pad=0.1", facecolor="white",
+                      edgecolor="none"))
+
+
+def _title(tree: ReconstructedTree, views: dict[Path, Shown], max_levels: int) -> str:
+    """The drawing's title: the tree, whether levels were cut off, how many splits merged."""
     merged = sum(view.merged for view in views.values())
-    ax.set_title(f"T_{tree.seed} of {tree.oracle}"
-                 + (f" (top {max_levels} levels)" if any(
-                     len(p) >= max_levels for p in views) else "")
-                 + (f"\n{merged} split(s) between equal-label leaves merged; the "
-                    "function is unchanged" if merged else ""), fontsize=10)
-    return ax
+    return (f"T_{tree.seed} of {tree.oracle}"
+            + (f" (top {max_levels} levels)" if any(
+                len(p) >= max_levels for p in views) else "")
+            + (f"\n{merged} split(s) between equal-label leaves merged; the "
+               "function is unchanged" if merged else ""))
 
 
 def _percent(share: float) -> str:

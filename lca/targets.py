@@ -31,13 +31,13 @@ import math
 import os
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
 from lca._validate import MAX_N, check_int, check_seed, is_int
 from lca.derive import WordStream, constructor_key, pack_bits, point_hashes
-from lca.oracle import Oracle, oracle_n, check_points
+from lca.oracle import Oracle, check_points, oracle_n
 
 __all__ = [
     "DecisionTree",
@@ -56,7 +56,7 @@ __all__ = [
     "junta",
 ]
 
-Nested = Union[int, dict]
+Nested = int | dict
 
 _U64 = (1 << 64) - 1
 _MAX_JUNTA_BITS = 24
@@ -193,6 +193,9 @@ class DecisionTree(Oracle):
         var, minus, plus, value: the arrays above, in any node order whose
             root is node 0; they are validated and renumbered to pre-order.
     """
+
+    size: int  # an explicit tree knows both
+    depth: int
 
     def __init__(self, n: int, var: Any, minus: Any, plus: Any, value: Any) -> None:
         owner = "DecisionTree"
@@ -527,7 +530,7 @@ class LabelNoise(Oracle):
 
 
 def with_label_noise(target: Oracle, rate: float, seed: int) -> LabelNoise:
-    """``target`` with fixed label noise of rate ``rate`` in ``[0, 0.5]``; see :class:`LabelNoise`."""
+    """``target`` with fixed label noise of rate ``rate`` in ``[0, 0.5]`` (:class:`LabelNoise`)."""
     return LabelNoise(target, rate, seed)
 
 
@@ -548,7 +551,7 @@ class Parity(Oracle):
     tree, which is optimal). ``k = 0`` is the constant ``+1``.
     """
 
-    def __init__(self, n: int, variables: Sequence[int]) -> None:
+    def __init__(self, n: int, variables: Sequence[int] | np.ndarray) -> None:
         self.n = _check_n(n, "Parity")
         self.variables = np.sort(_check_variables(variables, self.n, "Parity"))
         k = len(self.variables)
@@ -590,7 +593,7 @@ class Multiplexer(Oracle):
     """
 
     def __init__(self, n: int, address_bits: int,
-                 variables: Sequence[int] | None = None) -> None:
+                 variables: Sequence[int] | np.ndarray | None = None) -> None:
         owner = "Multiplexer"
         self.n = _check_n(n, owner)
         k = check_int(owner, "address_bits", address_bits, 0)
@@ -657,7 +660,7 @@ class Tribes(Oracle):
     """
 
     def __init__(self, n: int, width: int, count: int,
-                 variables: Sequence[int] | None = None) -> None:
+                 variables: Sequence[int] | np.ndarray | None = None) -> None:
         owner = "Tribes"
         self.n = _check_n(n, owner)
         self.width = check_int(owner, "width", width, 1, self.n, high_text="n")
@@ -679,7 +682,7 @@ class Tribes(Oracle):
         """Tribes on each row; deterministic."""
         points = check_points(points, self.n)
         true = (points[:, self.variables] < 0).reshape(-1, self.count, self.width)
-        return np.where(true.all(axis=2).any(axis=1), -1, 1).astype(np.int8)
+        return np.where(np.any(true.all(axis=2), axis=1), -1, 1).astype(np.int8)
 
     def decision_tree(self) -> DecisionTree:
         """The natural tree described in the class docstring."""
@@ -711,7 +714,7 @@ class Majority(Oracle):
     order and stops as soon as the majority is decided.
     """
 
-    def __init__(self, n: int, variables: Sequence[int]) -> None:
+    def __init__(self, n: int, variables: Sequence[int] | np.ndarray) -> None:
         self.n = _check_n(n, "Majority")
         self.variables = np.sort(_check_variables(variables, self.n, "Majority"))
         k = len(self.variables)
@@ -746,7 +749,10 @@ class Majority(Oracle):
 
 
 def majority(n: int, k: int, seed: int) -> Majority:
-    """Majority of ``k`` (odd) distinct variables drawn uniformly from ``n`` (purpose ``"majority"``)."""
+    """Majority of ``k`` (odd) distinct variables drawn uniformly from ``n``.
+
+    The variables are drawn with purpose ``"majority"``.
+    """
     n = _check_n(n, "majority")
     k = check_int("majority", "k", k, 1, n, high_text="n")
     if k % 2 == 0:
@@ -765,7 +771,7 @@ class Junta(Oracle):
     ``depth <= k``; upper bounds on the minimum).
     """
 
-    def __init__(self, n: int, variables: Sequence[int], table: Any) -> None:
+    def __init__(self, n: int, variables: Sequence[int] | np.ndarray, table: Any) -> None:
         owner = "Junta"
         self.n = _check_n(n, owner)
         self.variables = _check_variables(variables, self.n, owner)

@@ -29,6 +29,7 @@ import platform
 import statistics
 import sys
 import time
+from functools import partial
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before numpy: one core's CPU time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -75,7 +76,7 @@ def _interleaved(calls, budget: float, repeats: int) -> list[float]:
     loops = [_loops(call, budget / repeats) for call in calls]
     samples: list[list[float]] = [[] for _ in calls]
     for _ in range(repeats):
-        for call, count, out in zip(calls, loops, samples):
+        for call, count, out in zip(calls, loops, samples, strict=True):
             start = time.process_time()
             for _ in range(count):
                 call()
@@ -114,14 +115,14 @@ def main(argv: list[str] | None = None) -> int:
             expected = np.where(model.predict(features) == 1, 1, -1)
             assert np.array_equal(oracle.query(points), expected), (name, m)
             direct, wrapped, decode = _interleaved(
-                [lambda: model.predict(features), lambda: oracle.query(points),
-                 lambda: encoder.decode(points)],
+                [partial(model.predict, features), partial(oracle.query, points),
+                 partial(encoder.decode, points)],
                 args.budget, args.repeats)
             row_by_row = None
             if m == ROW_BY_ROW_BATCH:
                 slow = lca.from_callable(_RowByRow(model, encoder), n, name="row by row")
                 assert np.array_equal(slow.query(points), expected), (name, "row by row")
-                row_by_row = _interleaved([lambda: slow.query(points)], args.budget, 3)[0]
+                row_by_row = _interleaved([partial(slow.query, points)], args.budget, 3)[0]
             rows.append((name, m, direct, wrapped, decode, row_by_row))
             print(f"{name:26s} m={m:6d} direct {direct * 1e3:9.3f} ms  wrapped "
                   f"{wrapped * 1e3:9.3f} ms" + (f"  row by row {row_by_row * 1e3:9.1f} ms"

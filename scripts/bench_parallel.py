@@ -25,8 +25,8 @@ import time
 import numpy as np
 
 from lca import derive, targets
-from lca.params import Params
 from lca.parallel import ReplicaPool
+from lca.params import Params
 from lca.reconstruct import Reconstructor
 
 

@@ -22,7 +22,7 @@ micro-batches), and the CPU used by the server and by this load generator
 is the limit). Bounded: ``--requests`` per cell (``--max-seconds`` at most).
 
     flock /tmp/lca-bench.lock python scripts/bench_serve.py
-    flock /tmp/lca-bench.lock python scripts/bench_serve.py --output /tmp/serve.md   # table also to a file
+    flock /tmp/lca-bench.lock python scripts/bench_serve.py --output /tmp/serve.md  # also to a file
 
 Results: docs/benchmarks.md §7.
 """

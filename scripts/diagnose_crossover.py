@@ -27,7 +27,7 @@ import lca
 from lca import derive, search
 from lca.suite.cases import full_config
 from lca.suite.compare import _crossover_value
-from lca.suite.measure import _EXACT_MAX_N, _cube, _peer_needed, case_oracles, measure_ours
+from lca.suite.measure import EXACT_MAX_N, _cube, _peer_needed, case_oracles, measure_ours
 from lca.suite.stats import crossover
 
 JSON = Path(__file__).resolve().parent.parent / "docs" / "benchmarks_suite_efficient.json"
@@ -50,7 +50,7 @@ def main() -> None:
                                       config.eval_points)
         params = lca.Params.efficient(case.n, depth=config.depth_for(case.n))
         ours = measure_ours(f, clean, params, points, f(points), clean(points), config,
-                            _cube(case.n) if case.n <= _EXACT_MAX_N else None)
+                            _cube(case.n) if case.n <= EXACT_MAX_N else None)
         stored = suite[case.name]
         peer, before = stored["peer"], stored["ours"]["efficient"]
         ours["crossover"] = crossover(

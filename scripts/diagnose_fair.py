@@ -41,7 +41,8 @@ def main() -> None:
     data = sm.datasets.fair.load_pandas().data
     X, y = data.drop(columns="affairs").to_numpy(), (data["affairs"] > 0).to_numpy()
     model = GradientBoostingClassifier(n_estimators=50, max_depth=3, random_state=1).fit(X, y)
-    oracle = from_estimator(model, QuantileEncoder(bits=4, categorical="auto").fit(X), positive=True)
+    encoder = QuantileEncoder(bits=4, categorical="auto").fit(X)
+    oracle = from_estimator(model, encoder, positive=True)
     points = derive.sample_points(0, "bench/eval", oracle.n, POINTS)
     truth = oracle(points)
     print(f"n = {oracle.n}; model's +1 share on uniform bits {np.mean(truth == 1):.3f}\n")

@@ -1,9 +1,11 @@
-"""How close can any depth-capped tree get to a noisy majority? The floor behind the η = 0.2 maj15 case.
+"""How close can any depth-capped tree get to a noisy majority? The floor behind
+the η = 0.2 maj15 case.
 
 The efficient-vs-paper comparison asks the efficient mode, at the suite's
 depth cap, to come within 0.03 of the peer's best error at label noise
-η = 0.2. The peer (scikit-learn's best-first tree) has no depth cap. For ``f = maj_k`` (``k`` odd) with
-independent label noise ``η``, every depth-``d`` tree ``T`` has
+η = 0.2. The peer (scikit-learn's best-first tree) has no depth cap. For
+``f = maj_k`` (``k`` odd) with independent label noise ``η``, every
+depth-``d`` tree ``T`` has
 
     Pr[T(x) != f~(x)] = η + (1 - 2η) · Pr[T(x) != maj_k(x)],
 
@@ -52,7 +54,8 @@ def majority_floor(k: int, depth: int) -> Fraction:
     wrong = Fraction(0)
     for s, p in _sum_law(read).items():
         if s == 0:
-            wrong += p / 2  # the unread (odd count) decide alone: either guess is right half the time
+            # the unread (odd count) decide alone: either guess is right half the time
+            wrong += p / 2
         else:
             wrong += p * sum(q for t, q in unread.items() if (s + t > 0) != (s > 0))
     return wrong
@@ -70,7 +73,7 @@ def optimal_tree_error(k: int, depth: int, noise: float, n: int = 100,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, default=JSON)
     parser.add_argument("--depth", type=int, default=12)
     parser.add_argument("--noise", type=float, default=0.2)

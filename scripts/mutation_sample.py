@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import dataclasses
 import os
 import random
@@ -144,6 +145,28 @@ def _removable(node: ast.AST) -> bool:
     return False
 
 
+def _node_sites(node: ast.AST) -> list[tuple[str, int | None]]:
+    """The (kind, detail) of every mutation of ``node`` itself, in a fixed order."""
+    found: list[tuple[str, int | None]] = []
+    if isinstance(node, ast.Compare):
+        found += [("compare", at) for at, op in enumerate(node.ops) if type(op) in _SWAPS]
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        found += [("constant", node.value + 1), ("constant", node.value - 1)]
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        found.append(("boolean", None))
+    elif isinstance(node, ast.BoolOp):
+        found.append(("and-or", None))
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        found.append(("not", None))
+    elif isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in (ast.Add, ast.Sub):
+        found.append(("plus-minus", None))
+    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        found.append(("negate", None))
+    if isinstance(node, ast.stmt) and _removable(node):
+        found.append(("remove", None))
+    return found
+
+
 def sites(file: str, source: str) -> list[Mutation]:
     """Every mutation of ``source`` (the file ``file``), in a fixed order."""
     tree = ast.parse(source)
@@ -153,29 +176,7 @@ def sites(file: str, source: str) -> list[Mutation]:
         if id(node) in skip:
             continue
         line = getattr(node, "lineno", 0)
-
-        def add(kind: str, detail: int | None = None) -> None:
-            found.append(Mutation(file, index, kind, detail, line))
-
-        if isinstance(node, ast.Compare):
-            for at, op in enumerate(node.ops):
-                if type(op) in _SWAPS:
-                    add("compare", at)
-        elif isinstance(node, ast.Constant) and type(node.value) is int:
-            add("constant", node.value + 1)
-            add("constant", node.value - 1)
-        elif isinstance(node, ast.Constant) and type(node.value) is bool:
-            add("boolean")
-        elif isinstance(node, ast.BoolOp):
-            add("and-or")
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            add("not")
-        elif isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in (ast.Add, ast.Sub):
-            add("plus-minus")
-        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
-            add("negate")
-        if isinstance(node, ast.stmt) and _removable(node):
-            add("remove")
+        found += [Mutation(file, index, kind, detail, line) for kind, detail in _node_sites(node)]
     return found
 
 
@@ -283,10 +284,8 @@ def _run(copy: Path, tests: tuple[str, ...] | None, timeout: float,
         code = None
     finally:
         # Whatever is left (pool workers, a hung oracle) goes with the session.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait()
     seconds = time.monotonic() - start
     if code is None:

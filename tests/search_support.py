@@ -1,6 +1,6 @@
 """One node of the search estimator run on its own, for the efficient mode's tests.
 
-The library decides nodes in groups (:class:`lca.search.group._NodeGroup`,
+The library decides nodes in groups (:class:`lca.search.group.NodeGroup`,
 driven by the reconstructor's scheduler); these helpers drive one node's
 steps, or one part of them, straight against an oracle, and recompute what
 the library derives (a node's pair points, a leaf's fresh points, the
@@ -15,22 +15,22 @@ import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.engine import Steps, drive
+from lca.engine import Steps, drive, points_request
 from lca.oracle import Oracle
-from lca.search.group import SearchNode, _NodeGroup
-from lca.search.hybrids import _points_request, _search_steps
+from lca.search.group import NodeGroup, SearchNode
+from lca.search.hybrids import search_steps
 from lca.search.rules import LEAF, ORDER, PAIRS
 from lca.search.search_estimator import _fresh_words
-from lca.search.sums import Labelled, _grouped_correlations
+from lca.search.sums import Labelled, grouped_correlations
 
 
 def correlations(labelled: Labelled, n: int) -> np.ndarray:
     """``sum_k f(x_k) x_k,i`` for every variable ``i``, as ``int64`` (exact).
 
-    One block of :func:`lca.search.sums._grouped_correlations`.
+    One block of :func:`lca.search.sums.grouped_correlations`.
     """
     counts = np.array([len(labelled)], dtype=np.int64)
-    return _grouped_correlations(labelled.words, labelled.values, counts, n)[0]
+    return grouped_correlations(labelled.words, labelled.values, counts, n)[0]
 
 
 def pair_points(oracle: Oracle, seed: int, path: Path, start: int, stop: int) -> Labelled:
@@ -48,7 +48,7 @@ def leaf_points(oracle: Oracle, seed: int, path: Path, count: int) -> Labelled:
 
 def _ask(oracle: Oracle, seed: int, purpose: str, words: np.ndarray, path: Path) -> np.ndarray:
     def steps() -> Steps:
-        return (yield _points_request(purpose, words, oracle.n, (path,)))
+        return (yield points_request(purpose, words, oracle.n, (path,)))
     return drive(steps(), oracle, seed).astype(np.int8, copy=False)
 
 
@@ -56,11 +56,11 @@ def search_edges(oracle: Oracle, seed: int, path: Path, first_pair: int, pairs: 
                  searching: np.ndarray) -> np.ndarray:
     """The found coordinate of each searching pair of one node (its search run alone)."""
     n = oracle.n
-    steps = _search_steps(n, [derive.node_key(seed, ORDER, path)],
-                          np.zeros(searching.size, dtype=np.int64), first_pair + searching,
-                          pairs.words[2 * searching], pairs.words[2 * searching + 1],
-                          pairs.values[2 * searching],
-                          (first_pair, first_pair + pairs.values.size // 2), (path,))
+    steps = search_steps(n, [derive.node_key(seed, ORDER, path)],
+                         np.zeros(searching.size, dtype=np.int64), first_pair + searching,
+                         pairs.words[2 * searching], pairs.words[2 * searching + 1],
+                         pairs.values[2 * searching],
+                         (first_pair, first_pair + pairs.values.size // 2), (path,))
     return drive(steps, oracle, seed)
 
 
@@ -71,6 +71,6 @@ def search_node(oracle: Oracle, seed: int, path: Path, params: Any,
     ``inherited`` are the ancestors' labelled points in this subcube: they
     count in the correlation test, not in the certified constant test.
     """
-    group = _NodeGroup(oracle.n, seed, [path], params, np.array([len(inherited)]),
-                       correlations(inherited, oracle.n)[None])
+    group = NodeGroup(oracle.n, seed, [path], params, np.array([len(inherited)]),
+                      correlations(inherited, oracle.n)[None])
     return drive(group.steps(), oracle, seed)[0]

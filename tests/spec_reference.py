@@ -497,8 +497,8 @@ def _probe_edge(f, seed: int, path: tuple, free: list[int], j: int, x: int, fx: 
 
 
 def _paired(first: list[int], second: list[int]) -> tuple[int, int]:
-    a = sum(1 for u, v in zip(first, second) if u and not v)
-    b = sum(1 for u, v in zip(first, second) if v and not u)
+    a = sum(1 for u, v in zip(first, second, strict=True) if u and not v)
+    b = sum(1 for u, v in zip(first, second, strict=True) if v and not u)
     return a, b
 
 
@@ -506,7 +506,8 @@ def _sign_test(a: int, b: int, L: float) -> bool:
     return a - b > 0 and (a - b) ** 2 >= (2.0 * L) * (a + b)
 
 
-def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:
+# One reading of the spec's search rules 1-7, in its order: kept whole to be checked against it.
+def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, list[int]]:  # noqa: C901
     n, eps = params["n"], params["eps"]
     inherited = _inherited(f, seed, path, params)
     own: list[int] = []

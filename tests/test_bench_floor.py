@@ -1,4 +1,4 @@
-"""scripts/bench_floor.py: its prefix decisions are the reconstructor's, replayed sample by sample."""
+"""scripts/bench_floor.py: its prefix decisions are the reconstructor's, replayed one by one."""
 
 import importlib.util
 import pathlib

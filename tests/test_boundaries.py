@@ -11,6 +11,7 @@ derandomized hypothesis configuration so CI sees the same examples every run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
@@ -444,7 +445,7 @@ class TestReconstructor:
                                 lca.Params.practical(20, 3, 0.1, 8, 8))
         for path in [((3, 0),), ((3, 5),), ((3, 1), (3, -1)), ((25, 1),), ((-1, -1),),
                      ((0, 1), (1, 1), (2, 1), (4, 1))]:
-            rejects(lambda: rec.decide(1, path), "path")
+            rejects(functools.partial(rec.decide, 1, path), "path")
         assert rec.decide(np.int64(1), ((np.int64(3), np.int8(1)),)) == \
             rec.decide(1, ((3, 1),))
 
@@ -1213,7 +1214,7 @@ class TestBenchOptions:
     @given(st.lists(st.integers(1, 10 ** 6), min_size=0, max_size=8))
     def test_a_growth_exponent_needs_enough_sizes(self, sizes):
         from lca.suite import quick_config
-        from lca.suite.report import _headline, _scaling_summary
+        from lca.suite.report import headline_bullets, scaling_summary
         from lca.suite.run import SuiteResult
 
         row = {"seconds": 0.01, "queries": 100, "floor": 10.0, "internal_nodes": 3}
@@ -1221,8 +1222,8 @@ class TestBenchOptions:
                              [{"n": n, "modes": {"efficient": row}} for n in sizes])
         distinct = sorted(set(sizes))
         enough = len(distinct) >= 4 and distinct[-1] >= 100 * distinct[0]
-        headline = "\n".join(_headline(result))
-        assert bool(_scaling_summary(result)) == enough == ("n^" in headline)
+        headline = "\n".join(headline_bullets(result))
+        assert bool(scaling_summary(result)) == enough == ("n^" in headline)
         assert ("too few to fit a growth exponent" in headline) == (bool(sizes) and not enough)
 
 

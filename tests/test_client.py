@@ -11,14 +11,19 @@ import threading
 
 import numpy as np
 import pytest
-from serve_support import N, running, small
-from serve_support import close_clients  # noqa: F401 (an autouse fixture)
 
 import lca
 from lca import client as client_module
 from lca import derive
 from lca.client import Client, RequestRejected, ServerError, ServerUnavailable
 from lca.reconstruct import Reconstructor
+
+from serve_support import (
+    N,
+    close_clients,  # noqa: F401 (an autouse fixture)
+    running,
+    small,
+)
 
 POINTS = derive.sample_points(12, "client-test", N, 400)
 PARAMS = lca.Params.efficient(N, depth=6)
@@ -143,7 +148,7 @@ class TestChecksAndRefusals:
     ])
     def test_points_are_checked_before_sending(self, server, points, error, message):
         client = Client(server.url)
-        client.n  # /describe, once
+        assert client.n == N  # /describe, once
         tried = recording(client)
         with pytest.raises(error, match=message):
             client.answer(points, 1)
@@ -162,7 +167,7 @@ class TestChecksAndRefusals:
 
     def test_a_refusal_carries_the_servers_message_and_is_not_retried(self, server):
         client = Client([server.url, server.url], attempts=5)
-        client.n
+        assert client.n == N
         tried = recording(client)
         with pytest.raises(RequestRejected, match=r"/answer refused the request \(422\): "
                                                   r"'seed' must be an int in \[0, 2\*\*64\); "
@@ -370,7 +375,7 @@ class TestRepliesAreChecked:
                                               rf"malformed reply: 'oracle' must be an object "
                                               rf"whose 'n' is an int in \[1, 2\*\*31 - 1\]; "
                                               rf"got {got}$"):
-            client.n
+            _ = client.n
 
     def test_the_largest_n_is_accepted(self, monkeypatch):
         client = self.client(monkeypatch, "/answer", {},

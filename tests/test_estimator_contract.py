@@ -19,7 +19,7 @@ import pytest
 import lca
 from lca import derive, estimator, targets
 from lca.engine import drive
-from lca.search.group import _NodeGroup
+from lca.search.group import NodeGroup
 
 # The battery checks routes, spending and memory, not accuracy: one answer at a
 # time on a noisy tree often rests on a leaf whose label is a guess, and the
@@ -154,7 +154,7 @@ def test_node_memory_grows_with_n_and_the_samples(name, mode):
     assert all(value > 0 for row in memory for value in row)
     for row in memory:
         assert row == sorted(row)
-    for column in zip(*memory):
+    for column in zip(*memory, strict=True):
         assert list(column) == sorted(column)
     assert memory[-1][-1] > memory[0][0]
 
@@ -179,8 +179,8 @@ def test_a_search_group_holds_no_more_than_its_stated_memory(oracles, target, pa
     f, depth = oracles[target], TARGETS[target][1]
     params = _params("efficient", f.n, depth, pairs)
     paths = [(), ((0, 1),), ((0, -1),), ((3, 1), (5, -1))]
-    group = _NodeGroup(f.n, SEED, paths, params, np.zeros(len(paths), dtype=np.int64),
-                       np.zeros((len(paths), f.n), dtype=np.int64))
+    group = NodeGroup(f.n, SEED, paths, params, np.zeros(len(paths), dtype=np.int64),
+                      np.zeros((len(paths), f.n), dtype=np.int64))
     drive(group.steps(), f, SEED)
     cap = 2 * pairs  # the noisy cap: one doubling past the pair cap
     counts = group.counts

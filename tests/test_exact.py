@@ -17,7 +17,6 @@ import pytest
 from lca import exact
 from lca.oracle import Oracle, OracleError
 
-
 # --------------------------------------------------------------------------
 # Test functions (independent of lca.targets)
 # --------------------------------------------------------------------------
@@ -126,7 +125,7 @@ def naive_noise_sensitivity(table, p):
             chosen = [i for i in range(n) if rerandomized[i]]
             for values in itertools.product((1, -1), repeat=len(chosen)):
                 y = list(x)
-                for i, v in zip(chosen, values):
+                for i, v in zip(chosen, values, strict=True):
                     y[i] = v
                 if table[index_of(x)] != table[index_of(y)]:
                     total += weight * 0.5 ** len(chosen)
@@ -533,7 +532,7 @@ class TestOptSize:
     def test_non_increasing_and_returned_tree_is_smallest(self):
         table = random_table(6, 4)
         errors = [exact.opt_size(table, s).errors for s in range(1, 17)]
-        assert all(a >= b for a, b in zip(errors, errors[1:]))
+        assert all(a >= b for a, b in itertools.pairwise(errors))
         for s in (3, 8, 16):
             result = exact.opt_size(table, s, return_tree=True)
             leaves = tree_leaves(result.tree)

@@ -549,7 +549,7 @@ class TestFormats:
         steps = " -> ".join(
             f"x{v}={'+' if b > 0 else '-'}1 (margin {node.margin}"
             f"{'*' if node.low_margin else ''})"
-            for (v, b), node in zip(explained.path, explained.nodes))
+            for (v, b), node in zip(explained.path, explained.nodes, strict=True))
         assert str(explained).startswith(f"T_7: {steps} => {explained.label:+d}  [")
 
     def test_wrappers_delegate_describe(self):

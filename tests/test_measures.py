@@ -85,14 +85,14 @@ class TestParameters:
         eps, delta, n = 0.1, 0.05, 30
         plan = plan_for_measure(row.name, d, eps, delta, n)
         params = plan.params
-        D, I = d ** row.depth_exponent, d ** row.influence_exponent
+        D, Inf = d ** row.depth_exponent, d ** row.influence_exponent
         assert isinstance(params, Params) and params.preset == "theory"
-        assert (plan.depth_bound, plan.influence_bound) == (D, I)
+        assert (plan.depth_bound, plan.influence_bound) == (D, Inf)
         # Default constants c_d = 2, c_p = 1, c_tau = 1/2 (docs/theory.md §2).
-        assert params.depth == math.ceil(2 * D ** 2 * I / eps ** 2) \
+        assert params.depth == math.ceil(2 * D ** 2 * Inf / eps ** 2) \
             == math.ceil(2 * d ** row.exponent / eps ** 2 - 1e-9)
-        assert params.requested_noise_rate == pytest.approx(min(1.0, eps / I))
-        tau = 0.5 * eps ** 3 / (D ** 2 * I)
+        assert params.requested_noise_rate == pytest.approx(min(1.0, eps / Inf))
+        tau = 0.5 * eps ** 3 / (D ** 2 * Inf)
         assert params.tau == pytest.approx(tau)
         log_nodes = (params.depth + 2) * math.log(2) - math.log(delta)
         assert params.score_samples == math.ceil(8 / tau ** 2 * (math.log(n) + log_nodes))

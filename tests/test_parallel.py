@@ -24,8 +24,8 @@ import pytest
 import lca
 from lca import derive, targets
 from lca.oracle import Oracle
-from lca.params import Params
 from lca.parallel import ReplicaPool, TaskTimeoutError, WorkerError, answer_parallel
+from lca.params import Params
 
 from conftest import interrupt_group
 
@@ -516,7 +516,8 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         print("interrupted")
     print("workers", len(seen))
-    print("children", len([p for p in multiprocessing.active_children() if p.name.startswith("lca-")]))
+    print("children", len([p for p in multiprocessing.active_children()
+                           if p.name.startswith("lca-")]))
     print("alive", [pid for pid in seen if os.path.exists(f"/proc/{pid}")])
     pool.close()
 """
@@ -611,9 +612,9 @@ def test_a_memory_error_is_retried_and_counted(tmp_path, caplog) -> None:
 def test_memory_errors_are_retried_at_most_max_retries_times(tmp_path, max_retries) -> None:
     log = tmp_path / "attempts"
     f = FailFirst(TARGETS["parity"](), str(log), "memory", times=10)
-    with ReplicaPool(f, PARAMS, workers=1, max_retries=max_retries) as pool:
-        with pytest.raises(MemoryError, match="no room for the batch") as info:
-            pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
+    with (ReplicaPool(f, PARAMS, workers=1, max_retries=max_retries) as pool,
+          pytest.raises(MemoryError, match="no room for the batch") as info):
+        pool.answer(queries(20), 1, routing="chunk", chunk_size=20)
     assert attempts(log) == max_retries + 1
     assert [note for note in info.value.__notes__ if note.startswith("lca.parallel")] == [
         note for note in info.value.__notes__ if re.fullmatch(
@@ -671,7 +672,7 @@ def test_chunk_routing_cuts_contiguous_slices(m, chunk_size, workers, sizes) -> 
 def test_prefix_groups_are_split_down_to_the_size_asked() -> None:
     f = TARGETS["noisy tree"]()
     points = queries(300)
-    router = lca.parallel._Router(f, PARAMS)
+    router = lca.parallel.routing.Router(f, PARAMS)
     stats, built, seen = lca.AnswerStats(), [], {}
     groups = router.groups(points, 7, 6, 40, stats, built, seen)
     assert len(groups) >= 6 and all(rows.size <= 40 for _, rows in groups)
@@ -749,7 +750,7 @@ def test_one_worker_gets_one_prefix_task_and_the_router_decides_nothing() -> Non
 
 @pytest.mark.parametrize("max_rows, split", [(300, False), (299, True)])
 def test_a_group_of_exactly_max_rows_is_not_split(max_rows, split) -> None:
-    router = lca.parallel._Router(TARGETS["noisy tree"](), PARAMS)
+    router = lca.parallel.routing.Router(TARGETS["noisy tree"](), PARAMS)
     stats = lca.AnswerStats()
     groups = router.groups(queries(300), 7, 1, max_rows, stats, [], {})
     assert (len(groups) > 1) == split and (stats.nodes_built > 0) == split
@@ -886,14 +887,14 @@ def test_pool_defaults() -> None:
         assert pool.cache_size == default and pool.batch_size is None
         assert pool.record is False and pool.task_timeout is None
         assert ReplicaPool(TARGETS["parity"](), PARAMS, batch_size=1).batch_size == 1
-        assert pool._router._reconstructor.cache_size == lca.parallel._ROUTER_CACHE == 4096
+        assert pool._router._reconstructor.cache_size == lca.parallel.routing.ROUTER_CACHE == 4096
     finally:
         pool.close()
 
 
 def test_the_router_never_decides_a_leaf_and_stops_at_its_expansion_limit() -> None:
     f = TARGETS["noisy tree"]()
-    router = lca.parallel._Router(f, PARAMS)
+    router = lca.parallel.routing.Router(f, PARAMS)
     stats, built, seen = lca.AnswerStats(), [], {}
     groups = router.groups(queries(400), 7, 10**6, 1, stats, built, seen)
     assert stats.leaves_built == 0 and stats.nodes_built == len(built) > 0
@@ -901,8 +902,8 @@ def test_the_router_never_decides_a_leaf_and_stops_at_its_expansion_limit() -> N
     # A deep tree and many rows: the parent decides at most 1,024 nodes.
     deep = Params.practical(n=N, depth=14, noise_rate=0.1, score_samples=2, leaf_samples=1)
     stats = lca.AnswerStats()
-    groups = lca.parallel._Router(f, deep).groups(queries(3000), 7, 10**6, 1, stats, [], {})
-    assert stats.nodes_built == lca.parallel._MAX_EXPANSIONS == 1024
+    groups = lca.parallel.routing.Router(f, deep).groups(queries(3000), 7, 10**6, 1, stats, [], {})
+    assert stats.nodes_built == lca.parallel.routing.MAX_EXPANSIONS == 1024
     assert sum(rows.size for _, rows in groups) == 3000
 
 
@@ -922,15 +923,15 @@ class FakeConn:
 def dispatching(slots, affinity=None, fail=()):
     """A pool never started, its workers fakes: only dispatch runs (nothing to close)."""
     pool = ReplicaPool(TARGETS["parity"](), PARAMS, workers=len(slots))
-    pool._workers = {slot: lca.parallel._Worker(slot, None, FakeConn(slot in fail),
-                                                pid=100 + slot) for slot in slots}
+    pool._workers = {slot: lca.parallel.pool._Worker(slot, None, FakeConn(slot in fail),
+                                                     pid=100 + slot) for slot in slots}
     pool._affinity = dict(affinity or {})
-    batch = lca.parallel._Batch(30, 7, derive.pack_points(queries(30)))
+    batch = lca.parallel.pool._Batch(30, 7, derive.pack_points(queries(30)))
     return pool, batch
 
 
 def task(number, prefix, size):
-    return lca.parallel._Task(number, prefix, np.arange(size))
+    return lca.parallel.pool._Task(number, prefix, np.arange(size))
 
 
 def test_a_worker_takes_a_group_under_its_own_prefix_else_a_new_one_else_the_largest():

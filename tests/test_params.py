@@ -66,7 +66,8 @@ class TestTheory:
     (dict(depth=-1), ValueError, r"'depth' parameter of Params .* Got -1 instead"),
     (dict(depth=2.5), TypeError, r"'depth' parameter of Params .* Got 2.5 instead"),
     (dict(depth=True), TypeError, r"'depth' parameter .* Got True instead"),
-    (dict(noise_rate=0.0), ValueError, r"'noise_rate' parameter of Params must be a real number in the range \(0.0, 1.0\]. Got 0.0"),
+    (dict(noise_rate=0.0), ValueError,
+     r"'noise_rate' parameter of Params must be a real number in the range \(0.0, 1.0\]. Got 0.0"),
     (dict(noise_rate=1.5), ValueError, r"'noise_rate' .* Got 1.5"),
     (dict(noise_rate="0.1"), TypeError, r"'noise_rate' .* Got '0.1'"),
     (dict(noise_rate=1e-6), ValueError, r"noise rate 1e-06 rounds to 0/2\*\*15"),
@@ -80,8 +81,10 @@ def test_practical_validation(kwargs, error, match):
 
 
 @pytest.mark.parametrize("args, error, match", [
-    ((1, 0.1, 0.1, 10), ValueError, r"'s' parameter of Params.from_theory must be an int in the range \[2, inf\). Got 1"),
-    ((16, 0.5, 0.1, 10), ValueError, r"'eps' parameter of Params.from_theory .* \(0.0, 0.5\). Got 0.5"),
+    ((1, 0.1, 0.1, 10), ValueError,
+     r"'s' parameter of Params.from_theory must be an int in the range \[2, inf\). Got 1"),
+    ((16, 0.5, 0.1, 10), ValueError,
+     r"'eps' parameter of Params.from_theory .* \(0.0, 0.5\). Got 0.5"),
     ((16, 0.1, 1.0, 10), ValueError, r"'delta' .* Got 1.0"),
     ((16, 0.1, 0.1, 0), ValueError, r"'n' .* Got 0"),
 ])

@@ -1,11 +1,11 @@
 """Reconstructor: exact recovery, route equivalence, statistics, bad input."""
 
 import json
-import types
-import warnings
 import pickle
 import subprocess
 import sys
+import types
+import warnings
 
 import numpy as np
 import pytest
@@ -176,7 +176,8 @@ class TestBadInput:
     z = np.ones(40, dtype=np.int8)
 
     @pytest.mark.parametrize("z, error, match", [
-        (np.ones(39, dtype=np.int8), TypeError, "z must be a 1-D array of 40 values ±1; got length 39"),
+        (np.ones(39, dtype=np.int8), TypeError,
+         "z must be a 1-D array of 40 values ±1; got length 39"),
         (np.ones((2, 40), dtype=np.int8), TypeError, "z must be a 1-D array"),
         (np.ones(40), TypeError, "z must be an integer array of ±1 values; got dtype float64"),
         (np.ones(40, dtype=bool), TypeError, "got dtype bool"),
@@ -793,7 +794,7 @@ class TestExplanationAndExport:
         with pytest.warns(lca.LowMarginWarning):
             e = rec.explain(np.ones(20, dtype=np.int8), 3)
         steps = [f"x{var}=+1 (margin {node.margin}*)" for (var, _), node in
-                 zip(e.path, e.nodes)]
+                 zip(e.path, e.nodes, strict=True)]
         assert all(node.low_margin for node in e.nodes) and len(steps) == 2
         assert str(e).startswith(f"T_3: {' -> '.join(steps)} => {e.label:+d}  [")
         constant = lca.Reconstructor(lca.from_callable(lambda x: -1, 20), EARLY)
@@ -849,7 +850,7 @@ def test_a_reconstructor_shared_between_threads_answers_and_counts_as_one_thread
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         got = list(pool.map(work, range(4)))
-    for (answers, path), expected, expected_path in zip(got, want, want_paths):
+    for (answers, path), expected, expected_path in zip(got, want, want_paths, strict=True):
         assert np.array_equal(answers, expected) and path == expected_path
     # Each decision is built exactly once, whatever the interleaving.
     assert shared.stats.nodes_built == alone.stats.nodes_built

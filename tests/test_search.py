@@ -10,8 +10,9 @@ import pytest
 
 import lca
 from lca import derive, estimate, reconstruct, search, targets
-from lca.search import sums
+from lca.search import hybrids, sums
 from lca.testing import assert_replicas_agree
+
 from search_support import correlations, pair_points, search_edges, search_node
 
 N = 40
@@ -260,7 +261,7 @@ def test_memo_byte_count_is_exact(noisy_tree, params, points, monkeypatch):
     for z in points[:20]:
         rec.answer(z, 7)
     kept = list(rec._memo._items.values())
-    assert 0 < len(kept) and rec._memo.nbytes == sum(words.nbytes for words in kept) <= 3000
+    assert len(kept) > 0 and rec._memo.nbytes == sum(words.nbytes for words in kept) <= 3000
 
 
 def test_candidates_are_the_vote_leaders_with_votes_then_the_correlation_leader():
@@ -315,7 +316,7 @@ def _direct_sums(words, values, counts, n, owners, rows):
     out = np.zeros((rows, n), dtype=np.int64)
     points = derive.unpack_points(words, n).astype(np.int64)
     at = 0
-    for owner, count in zip(owners, counts):
+    for owner, count in zip(owners, counts, strict=True):
         block = slice(at, at + count)
         out[owner] += (values[block, None].astype(np.int64) * points[block]).sum(axis=0)
         at += count
@@ -347,16 +348,16 @@ KERNELS = {"short rows": 1 << 40, "long rows": 1}  # sums._LONG_ROWS: which kern
 def test_grouped_correlations_equal_the_direct_sums(monkeypatch, kernel, n, counts, owners):
     monkeypatch.setattr(sums, "_LONG_ROWS", KERNELS[kernel])
     # Slices of 3 rows: blocks start, end and span slices everywhere.
-    monkeypatch.setattr(sums, "_SEARCH_BYTES", 3 * 3 * n)
+    monkeypatch.setattr(sums, "SEARCH_BYTES", 3 * 3 * n)
     counts = np.array(counts, dtype=np.int64)
     words, values = _labelled(n, int(counts.sum()), seed=n)
     if owners is None:
-        got = search._grouped_correlations(words, values, counts, n)
+        got = sums.grouped_correlations(words, values, counts, n)
         want = _direct_sums(words, values, counts, n, range(counts.size), counts.size)
     else:
         rows = max(owners) + 2  # a row no block adds to stays as it was
         got = np.full((rows, n), 5, dtype=np.int64)
-        out = search._grouped_correlations(words, values, counts, n, np.array(owners), got)
+        out = sums.grouped_correlations(words, values, counts, n, np.array(owners), got)
         assert out is got
         want = 5 + _direct_sums(words, values, counts, n, owners, rows)
     assert got.dtype == np.int64 and np.array_equal(got, want)
@@ -366,16 +367,16 @@ def test_grouped_correlations_of_long_rows_without_patching():
     n = sums._LONG_ROWS
     counts = np.array([2, 0, 3])
     words, values = _labelled(n, 5, seed=1)
-    assert np.array_equal(search._grouped_correlations(words, values, counts, n),
+    assert np.array_equal(sums.grouped_correlations(words, values, counts, n),
                           _direct_sums(words, values, counts, n, range(3), 3))
     # One below the switch: the other kernel, the same sums.
     words, values = _labelled(n - 1, 5, seed=1)
-    assert np.array_equal(search._grouped_correlations(words, values, counts, n - 1),
+    assert np.array_equal(sums.grouped_correlations(words, values, counts, n - 1),
                           _direct_sums(words, values, counts, n - 1, range(3), 3))
 
 
 def test_correlations_of_labelled_points_equal_the_direct_sums(monkeypatch):
-    monkeypatch.setattr(sums, "_SEARCH_BYTES", 4 * 37)  # 4 rows per chunk
+    monkeypatch.setattr(sums, "SEARCH_BYTES", 4 * 37)  # 4 rows per chunk
     words, values = _labelled(37, 23, seed=4)
     want = _direct_sums(words, values, [23], 37, [0], 1)[0]
     assert np.array_equal(correlations(search.Labelled(words, values), 37), want)
@@ -405,7 +406,7 @@ def test_switching_orders_equal_a_plain_lexsort(n, ties):
     differing = derive.uniform_points(derive.node_key(n, "test-orders", ()), n, 0, pairs)
     differing[0] = 0                               # no coordinate differs
     differing[1] = derive.pack_points(-np.ones((1, n), dtype=np.int8))[0]  # all of them
-    order, lengths = search._switching_orders(priority, differing, n)
+    order, lengths = hybrids.switching_orders(priority, differing, n)
     want = _orders_by_lexsort(priority, differing, n)
     assert lengths.tolist() == [w.size for w in want]
     assert lengths[0] == 0 and lengths[1] == n
@@ -452,7 +453,6 @@ def test_describe_states_when_a_constant_leaf_can_be_certified(kwargs, line):
 def test_both_hybrid_kernels_make_the_same_rows_at_every_step(n):
     # Ranks (short rows) and kept h_lo with segments (long rows) are two ways to
     # form h_mid = x with its first mid differing coordinates switched to y.
-    from lca.search import hybrids
     rng = np.random.default_rng(n)
     x = derive.uniform_points(derive.node_key(1, "test-x", ()), n, 0, 12)
     y = derive.uniform_points(derive.node_key(1, "test-y", ()), n, 0, 12)
@@ -460,7 +460,7 @@ def test_both_hybrid_kernels_make_the_same_rows_at_every_step(n):
     keep = np.bitwise_count(x ^ y).sum(axis=1) > 0
     x, y = x[keep], y[keep]
     priority = rng.integers(0, 2**63, size=(x.shape[0], n), dtype=np.uint64)
-    order, lengths = search._switching_orders(priority, x ^ y, n)
+    order, lengths = hybrids.switching_orders(priority, x ^ y, n)
     ranked = hybrids._RankedHybrids(x, order, lengths, n)
     segments = hybrids._SegmentHybrids(x, order, n)
     ys = derive.unpack_points(y, n)
@@ -484,20 +484,18 @@ def test_both_hybrid_kernels_make_the_same_rows_at_every_step(n):
 
 # -- the package: import paths, one-way imports, tunables --------------------------------------
 
-# Every name lca.search exported before it became a package (its __all__ less the
-# one-node helpers only tests used, now tests/search_support.py; its other public
-# names; the internals tests reach), with the module that now defines it.
+# Every public name lca.search exported before it became a package (its __all__
+# less the one-node helpers only tests used, now tests/search_support.py; its
+# other public names), with the module that now defines it. Tests reach the
+# internals in those modules.
 SEARCH_HOMES = {
     **dict.fromkeys(["FLIP", "LEAF", "NOISY_ROUNDS", "ORDER", "PAIRS", "PROBE",
                      "SEARCH_CANDIDATES", "candidates", "cap_rule", "certifying_points",
                      "correlated", "has_structure", "influence_lead", "is_guesswork",
                      "noise_like", "noisy_rounds", "probe_variables", "round_rule",
-                     "schedule", "_Round", "_Terms"], "lca.search.rules"),
+                     "schedule"], "lca.search.rules"),
     "Labelled": "lca.search.sums",
-    "_grouped_correlations": "lca.search.sums",
-    "_switching_orders": "lca.search.hybrids",
     "SearchNode": "lca.search.group",
-    "_flip_plan": "lca.search.group",
     **dict.fromkeys(["SEARCH", "SearchEstimator", "certified_text", "max_samples"],
                     "lca.search.search_estimator"),
 }
@@ -509,8 +507,7 @@ SEARCH_MODULES = ["rules", "sums", "hybrids", "group", "lineage", "search_estima
 def test_every_name_keeps_its_import_path(name):
     home = importlib.import_module(SEARCH_HOMES[name])
     assert getattr(search, name) is getattr(home, name)
-    if not name.startswith("_"):
-        assert name in search.__all__ or name in ("SearchEstimator", "certified_text")
+    assert name in search.__all__ or name in ("SearchEstimator", "certified_text")
 
 
 def test_all_lists_only_names_the_package_has():

@@ -13,7 +13,9 @@ import pytest
 import lca
 from lca import derive, search, targets
 from lca.estimate import ln_upper, ln_upper_exact
-from lca.search import _Round, _Terms, group
+from lca.search import group
+from lca.search.rules import Round, Terms
+
 from search_support import leaf_points, pair_points, search_node
 
 DELTA = 0.05
@@ -99,13 +101,13 @@ def test_a_certified_leaf_is_labelled_from_its_own_points_alone():
 def _state(pairs, minority, probes, votes=None):
     n = 4
     plus = 2 * pairs - minority
-    return _Round(pairs, 0, np.zeros(n, dtype=np.int64) if votes is None else votes,
-                  np.zeros(n, dtype=np.int64), 2 * pairs, plus - minority, probes)
+    return Round(pairs, 0, np.zeros(n, dtype=np.int64) if votes is None else votes,
+                 np.zeros(n, dtype=np.int64), 2 * pairs, plus - minority, probes)
 
 
 def test_no_structure_needs_at_most_eps_of_the_points_in_the_minority():
     free = np.ones(4, dtype=bool)
-    terms = _Terms.of(5, 4, EPS, DELTA)
+    terms = Terms.of(5, 4, EPS, DELTA)
     # 80 points: eps * P = 4 exactly.
     assert search.cap_rule(_state(40, 4, 2), free, EPS, terms) == "no structure"
     assert search.cap_rule(_state(40, 5, 3), free, EPS, terms) == "influence"
@@ -113,7 +115,7 @@ def test_no_structure_needs_at_most_eps_of_the_points_in_the_minority():
 
 def test_no_structure_needs_the_probes_to_explain_the_minority():
     free = np.ones(4, dtype=bool)
-    terms = _Terms.of(5, 4, EPS, DELTA)
+    terms = Terms.of(5, 4, EPS, DELTA)
     assert search.cap_rule(_state(40, 4, 2), free, EPS, terms) == "no structure"
     assert search.cap_rule(_state(40, 4, 1), free, EPS, terms) == "influence"
     assert search.cap_rule(_state(40, 0, 0), free, EPS, terms) == "no structure"
@@ -121,7 +123,7 @@ def test_no_structure_needs_the_probes_to_explain_the_minority():
 
 def test_no_structure_yields_to_vote_structure():
     free = np.ones(4, dtype=bool)
-    terms = _Terms.of(5, 4, EPS, DELTA)
+    terms = Terms.of(5, 4, EPS, DELTA)
     votes = np.array([0, 0, 0, 0], dtype=np.int64)
     state = _state(40, 4, 2, votes)
     state.disagreements, votes[2] = 30, 30  # all 30 edges on one of 4 variables
@@ -235,13 +237,13 @@ def test_pure_noise_spends_past_the_old_statement_and_within_the_proved_bound(mo
                                                     0.5, 3))
     params = lca.Params.efficient(n, depth=4, pairs=64)
     flips = []
-    original = group._flip_steps
+    original = group.flip_steps
 
     def counted(n, firsts, node, pair, column, paths):
         flips.append(node.size)
         return (yield from original(n, firsts, node, pair, column, paths))
 
-    monkeypatch.setattr(group, "_flip_steps", counted)
+    monkeypatch.setattr(group, "flip_steps", counted)
     node = search_node(f, 0, (), params, search.Labelled.empty(n))
     rounds, _ = search.schedule(16, 64)
     assert node.pairs == rounds[-1] == 128 and node.probes > 0
@@ -257,7 +259,7 @@ def test_pure_noise_spends_past_the_old_statement_and_within_the_proved_bound(mo
 def test_a_new_candidate_is_flipped_from_pair_zero():
     # Round with 32 pairs: candidate 5 was measured on 16 pairs, 9 is new.
     edges = [{5: np.zeros(16, dtype=bool)}]
-    node, pair, column, blocks = search._flip_plan({0: [5, 9]}, edges, 32)
+    node, pair, column, blocks = group.flip_plan({0: [5, 9]}, edges, 32)
     assert blocks == [(0, 5, 16), (0, 9, 0)]
     assert pair.tolist() == list(range(16, 32)) + list(range(32))
     assert column.tolist() == [5] * 16 + [9] * 32 and (node == 0).all()
@@ -271,6 +273,6 @@ def test_the_test_terms_follow_the_number_of_candidates(monkeypatch):
     from lca.search import rules
     for k in (2, 1, 3):
         monkeypatch.setattr(rules, "SEARCH_CANDIDATES", k)
-        terms = rules._Terms.of(4, 10, 0.05, 0.05)
+        terms = rules.Terms.of(4, 10, 0.05, 0.05)
         assert terms.lead == ln_upper(Fraction(4 * (k + 1) * k) / Fraction(0.05))
         assert terms.guesswork == ln_upper(Fraction(k + 1) / Fraction(0.05))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import http.client
 import json
+import re
 import signal
 import socket
 import sys
@@ -15,20 +15,26 @@ import types
 
 import numpy as np
 import pytest
-from serve_support import N, Slow, failing, running, small
-from serve_support import close_clients  # noqa: F401 (an autouse fixture)
 
 import lca
 from lca import derive
 from lca.cli import _build_parser, main
 from lca.client import Client
 from lca.reconstruct import Reconstructor
-from lca.serve import ServeSettings, demo_oracle
-from lca.serve.batching import AnswerQueue, AnsweringError, AnswerTimeout
+from lca.serve import ServeSettings, demo_oracle, validate
+from lca.serve.batching import AnsweringError, AnswerQueue, AnswerTimeout
 from lca.serve.cli import _settings
 from lca.serve.config import oracle_from_import_path
-from lca.serve import validate
 from lca.serve.validate import RequestError, read_body
+
+from serve_support import (
+    N,
+    Slow,
+    close_clients,  # noqa: F401 (an autouse fixture)
+    failing,
+    running,
+    small,
+)
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
 EFFICIENT = lca.Params.efficient(N, depth=8)
@@ -502,7 +508,7 @@ def test_past_the_request_timeout_a_slow_body_gets_408_and_a_slow_answer_503():
 def test_sigterm_finishes_the_request_in_flight_then_exits_0():
     with running("--oracle", "serve_support:slow", "--depth", "3") as s:
         client = Client(s.url)
-        client.n  # ask /describe before the slow request
+        assert client.n == N  # ask /describe before the slow request
         result = {}
         asking = threading.Thread(
             target=lambda: result.update(got=client.answer(POINTS[:50], 5)))
@@ -580,7 +586,7 @@ def test_queued_requests_for_one_seed_share_one_call_and_keep_their_answers():
     assert [r.batch_requests for r in results] == [2, 2, 2, 2, 2, 2, 1]
     assert (queue.batches, queue.requests) == (4, 7)
     alone, f = Reconstructor(small(), EFFICIENT), small()
-    for (seed, points), result in zip(jobs, results):
+    for (seed, points), result in zip(jobs, results, strict=True):
         assert np.array_equal(result.answers, alone.answer_many(points, seed))
         assert result.answers[:2].tolist() == [lca.answer(z, seed, oracle=f, params=EFFICIENT)
                                                for z in points[:2]]

@@ -306,7 +306,7 @@ def test_missing_extra_names_it(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "sklearn", None)
     monkeypatch.setitem(__import__("sys").modules, "sklearn.tree", None)
     with pytest.raises(ImportError, match=r"lca\[bench\]"):
-        suite.measure._classifier()
+        suite.measure.peer_classifier()
 
 
 # -- modes ---------------------------------------------------------------------

@@ -259,7 +259,8 @@ class TestRandomTree:
         ((4, 17, 0), ValueError, r"'leaves' .* \[1, 2\*\*n\]\. Got 17 instead"),
         ((4, 2.0, 0), TypeError, r"'leaves' .* Got 2\.0 instead"),
         ((0, 1, 0), ValueError,
-         r"The 'n' parameter of random_tree must be an int in the range \[1, 2\*\*31 - 1\]\. Got 0"),
+         r"The 'n' parameter of random_tree must be an int in the range \[1, 2\*\*31 - 1\]\. "
+         r"Got 0"),
         ((4, 2, -1), ValueError,
          r"The 'seed' parameter of random_tree must be an int in the range \[0, 2\*\*64\)\. "
          r"Got -1 instead"),

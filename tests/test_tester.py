@@ -36,8 +36,8 @@ from lca.tester import (
     hoeffding_samples,
     plan_tolerant_test,
     practical_depth,
-    tolerant_test_params,
     tolerant_test,
+    tolerant_test_params,
 )
 
 from conftest import all_points

@@ -49,13 +49,10 @@ Log records keep the names ``lca.parallel`` (the pool) and
 
 from lca.parallel.errors import TaskTimeoutError, WorkerError
 from lca.parallel.pool import ParallelResult, ReplicaPool, answer_parallel
-from lca.parallel.routing import ROUTINGS, DecisionKey
 
-# The pool's internals under the names tests reach them by.
-from lca.parallel.pool import _Batch, _Task, _Worker  # noqa: F401
-from lca.parallel.routing import MAX_EXPANSIONS as _MAX_EXPANSIONS  # noqa: F401
-from lca.parallel.routing import ROUTER_CACHE as _ROUTER_CACHE  # noqa: F401
-from lca.parallel.routing import Router as _Router  # noqa: F401
+# Public here but not in __all__ (which keeps its old list): redundant aliases re-export them.
+from lca.parallel.routing import ROUTINGS as ROUTINGS
+from lca.parallel.routing import DecisionKey as DecisionKey
 
 __all__ = ["ParallelResult", "ReplicaPool", "TaskTimeoutError", "WorkerError",
            "answer_parallel"]

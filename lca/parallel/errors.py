@@ -41,7 +41,7 @@ class _RemoteTraceback(Exception):
 
 
 def portable(error: BaseException) -> tuple[bytes, str]:
-    """``error`` pickled (or a :class:`WorkerError` copy if it won't round-trip) and its traceback."""
+    """``error`` pickled (a :class:`WorkerError` copy if it won't round-trip) and its traceback."""
     text = "".join(traceback.format_exception(error))
     try:
         data = pickle.dumps(error)

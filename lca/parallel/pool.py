@@ -9,6 +9,7 @@ attempt, replaces dead workers and re-raises their errors
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import multiprocessing
@@ -18,7 +19,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from multiprocessing import connection
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import multiprocessing_logging
 import numpy as np
@@ -28,12 +29,14 @@ from lca._processes import require_main_guard, sigint_blocked
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
-from lca.params import Params
 from lca.parallel.errors import TaskTimeoutError, WorkerError, revive
-from lca.parallel.routing import (GROUPS_PER_WORKER, ROUTER_CACHE, ROUTINGS, DecisionKey,
-                                  Router)
+from lca.parallel.routing import GROUPS_PER_WORKER, ROUTER_CACHE, ROUTINGS, DecisionKey, Router
 from lca.parallel.worker import PICKLE_ADVICE, describe_replica, worker_main
+from lca.params import Params
 from lca.reconstruct import AnswerStats, Decision, progress_bar, warn_if_guesswork
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
 __all__ = ["ParallelResult", "ReplicaPool", "answer_parallel"]
 
@@ -207,7 +210,9 @@ class ReplicaPool:
         self.params = params
         self.start_method = start_method
         self.record = record
-        self._context = multiprocessing.get_context(start_method)
+        # Annotated as BaseContext, which lacks Process; each start method's context has it.
+        self._context = cast("SpawnContext | ForkServerContext | ForkContext",
+                             multiprocessing.get_context(start_method))
         self._router = Router(oracle, params)
         self._workers: dict[int, _Worker] = {}
         self._processes: list[multiprocessing.process.BaseProcess] = []
@@ -255,6 +260,7 @@ class ReplicaPool:
         return self
 
     def _spawn(self, slot: int) -> None:
+        assert self._logs is not None, "start() makes the log receiver first"
         parent_end, child_end = self._context.Pipe(duplex=True)
         process = self._context.Process(
             target=worker_main, name=f"lca-worker-{slot}", daemon=True,
@@ -293,10 +299,8 @@ class ReplicaPool:
     def close(self) -> None:
         """Stop every worker (politely, then by force) and the log receiver. Idempotent."""
         for worker in self._workers.values():
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 worker.conn.send(None)
-            except (OSError, ValueError):
-                pass
         for worker in list(self._workers.values()):
             worker.process.join(5.0)
             self._retire(worker, 1.0)
@@ -384,11 +388,12 @@ class ReplicaPool:
                 ready = set(connection.wait(waitables, timeout=self._wait_time()))
                 for worker in list(self._workers.values()):
                     exited = worker.process.sentinel in ready
-                    if worker.conn in ready or exited:
-                        # Read every complete reply first: a worker may finish a
-                        # task and then die; its answers count, exactly once.
-                        if not self._drain(worker, batch) or exited:
-                            self._bury(worker, batch)
+                    if worker.conn not in ready and not exited:
+                        continue
+                    # Read every complete reply first: a worker may finish a
+                    # task and then die; its answers count, exactly once.
+                    if not self._drain(worker, batch) or exited:
+                        self._bury(worker, batch)
                 self._enforce_timeout(batch)
         finally:
             bar.close()

@@ -24,8 +24,8 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.oracle import Oracle, oracle_n
-from lca.params import Params
 from lca.parallel.errors import portable
+from lca.params import Params
 from lca.reconstruct import AnswerStats, Reconstructor
 
 __all__ = ["PICKLE_ADVICE", "describe_replica", "worker_main"]

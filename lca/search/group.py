@@ -1,6 +1,6 @@
 """A group of nodes decided together: their counts, and the phases of each round.
 
-:class:`_NodeGroup` runs the rounds of :func:`~lca.search.rules.schedule`
+:class:`NodeGroup` runs the rounds of :func:`~lca.search.rules.schedule`
 for every node of a group at once; each node follows the rules on its own
 counts, the group shares derivation, searches and oracle calls. A round is
 a sequence of phases, one method each, run in this order: draw the round's
@@ -12,32 +12,32 @@ to 6 at its last round. Each node's decision is a :class:`SearchNode`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.engine import Steps
+from lca.engine import Steps, points_request
 from lca.estimate import lead_is_certified
-from lca.search.hybrids import _flip_steps, _points_request, _search_steps
+from lca.params import Params
+from lca.search.hybrids import flip_steps, search_steps
 from lca.search.rules import (
     ORDER,
     PAIRS,
-    _minority,
-    _ranked,
-    _Round,
-    _Terms,
+    Round,
+    Terms,
     candidates,
     cap_rule,
     influence_lead,
     is_guesswork,
+    minority_count,
     noisy_rounds,
     probe_variables,
+    ranked_free,
     round_rule,
     schedule,
 )
-from lca.search.sums import Labelled, _grouped_correlations
+from lca.search.sums import Labelled, grouped_correlations
 
 
 @dataclass(frozen=True)
@@ -87,16 +87,16 @@ class _Counts:
     words: np.ndarray          # (B, 2 Q, W) own points
     values: np.ndarray         # (B, 2 Q) their values
 
-    def state(self, b: int, pairs: int) -> _Round:
-        return _Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
-                      int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
+    def state(self, b: int, pairs: int) -> Round:
+        return Round(pairs, int(self.disagreements[b]), self.votes[b], self.correlations[b],
+                     int(self.labelled[b]), int(self.own_total[b]), int(self.probes[b].sum()))
 
     def minority(self, rows: np.ndarray, pairs: int) -> np.ndarray:
-        return _minority(2 * pairs, self.own_total[rows])
+        return minority_count(2 * pairs, self.own_total[rows])
 
 
-def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
-               pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+def flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
+              pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
     """The flips a round asks for: each node's candidates on the pairs not yet measured.
 
     Returns ``(node, pair, column)`` per flip, and ``(node, candidate, first
@@ -113,7 +113,7 @@ def _flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]]
 
 
 
-class _NodeGroup:
+class NodeGroup:
     """The nodes ``paths`` of ``T_seed``, decided together (the package docstring).
 
     Every node follows the rules of :func:`round_rule`, :func:`noisy_rounds` and
@@ -125,7 +125,7 @@ class _NodeGroup:
     :meth:`steps` returns one :class:`SearchNode` per path.
     """
 
-    def __init__(self, n: int, seed: int, paths: list[Path], params: Any,
+    def __init__(self, n: int, seed: int, paths: list[Path], params: Params,
                  inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> None:
         size_b = len(paths)
         self.n, self.seed, self.paths, self.params = n, seed, paths, params
@@ -136,7 +136,9 @@ class _NodeGroup:
         self.free = free
         self.rounds, self.quiet = schedule(params.first_round, params.score_samples)
         self.free_counts = free.sum(axis=1).tolist()
-        self.terms = {count: _Terms.of(len(self.rounds), count, params.eps, params.delta)
+        eps, delta = params.eps, params.delta
+        assert eps is not None and delta is not None, "validate() checks"
+        self.terms = {count: Terms.of(len(self.rounds), count, eps, delta)
                       for count in set(self.free_counts)}
         # R, eps, delta set it: the same for all.
         self.zero_points = self.terms[self.free_counts[0]].zero_points
@@ -184,8 +186,8 @@ class _NodeGroup:
         active, done, counts = self.active, self.done, self.counts
         names = self._names(active)
         words = derive.node_points(self.seed, PAIRS, names, self.n, 2 * done, 2 * size)
-        values = (yield _points_request(PAIRS, words.reshape(-1, self.width), self.n,
-                                        names)).reshape(active.size, 2 * (size - done))
+        values = (yield points_request(PAIRS, words.reshape(-1, self.width), self.n,
+                                       names)).reshape(active.size, 2 * (size - done))
         counts.words[active, 2 * done:2 * size] = words
         counts.values[active, 2 * done:2 * size] = values
         return words, values
@@ -197,7 +199,7 @@ class _NodeGroup:
         disagree = firsts != seconds
         node, pair = np.nonzero(disagree)
         if node.size:
-            found = yield from _search_steps(
+            found = yield from search_steps(
                 self.n, [self.order_keys[b] for b in active], node, done + pair,
                 words[node, 2 * pair], words[node, 2 * pair + 1], firsts[node, pair],
                 (done, size), self._names(active))
@@ -208,7 +210,7 @@ class _NodeGroup:
         """Add the round's points to each active node's correlation sums and totals."""
         active, counts = self.active, self.counts
         count = size - self.done
-        counts.correlations[active] += _grouped_correlations(
+        counts.correlations[active] += grouped_correlations(
             words.reshape(-1, self.width), values.reshape(-1), np.full(active.size, 2 * count),
             self.n)
         counts.labelled[active] += 2 * count
@@ -232,10 +234,10 @@ class _NodeGroup:
             return
         chosen = candidates(counts.votes[flipping], counts.correlations[flipping],
                             self.free[flipping])
-        members = dict(zip(flipping.tolist(), chosen))
-        node, pair, column, blocks = _flip_plan(members, edges, done)
-        flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
-                                         column, self._names(flipping))
+        members = dict(zip(flipping.tolist(), chosen, strict=True))
+        node, pair, column, blocks = flip_plan(members, edges, done)
+        flipped = yield from flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
+                                        column, self._names(flipping))
         at = 0
         for b, c, start in blocks:
             new = flipped[at:at + done - start] != counts.values[b, 2 * start:2 * done:2]
@@ -268,11 +270,12 @@ class _NodeGroup:
             pair = np.concatenate([np.arange(start, done) for start in starts.tolist()])
             column = np.concatenate([
                 probe_variables(self.seed, self.paths[b], self.free[b], start, done)
-                for b, start in zip(probing.tolist(), starts.tolist())])
-            flipped = yield from _flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
-                                             column, self._names(probing))
+                for b, start in zip(probing.tolist(), starts.tolist(), strict=True)])
+            flipped = yield from flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
+                                            column, self._names(probing))
             new = flipped != counts.values[node, 2 * pair]
-            for b, row in zip(probing.tolist(), np.split(new, np.cumsum(done - starts)[:-1])):
+            rows = np.split(new, np.cumsum(done - starts)[:-1])
+            for b, row in zip(probing.tolist(), rows, strict=True):
                 counts.probes[b] = np.concatenate([counts.probes[b], row])
         if index + 1 == self.quiet:
             for b in probing.tolist():
@@ -282,17 +285,19 @@ class _NodeGroup:
 
     def _rules_at_cap(self, capped: np.ndarray, index: int) -> None:
         """Rules 4 to 6 for the nodes of ``capped`` whose last round this still is."""
+        eps = self.params.eps
+        assert eps is not None, "validate() checks"
         for b in capped.tolist():
             if self.last[b] != index + 1:
                 continue
             counts, free, terms = self.counts, self.free[b], self.terms[self.free_counts[b]]
-            rule = cap_rule(counts.state(b, self.done), free, self.params.eps, terms)
+            rule = cap_rule(counts.state(b, self.done), free, eps, terms)
             if rule == "no structure":
                 self._finish(b, None, None, rule, 0, False)
             elif rule == "correlation":
                 # Unanimous to the cap, yet the inherited points correlate: nothing was
                 # flipped.
-                self._finish(b, int(_ranked(np.abs(counts.correlations[b]), free)[0]), None,
+                self._finish(b, int(ranked_free(np.abs(counts.correlations[b]), free)[0]), None,
                              rule, 0, False)
             else:
                 leader, runner, a, lead_b = self.leads[b]

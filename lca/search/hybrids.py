@@ -1,10 +1,10 @@
 """The rows a group's round asks for: its points, the hybrids of its searches, its flips.
 
 A round's pairs that disagree are binary-searched along their hybrid paths
-(:func:`_search_steps`: switching orders from the :data:`ORDER` priorities,
+(:func:`search_steps`: switching orders from the :data:`ORDER` priorities,
 then one request per search step for every searching pair of the group);
 candidates and probes are measured by flipping one coordinate of each pair's
-first point (:func:`_flip_steps`). Each function is steps (:mod:`lca.engine`).
+first point (:func:`flip_steps`). Each function is steps (:mod:`lca.engine`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,9 @@ import numpy as np
 from lca import derive
 from lca.engine import Request, Steps
 from lca.oracle import OracleError
-from lca.search.rules import _SEARCH_BYTES, FLIP, ORDER
+from lca.search.rules import FLIP, ORDER, SEARCH_BYTES
 
 _ALL_ONES = (1 << 64) - 1
-
-
-def _points_request(purpose: str, words: np.ndarray, n: int, paths: Any) -> Request:
-    return Request(purpose, words.shape[0],
-                   lambda lo, hi: derive.unpack_points(words[lo:hi], n), paths)
 
 
 # Priorities of a node's whole round are derived in one call while they fit in
@@ -46,8 +41,8 @@ def _priorities(key: int, n: int, pairs: np.ndarray, first: int, last: int) -> n
     return out
 
 
-def _switching_orders(priority: np.ndarray, differing: np.ndarray,
-                      n: int) -> tuple[np.ndarray, np.ndarray]:
+def switching_orders(priority: np.ndarray, differing: np.ndarray,
+                     n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's differing coordinates in switching order, and how many there are.
 
     The order is ascending ``(priority, index)`` over the differing
@@ -191,9 +186,9 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
     return order[np.arange(count), hi - 1].astype(np.int64)
 
 
-def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
-                  x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
-                  paths: Any) -> Steps:
+def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
+                 x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
+                 paths: Any) -> Steps:
     """The sensitive coordinate found for each searching pair.
 
     Pair ``i`` is pair ``pair[i]`` of node ``node[i]`` (sorted by node, then
@@ -205,11 +200,11 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     queries ``h_mid``, ``mid = (lo + hi) // 2``, until ``hi = lo + 1``; the
     answer is the ``hi``-th coordinate in order. Pairs are searched in
     groups whose orders and hybrids (3 bytes per variable per pair) fit in
-    :data:`_SEARCH_BYTES`, their orders sorted a part at a time.
+    :data:`SEARCH_BYTES`, their orders sorted a part at a time.
     """
     found = np.empty(node.size, dtype=np.int64)
-    group = max(1, _SEARCH_BYTES // (3 * n))
-    part = max(1, _SEARCH_BYTES // (25 * n))
+    group = max(1, SEARCH_BYTES // (3 * n))
+    part = max(1, SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
         lengths = np.bitwise_count(x[members] ^ y[members]).sum(axis=1, dtype=np.int64)
@@ -229,16 +224,17 @@ def _search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
             owners, starts = np.unique(node[chunk], return_index=True)
             priority = np.concatenate([
                 _priorities(keys[b], n, pairs, *round_pairs)
-                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]))])
-            sorted_part, _ = _switching_orders(priority, x[chunk] ^ y[chunk], n)
+                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]),
+                                    strict=True)])
+            sorted_part, _ = switching_orders(priority, x[chunk] ^ y[chunk], n)
             order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
         found[members] = yield from _binary_search_steps(order, lengths, x[members],
                                                          fx[members], n, paths)
     return found
 
 
-def _flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
-                column: np.ndarray, paths: Any) -> Steps:
+def flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
+               column: np.ndarray, paths: Any) -> Steps:
     """``f(x)`` with one coordinate negated, for each flip ``i``: pair ``pair[i]`` of
     node ``node[i]`` (first points ``firsts (B, q, W)``), coordinate ``column[i]``."""
 

@@ -4,9 +4,9 @@ A decided node keeps only its own points' values (the lineage the
 reconstructor holds); everything else is re-derivable and lives in the
 reconstructor's memo, so evicting it costs work, never a query or an answer:
 an ancestor's own points (:func:`_own`, re-derived from their stream), a
-node's *pool* (:class:`_Pool`: its inherited points and its own, as row
+node's *pool* (:class:`Pool`: its inherited points and its own, as row
 indices into its ancestors' own points; a child's inherited points are its
-parent's pool on its branch). :class:`_Lineage` works on a group of nodes'
+parent's pool on its branch). :class:`Lineage` works on a group of nodes'
 rows one depth at a time.
 """
 
@@ -20,12 +20,12 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.estimator import NodeContext
-from lca.search.rules import _SEARCH_BYTES, PAIRS
-from lca.search.sums import Labelled, _grouped_correlations
+from lca.search.rules import PAIRS, SEARCH_BYTES
+from lca.search.sums import Labelled, grouped_correlations
 
 
 @dataclass(frozen=True)
-class _Pool:
+class Pool:
     """A node's labelled points as row indices: ``rows[k]`` selects own points of
     its ancestor (or itself) at depth ``k``. Holds no points, only where they are."""
 
@@ -52,20 +52,20 @@ def _own(context: NodeContext, k: int) -> Labelled:
     return Labelled(words, values)
 
 
-def _pool(context: NodeContext, k: int) -> _Pool:
+def _pool(context: NodeContext, k: int) -> Pool:
     """Pool of the decided ancestor ``path[:k]``: inherited rows, then all its own."""
     key = ("pool", context.seed, context.path[:k])
     pool = context.memo.get(key)
     if pool is None:
         # Its inherited rows: its parent's pool on its branch.
-        inherited = () if k == 0 else _Lineage([context]).on_branch(
+        inherited = () if k == 0 else Lineage([context]).on_branch(
             [_pool(context, k - 1).rows], [context.path[k - 1]])[0]
-        pool = _Pool(inherited + (np.arange(context.lineage(k).size),))
+        pool = Pool(inherited + (np.arange(context.lineage(k).size),))
         context.memo.put(key, pool)
     return pool
 
 
-class _Lineage:
+class Lineage:
     """The ancestors' own points of a group of nodes, one depth at a time.
 
     At depth ``j`` each distinct ancestor of the nodes (siblings share all of
@@ -139,6 +139,7 @@ class _Lineage:
         variables = np.array([variable for variable, _ in steps], dtype=np.int64)
         minus = np.array([bit == -1 for _, bit in steps])
         for j, at, owner, flat, start, words, _ in self._depths(rows, nodes):
+            assert words is not None, "levels come with their words"
             variable = variables[owner]
             is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
                 & np.uint64(1) == 1
@@ -147,7 +148,8 @@ class _Lineage:
                 out[at[0]][j] = (flat - start)[keep]
                 continue
             kept = np.bincount(owner[keep], minlength=len(rows))[at]
-            for i, piece in zip(at, np.split((flat - start)[keep], np.cumsum(kept)[:-1])):
+            pieces = np.split((flat - start)[keep], np.cumsum(kept)[:-1])
+            for i, piece in zip(at, pieces, strict=True):
                 out[i][j] = piece
         return [tuple(pieces) for pieces in out]
 
@@ -168,7 +170,7 @@ class _Lineage:
         """
         n = self.contexts[0].n
         out = np.zeros((len(rows), n), dtype=np.int64)
-        limit = max(1, _SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        limit = max(1, SEARCH_BYTES // (8 * derive.words_per_point(n)))
         pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         held = 0
 
@@ -176,12 +178,13 @@ class _Lineage:
             owners = np.concatenate([owner for owner, _, _ in pending])
             order = np.argsort(owners, kind="stable")
             present, counts = np.unique(owners, return_counts=True)
-            _grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
-                                  np.concatenate([values for _, _, values in pending])[order],
-                                  counts, n, present, out)
+            grouped_correlations(np.concatenate([words for _, words, _ in pending])[order],
+                                 np.concatenate([values for _, _, values in pending])[order],
+                                 counts, n, present, out)
             pending.clear()
 
         for _, _, owner, flat, _, words, values in self._depths(rows, nodes):
+            assert words is not None, "levels come with their words"
             for lo in range(0, flat.size, limit):
                 picked = flat[lo:lo + limit]
                 pending.append((owner[lo:lo + limit], words[picked], values[picked]))

@@ -14,7 +14,7 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,10 +49,10 @@ PROBE = "search-probe"
 # small enough that their switching orders and hybrids fit (about 25 bytes
 # per variable per pair while the orders are sorted, 3 after). Correlation
 # sums unpack and stack rows within the same bound.
-_SEARCH_BYTES = 1 << 24
+SEARCH_BYTES = 1 << 24
 
 
-def _ranked(scores: np.ndarray, free: np.ndarray) -> np.ndarray:
+def ranked_free(scores: np.ndarray, free: np.ndarray) -> np.ndarray:
     """Free variables by descending score, ties to the lowest index."""
     indices = np.flatnonzero(free)
     # A stable sort on -scores keeps ascending index order among equal scores.
@@ -100,8 +100,8 @@ def candidates(votes: np.ndarray, correlations: np.ndarray,
     is added last unless it is already one of them. Only free variables
     count. Given 2-D arrays (one row per node), one list per row.
     """
-    if votes.ndim == 1:
-        return candidates(votes[None], correlations[None], free[None])[0]
+    if votes.ndim == 1:  # one row: its list
+        return cast(list[int], candidates(votes[None], correlations[None], free[None])[0])
     # Variables on the path rank below every free one and never have a vote.
     masked = np.where(free, votes, -1)
     leaders = np.argsort(-masked, axis=1, kind="stable")[:, :SEARCH_CANDIDATES]
@@ -109,8 +109,8 @@ def candidates(votes: np.ndarray, correlations: np.ndarray,
     correlation_leaders = np.where(free, np.abs(correlations), -1).argmax(axis=1)
     chosen = []
     for row, leader, count in zip(correlation_leaders.tolist(), leaders.tolist(),
-                                  counts.tolist()):
-        members = [v for v, c in zip(leader, count) if c > 0]
+                                  counts.tolist(), strict=True):
+        members = [v for v, c in zip(leader, count, strict=True) if c > 0]
         chosen.append(members if row in members else members + [row])
     return chosen
 
@@ -160,7 +160,7 @@ def certifying_points(rounds: int, eps: float, delta: float) -> int:
 
 
 @dataclass(frozen=True)
-class _Terms:
+class Terms:
     """The thresholds of a node's tests (docs/randomness.md §6)."""
 
     zero_points: int    # certifying_points(R, eps, delta)
@@ -170,26 +170,26 @@ class _Terms:
     guesswork: float    # Lg = ln_upper((K + 1) / delta), reporting only
 
     @classmethod
-    def of(cls, rounds: int, free: int, eps: float, delta: float) -> _Terms:
+    def of(cls, rounds: int, free: int, eps: float, delta: float) -> Terms:
         """The terms for ``R`` rounds, ``F`` free variables and the current
         :data:`SEARCH_CANDIDATES`."""
         return _terms(rounds, free, eps, delta, SEARCH_CANDIDATES)
 
 
 @functools.lru_cache(maxsize=1024)
-def _terms(rounds: int, free: int, eps: float, delta: float, candidates: int) -> _Terms:
+def _terms(rounds: int, free: int, eps: float, delta: float, candidates: int) -> Terms:
     # Cached: exact rational logarithms cost about 0.3 ms, and every node at one
     # depth shares them. Every input is in the key (a script may change K).
     exact = Fraction(delta)
     most = candidates + 1
-    return _Terms(certifying_points(rounds, eps, delta),
-                  ln_upper(Fraction(rounds * most * (most - 1)) / exact),
-                  ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
-                  ln_upper(Fraction(most) / exact))
+    return Terms(certifying_points(rounds, eps, delta),
+                 ln_upper(Fraction(rounds * most * (most - 1)) / exact),
+                 ln_upper(1 / exact), ln_upper(Fraction(2 * free) / exact),
+                 ln_upper(Fraction(most) / exact))
 
 
 @dataclass
-class _Round:
+class Round:
     """A node's counts after a round (cumulative over its rounds)."""
 
     pairs: int
@@ -206,10 +206,10 @@ class _Round:
 
     @property
     def minority(self) -> int:
-        return int(_minority(self.points, self.own_total))
+        return int(minority_count(self.points, self.own_total))
 
 
-def _minority(points: Any, total: Any) -> Any:
+def minority_count(points: Any, total: Any) -> Any:
     """How many of ``points`` values ``±1`` summing to ``total`` are in the minority
     (ints or arrays)."""
     plus = (points + total) // 2
@@ -289,11 +289,11 @@ def noise_like(probe_edges: int, minority: int) -> bool:
     return 2 * probe_edges >= minority
 
 
-def cap_rule(state: _Round, free: np.ndarray, eps: float, terms: _Terms) -> str:
+def cap_rule(state: Round, free: np.ndarray, eps: float, terms: Terms) -> str:
     """At the node's last round: ``"no structure"`` (rule 4), ``"correlation"`` (5) or
     ``"influence"`` (6)."""
-    vote_leader = _ranked(state.votes, free)[0]
-    correlation_leader = _ranked(np.abs(state.correlations), free)[0]
+    vote_leader = ranked_free(state.votes, free)[0]
+    correlation_leader = ranked_free(np.abs(state.correlations), free)[0]
     structure = (
         has_structure(int(state.votes[vote_leader]), state.disagreements, int(free.sum()),
                       terms.votes)

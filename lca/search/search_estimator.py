@@ -1,6 +1,6 @@
 """The search estimator: a group's decisions and leaf labels, its bounds, its registration.
 
-:class:`SearchEstimator` runs a group of nodes (:class:`~lca.search.group._NodeGroup`)
+:class:`SearchEstimator` runs a group of nodes (:class:`~lca.search.group.NodeGroup`)
 on the points its lineage hands down (:mod:`lca.search.lineage`), hands the
 correlation sums of their inherited points down to the children of every
 split, and labels leaves from reused points topped up with fresh ones. It is
@@ -17,15 +17,15 @@ from lca import derive, estimator
 from lca._validate import MAX_ARRAY_BYTES, check_int
 from lca.decisions import LeafDecision, NodeDecision
 from lca.derive import Path
-from lca.engine import Steps
+from lca.engine import Steps, points_request
 from lca.estimate import leaf_label
 from lca.estimator import Estimator, NodeContext
+from lca.params import Params
 from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
-from lca.search.group import SearchNode, _NodeGroup
-from lca.search.hybrids import _points_request
-from lca.search.lineage import _Lineage, _Pool
-from lca.search.rules import _SEARCH_BYTES, LEAF, certifying_points, schedule
-from lca.search.sums import _grouped_correlations
+from lca.search.group import NodeGroup, SearchNode
+from lca.search.lineage import Lineage, Pool
+from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
+from lca.search.sums import grouped_correlations
 
 # A node holds its points (two per pair) in one array, each coordinate as up
 # to 8 bytes while its correlations are summed.
@@ -72,7 +72,7 @@ class SearchEstimator(Estimator):
                 "coordinates of up to 8 bytes each) in one array, and this "
                 f"machine's largest array is {MAX_ARRAY_BYTES:,} bytes.") from None
 
-    def validate(self, params: Any) -> None:
+    def validate(self, params: Params) -> None:
         if params.adaptive or None in (params.eps, params.delta):
             raise ValueError("Params with estimator='search' need 'eps' and 'delta' (the "
                              "constant-leaf threshold and per-node confidence) and "
@@ -84,7 +84,7 @@ class SearchEstimator(Estimator):
     def nodes(self, contexts: list[NodeContext]) -> Steps:
         first = contexts[0]
         n, seed, params, memo = first.n, first.seed, first.params, first.memo
-        lineage = _Lineage(contexts)
+        lineage = Lineage(contexts)
         inherited = lineage.inherited()
         counts, totals = lineage.totals(inherited)
         handed = [memo.get(("correlations", seed, c.path)) for c in contexts]
@@ -94,19 +94,19 @@ class SearchEstimator(Estimator):
         for b, handed_sums in enumerate(handed):
             if handed_sums is not None:
                 sums[b] = handed_sums
-        nodes = yield from _NodeGroup(n, seed, [c.path for c in contexts], params, counts,
-                                      sums).steps()
+        nodes = yield from NodeGroup(n, seed, [c.path for c in contexts], params, counts,
+                                     sums).steps()
         del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
-        for b, (context, node) in enumerate(zip(contexts, nodes)):
+        for b, (context, node) in enumerate(zip(contexts, nodes, strict=True)):
             if node.variable is None:
                 early.append(b)
                 continue
             split.append(b)
             memo.put(("own", seed, context.path), node.own.words.copy())
             memo.put(("pool", seed, context.path),
-                     _Pool(inherited[b] + (np.arange(len(node.own)),)))
+                     Pool(inherited[b] + (np.arange(len(node.own)),)))
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
@@ -119,12 +119,12 @@ class SearchEstimator(Estimator):
             [(len(nodes[b].own), nodes[b].own.total) if nodes[b].certified else
              (int(counts[b]) + len(nodes[b].own), int(totals[b]) + nodes[b].own.total)
              for b in early], [nodes[b].certified for b in early])
-        for b, leaf in zip(early, labels):
+        for b, leaf in zip(early, labels, strict=True):
             results[b] = (leaf, None)
         return results
 
     @staticmethod
-    def _hand_down(lineage: _Lineage, inherited: list[tuple[np.ndarray, ...]],
+    def _hand_down(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]],
                    nodes: list[SearchNode], split: list[int]) -> None:
         """Give the children of every split node their inherited points' correlations.
 
@@ -136,24 +136,28 @@ class SearchEstimator(Estimator):
             return
         contexts = lineage.contexts
         n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
-        steps = [(nodes[b].variable, 1) for b in split]
+        steps: list[tuple[int, int]] = []
+        for b in split:
+            variable = nodes[b].variable
+            assert variable is not None, "a split node has its variable"
+            steps.append((variable, 1))
         plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
                             split)
-        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps)]
-        plus += _grouped_correlations(np.concatenate([points.words for points in own]),
-                                      np.concatenate([points.values for points in own]),
-                                      np.array([len(points) for points in own]), n)
-        for b, plus_sums in zip(split, plus):
+        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps, strict=True)]
+        plus += grouped_correlations(np.concatenate([points.words for points in own]),
+                                     np.concatenate([points.values for points in own]),
+                                     np.array([len(points) for points in own]), n)
+        for b, plus_sums in zip(split, plus, strict=True):
             path, variable = contexts[b].path, nodes[b].variable
             memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
             memo.put(("correlations", seed, path + ((variable, -1),)),
                      nodes[b].correlations - plus_sums)
 
     def leaves(self, contexts: list[NodeContext]) -> Steps:
-        lineage = _Lineage(contexts)
+        lineage = Lineage(contexts)
         counts, totals = lineage.totals(lineage.inherited())
-        return (yield from self._labels(contexts, list(zip(counts.tolist(), totals.tolist())),
-                                        [None] * len(contexts)))
+        reused = list(zip(counts.tolist(), totals.tolist(), strict=True))
+        return (yield from self._labels(contexts, reused, [None] * len(contexts)))
 
     def _labels(self, contexts: list[NodeContext], reused: list[tuple[int, int]],
                 certified: list[bool | None]) -> Steps:
@@ -163,14 +167,14 @@ class SearchEstimator(Estimator):
             return []
         n, seed, params = contexts[0].n, contexts[0].seed, contexts[0].params
         fresh = [_fresh_words(n, seed, c.path, 0 if sure else params.leaf_samples - count)
-                 for c, (count, _), sure in zip(contexts, reused, certified)]
+                 for c, (count, _), sure in zip(contexts, reused, certified, strict=True)]
         words = np.concatenate(fresh)
-        values = (yield _points_request(LEAF, words, n, [c.path for c in contexts])) \
+        values = (yield points_request(LEAF, words, n, [c.path for c in contexts])) \
             if words.shape[0] else np.zeros(0, dtype=np.int8)
         bounds = np.cumsum([0] + [block.shape[0] for block in fresh])
         labels = []
         for (count, total), first, last, sure in zip(reused, bounds[:-1], bounds[1:],
-                                                      certified):
+                                                     certified, strict=True):
             total += int(values[first:last].sum(dtype=np.int64))
             labels.append(LeafDecision(leaf_label(total), count + int(last - first), total,
                                        sure))
@@ -178,7 +182,7 @@ class SearchEstimator(Estimator):
 
     # -- bounds and memory --
 
-    def max_node_queries(self, params: Any) -> int:
+    def max_node_queries(self, params: Params) -> int:
         """The most queries one node can spend, a proved worst case (docs/theory.md §7).
 
         With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
@@ -200,21 +204,21 @@ class SearchEstimator(Estimator):
         searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
         return rounds[-1] * (3 + searches) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
 
-    def max_leaf_queries(self, params: Any) -> int:
+    def max_leaf_queries(self, params: Params) -> int:
         return params.leaf_samples
 
-    def early_leaves(self, params: Any) -> bool:
+    def early_leaves(self, params: Params) -> bool:
         return True
 
-    def node_memory(self, params: Any) -> int:
+    def node_memory(self, params: Params) -> int:
         words = derive.words_per_point(params.n)
         pairs = schedule(params.first_round, params.score_samples)[0][-1]
         # Own points and their values (pages a quiet node leaves untouched are
         # never committed), two correlation vectors, one round's searches.
         return 2 * pairs * (8 * words + 1) + 16 * params.n + min(
-            _SEARCH_BYTES, 25 * params.n * pairs // 2)
+            SEARCH_BYTES, 25 * params.n * pairs // 2)
 
-    def describe(self, params: Any) -> str:
+    def describe(self, params: Params) -> str:
         return "\n".join([
             f"lca parameters ({params.preset} preset: sensitive-coordinate search, "
             "not the paper's estimator)",
@@ -222,7 +226,8 @@ class SearchEstimator(Estimator):
             f"  depth cap             {params.depth}"
             + (f"  (paths stop at n = {params.n})" if params.depth > params.n else ""),
             f"  pairs per node        {params.first_round}, doubling up to "
-            f"{params.score_samples}, up to {schedule(params.first_round, params.score_samples)[0][-1]} "
+            f"{params.score_samples}, up to "
+            f"{schedule(params.first_round, params.score_samples)[0][-1]} "
             "at a noisy node  (2 queries each, plus about log2 n per disagreeing "
             f"pair; each round flips at most {rules.SEARCH_CANDIDATES + 1} candidates on the "
             "pairs each has not been flipped on, a new candidate from pair 0; one probe "
@@ -238,10 +243,12 @@ class SearchEstimator(Estimator):
         ])
 
 
-def certified_text(params: Any) -> str:
+def certified_text(params: Params) -> str:
     """What the certified constant leaf of :func:`round_rule` certifies, for describe()."""
+    eps, delta = params.eps, params.delta
+    assert eps is not None and delta is not None, "validate() checks"
     rounds, _ = schedule(params.first_round, params.score_samples)
-    points = certifying_points(len(rounds), params.eps, params.delta)
+    points = certifying_points(len(rounds), eps, delta)
     if points > 2 * rounds[-1]:
         return (f"never at these values: certifying needs {points} unanimous own points, "
                 f"more than the {2 * rounds[-1]} a node can draw")

@@ -1,7 +1,7 @@
 """Labelled points and the correlation sums ``sum f(u) u_i`` over them.
 
 :class:`Labelled` holds packed points of a subcube and their values;
-:func:`_grouped_correlations` sums ``f(u) u_i`` over many blocks of them at
+:func:`grouped_correlations` sums ``f(u) u_i`` over many blocks of them at
 once (a group's own points, a lineage's inherited points), exactly, in
 bounded memory.
 """
@@ -14,7 +14,7 @@ import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.search.rules import _SEARCH_BYTES
+from lca.search.rules import SEARCH_BYTES
 
 # Rows at least this long have their correlation sums added block by block.
 _LONG_ROWS = 4096
@@ -53,9 +53,9 @@ class Labelled:
         return Labelled(self.words[keep], self.values[keep])
 
 
-def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
-                          n: int, owners: np.ndarray | None = None,
-                          out: np.ndarray | None = None) -> np.ndarray:
+def grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarray,
+                         n: int, owners: np.ndarray | None = None,
+                         out: np.ndarray | None = None) -> np.ndarray:
     """``sum_k f(x_k) x_k,i`` for every variable ``i``, per block of ``counts[b]`` rows.
 
     ``words (sum(counts), W)`` and ``values`` hold the blocks one after the
@@ -68,10 +68,11 @@ def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndar
     if owners is None:
         owners = np.arange(counts.size)
         out = np.zeros((counts.size, n), dtype=np.int64)
+    assert out is not None, "blocks with owners add into a given out"
     assert (np.diff(owners) >= 0).all(), "blocks come in owner order"
     node = np.repeat(owners, counts)
     starts = np.cumsum(counts) - counts
-    step = max(1, _SEARCH_BYTES // (3 * n))
+    step = max(1, SEARCH_BYTES // (3 * n))
     for lo in range(0, words.shape[0], step):
         hi = min(lo + step, words.shape[0])
         # Blocks that meet this slice, and where each starts and ends in it.
@@ -82,7 +83,7 @@ def _grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndar
         if n >= _LONG_ROWS:
             # Long rows: add row vectors, the +1 rows of a block minus its -1 rows.
             sums = np.empty((present.size, n), dtype=np.int64)
-            for at, (first, last) in enumerate(zip(firsts, lasts)):
+            for at, (first, last) in enumerate(zip(firsts, lasts, strict=True)):
                 block, signs = bits[first:last], values[lo + first:lo + last]
                 sums[at] = block[signs > 0].sum(axis=0, dtype=np.int32)
                 sums[at] -= block[signs < 0].sum(axis=0, dtype=np.int32)

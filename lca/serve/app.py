@@ -48,7 +48,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import lca
 from lca.oracle import Oracle
 from lca.reconstruct import Reconstructor
-from lca.serve.batching import AnswerQueue, AnswerTimeout, AnsweringError
+from lca.serve.batching import Answerer, AnsweringError, AnswerQueue, AnswerTimeout
 from lca.serve.config import ServeSettings
 from lca.serve.saved import load_saved
 from lca.serve.validate import RequestError, parse_answer, parse_explain, read_body
@@ -150,6 +150,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     ``settings.load_oracle()``.
     """
     only_seed = None
+    answerer: Answerer
     if settings.source == "model":
         # A saved Surrogate: its tree answers, for its own seed only (lca.serve.saved).
         answerer, oracle = load_saved(settings.spec)

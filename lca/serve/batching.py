@@ -3,9 +3,10 @@
 Each worker process keeps exactly one :class:`lca.Reconstructor` and only
 its one answering thread calls it: a reconstructor runs one call at a time
 (it holds a lock), so more threads would only wait, and one thread is what
-lets requests queue up into batches. Requests queue on the event loop; whenever the thread is free it
-takes the oldest request and every other queued ``/answer`` request for the
-same seed, up to ``max_points`` points in all, and answers them with one
+lets requests queue up into batches. Requests queue on the event loop;
+whenever the thread is free it takes the oldest request and every other
+queued ``/answer`` request for the same seed, up to ``max_points`` points
+in all, and answers them with one
 :meth:`~lca.Reconstructor.answer_many` call. Rows of ``answer_many`` are
 answered independently (each row's answer is ``T_seed`` at that row, whatever
 else is in the call), so batching never changes an answer; it only shares
@@ -27,20 +28,34 @@ so that, like answers, errors never depend on what was batched together.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from lca.reconstruct import BudgetExceeded, Explanation, Reconstructor
+from lca.decisions import AnswerStats
+from lca.reconstruct import BudgetExceeded, Explanation
 
 __all__ = ["AnswerQueue", "AnswerTimeout", "Answered", "AnsweringError", "Explained"]
 
 _log = logging.getLogger(__name__)
+
+
+class Answerer(Protocol):
+    """What the answering thread calls: a :class:`lca.Reconstructor`, or a saved
+    tree (:class:`lca.serve.saved.SavedTree`)."""
+
+    last_stats: AnswerStats
+
+    def answer_many(self, points: np.ndarray, seed: int, *,
+                    time_limit: float | None = None) -> np.ndarray: ...
+
+    def explain(self, z: np.ndarray, seed: int) -> Explanation: ...
 
 
 class AnswerTimeout(Exception):
@@ -89,7 +104,7 @@ _Outcome = Answered | Explained | Exception | None  # None: not finished, queue 
 class AnswerQueue:
     """The answering thread of one worker and the queue in front of it."""
 
-    def __init__(self, reconstructor: Reconstructor, *, max_points: int,
+    def __init__(self, reconstructor: Answerer, *, max_points: int,
                  batch_wait: float) -> None:
         self.reconstructor = reconstructor
         self.max_points = max_points
@@ -116,10 +131,8 @@ class AnswerQueue:
         """Stop taking work; wait for the batch in the thread, if any, to finish."""
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
         for job in self._pending:
             if not job.future.done():
                 job.future.set_exception(AnswerTimeout("the server is shutting down"))
@@ -167,7 +180,7 @@ class AnswerQueue:
                 self.batches += 1
                 self.requests += sum(isinstance(outcome, Answered) for outcome in outcomes)
             again = []
-            for job, outcome in zip(jobs, outcomes):
+            for job, outcome in zip(jobs, outcomes, strict=True):
                 if outcome is None:
                     again.append(job)
                 elif not job.future.done():
@@ -186,7 +199,8 @@ class AnswerQueue:
         first = self._pending.popleft()
         if first.explain:
             return [first]
-        batch, total, rest = [first], len(first.points), deque()
+        batch, total = [first], len(first.points)
+        rest: deque[_Job] = deque()
         for job in self._pending:
             if job.future.done():
                 continue

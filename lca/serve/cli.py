@@ -13,8 +13,13 @@ import socket
 import sys
 from typing import Any
 
-from lca._cli_options import (PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES, int_in,
-                              real_in)
+from lca._cli_options import (
+    PAPER_LEAF_SAMPLES,
+    PAPER_NOISE_RATE,
+    PAPER_SCORE_SAMPLES,
+    int_in,
+    real_in,
+)
 from lca.serve.config import MODES, ServeSettings
 
 __all__ = ["add_serve_command"]
@@ -83,9 +88,9 @@ def _settings(args: argparse.Namespace) -> ServeSettings:
     else:
         source, spec = "oracle", args.oracle
     # Options not given take ServeSettings' defaults.
-    given = {name: getattr(args, name) for name in ("mode", "depth")
-             if getattr(args, name) is not None}
-    return ServeSettings(source=source, spec=spec, **given,
+    options = {name: getattr(args, name) for name in ("mode", "depth")
+               if getattr(args, name) is not None}
+    return ServeSettings(source=source, spec=spec, **options,
                          cache_size=args.cache_size, max_points=args.max_points,
                          max_body_bytes=args.max_body_bytes,
                          request_timeout=args.request_timeout,
@@ -147,6 +152,7 @@ def _serve(args: argparse.Namespace) -> int:
                          "port to share")
     settings = _settings(args)
     app = create_app(settings, _load(settings))  # fails here, before binding, if it must
+    sock: socket.socket | None
     sock = _bind(args.host, args.port)
     if args.workers > 1:  # uvicorn binds the port for its workers: checked free above
         sock.close()

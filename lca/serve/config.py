@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lca._cli_options import MODES, PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES
-from lca.oracle import Oracle, oracle_n
 from lca._validate import check_int, check_real
+from lca.oracle import Oracle, oracle_n
 from lca.params import Params
 
 __all__ = ["MODES", "SOURCES", "ServeSettings", "oracle_from_import_path"]

@@ -19,6 +19,7 @@ import numpy as np
 from lca.decisions import AnswerStats
 from lca.export import ReconstructedTree
 from lca.oracle import Oracle
+from lca.params import Params
 from lca.reconstruct import Explanation
 
 __all__ = ["SavedTree", "TreeOracle", "load_saved"]
@@ -44,7 +45,7 @@ class SavedTree:
     :meth:`explain`, :attr:`last_stats` (no query is ever spent).
     """
 
-    def __init__(self, tree: ReconstructedTree, params: Any) -> None:
+    def __init__(self, tree: ReconstructedTree, params: Params) -> None:
         if not tree.complete:
             raise ValueError("lca serve --model: the saved tree has unexplored nodes; save "
                              "the Surrogate after Surrogate.tree() (to_json does)")

@@ -52,7 +52,8 @@ class _Explain(msgspec.Struct, forbid_unknown_fields=True):
     point: list[int]
 
 
-_DECODERS = {_Answer: msgspec.json.Decoder(_Answer), _Explain: msgspec.json.Decoder(_Explain)}
+_DECODERS: dict[type[msgspec.Struct], msgspec.json.Decoder[Any]] = {
+    _Answer: msgspec.json.Decoder(_Answer), _Explain: msgspec.json.Decoder(_Explain)}
 _EXPECTED = {"seed": SEED_RANGE, "points": "a list of points, each a list of ints -1 or 1",
              "signs": "a list of points, each a string of characters + or -",
              "point": "a list of ints -1 or 1"}
@@ -98,7 +99,7 @@ def _loop_time(deadline: float) -> float:
     return asyncio.get_running_loop().time() + deadline - time.monotonic()
 
 
-def _decode(body: bytes, shape: type) -> Any:
+def _decode(body: bytes, shape: type[msgspec.Struct]) -> Any:
     try:
         return _DECODERS[shape].decode(body)
     except msgspec.ValidationError as error:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lca.suite.stats import _median
-from lca.suite.text import _crossover_text, _err, _num, _table
+from lca.suite.stats import median_or_nan
+from lca.suite.text import crossover_text, error_text, number_text, table_lines
 
 DEFAULT_COMPARE = ("efficient", "fixed")
 """The default comparison: the efficient preset against the paper's fixed-q estimator."""
@@ -94,26 +94,30 @@ def compare_modes(cases: Sequence[Mapping[str, Any]], candidate: str,
     if not both:
         return None
     rows = [compare_case(case, candidate, baseline) for case in both]
-    medians = []
-    for mode in (candidate, baseline):
-        values = [_crossover_value(case["ours"][mode]) for case in both]
-        known = [value for value in values if value is not None]
-        medians.append(_median(known) if known else None)
-    ratio = medians[0] / medians[1] if None not in medians else None
+    medians = [_median_crossover(both, mode) for mode in (candidate, baseline)]
+    first, second = medians
+    ratio = first / second if first is not None and second is not None else None
     noisy = [row for row in rows if row["peer_gap"] is not None]
     return {
         "candidate": candidate, "baseline": baseline, "cases": len(rows),
-        "first_ratio": _median([row["first_ratio"] for row in rows]),
-        "all_ratio": _median([row["all_ratio"] for row in rows]),
+        "first_ratio": median_or_nan([row["first_ratio"] for row in rows]),
+        "all_ratio": median_or_nan([row["all_ratio"] for row in rows]),
         "no_worse": sum(row["no_worse"] for row in rows),
         "noisy": len(noisy),
         "flagged": [row["case"] for row in noisy if row["gap_flag"]],
         "max_peer_gap": max((row["peer_gap"] for row in noisy), default=None),
         "crossover": medians,
         "crossover_ratio": ratio,
-        "time_ratio": _median([row["time_ratio"] for row in rows]),
+        "time_ratio": median_or_nan([row["time_ratio"] for row in rows]),
         "rows": rows,
     }
+
+
+def _median_crossover(cases: Sequence[Mapping[str, Any]], mode: str) -> float | None:
+    """The median crossover K of ``mode`` over the cases where it has one (``None``: none)."""
+    values = [_crossover_value(case["ours"][mode]) for case in cases]
+    known = [value for value in values if value is not None]
+    return median_or_nan(known) if known else None
 
 
 COMPARISON_COLUMNS = ("case", "n", "η", "queries, first answer (cand / base)", "× fewer",
@@ -124,7 +128,7 @@ COMPARISON_COLUMNS = ("case", "n", "η", "queries, first answer (cand / base)", 
 
 
 def _short_crossover(cross: Mapping[str, Any]) -> str:
-    return _crossover_text(cross).split(" (")[0]
+    return crossover_text(cross).split(" (")[0]
 
 
 def _times(value: float | None) -> str:
@@ -147,13 +151,14 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[list[str]]:
         new_ms, old_ms = row["ms_per_answer"]
         rows.append([
             row["key"], str(row["n"]), f"{row['noise']:g}",
-            " / ".join(_num(q) for q in row["first_queries"]), _times(row["first_ratio"]),
-            " / ".join(_num(q) for q in row["all_queries"]), _times(row["all_ratio"]),
-            _err(row["err_f"][0]), _err(row["err_f"][1]), "yes" if row["no_worse"] else "no",
+            " / ".join(number_text(q) for q in row["first_queries"]), _times(row["first_ratio"]),
+            " / ".join(number_text(q) for q in row["all_queries"]), _times(row["all_ratio"]),
+            error_text(row["err_f"][0]), error_text(row["err_f"][1]),
+            "yes" if row["no_worse"] else "no",
             gap, " / ".join(_short_crossover(cross) for cross in row["crossover"]),
             f"{new_ms:.3g} / {old_ms:.3g}",
-            " / ".join(f"{_num(low)}/{_num(built)}"
-                       for low, built in zip(row["low_margin"], row["nodes_built"]))])
+            " / ".join(f"{number_text(low)}/{number_text(built)}"
+                       for low, built in zip(row["low_margin"], row["nodes_built"], strict=True))])
     return rows
 
 
@@ -164,7 +169,7 @@ def comparison_headline(comparison: Mapping[str, Any]) -> str:
     cases = f"{c['cases']} case" + ("" if c["cases"] == 1 else "s")
     text = (f"* **{c['candidate']} vs {c['baseline']}** ({cases}): "
             f"median {c['first_ratio']:,.2f}× fewer queries for the first answer and "
-            f"{c['all_ratio']:,.2f}× fewer to answer all {_num(c['rows'][0]['answers'])} "
+            f"{c['all_ratio']:,.2f}× fewer to answer all {number_text(c['rows'][0]['answers'])} "
             f"points; error no worse in {c['no_worse']} of {c['cases']} ({share:.0%})")
     if c["noisy"]:
         text += (f"; at η = {NOISY:g} {len(c['flagged'])} of {c['noisy']} cases more "
@@ -178,7 +183,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> list[str]:
     """The report's section for :func:`compare_modes`: targets, then one row per case."""
     c = comparison
     new, old = c["candidate"], c["baseline"]
-    answers = _num(c["rows"][0]["answers"])
+    answers = number_text(c["rows"][0]["answers"])
     cross_new, cross_old = (("—" if value is None else f"{value:,.1f}")
                             for value in c["crossover"])
     share = c["no_worse"] / c["cases"]
@@ -208,7 +213,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> list[str]:
         f"## Mode comparison: {new} against {old}", "",
         f"The comparison's targets for candidate mode `{new}` against baseline mode `{old}`, over "
         f"the {c['cases']} cases where both ran (every case of this run that has both).", "",
-        *_table(("measure", "value", "target", "met"), targets), "",
+        *table_lines(("measure", "value", "target", "met"), targets), "",
         "Rules, exactly:",
         "",
         "* × fewer: per case, the baseline's queries divided by the candidate's (first answer "
@@ -225,5 +230,5 @@ def render_comparison(comparison: Mapping[str, Any]) -> list[str]:
         "cache on, one process) of the candidate divided by the baseline's; the median over "
         "cases. Wall times are the only non-deterministic numbers here.",
         "",
-        *_table(COMPARISON_COLUMNS, _comparison_rows(c)),
+        *table_lines(COMPARISON_COLUMNS, _comparison_rows(c)),
     ]

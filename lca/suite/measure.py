@@ -20,26 +20,25 @@ from typing import Any
 import numpy as np
 
 from lca import derive, exact, targets
+from lca.decisions import LeafDecision, split_rows
 from lca.oracle import Oracle
 from lca.params import Params
-from lca.decisions import LeafDecision, split_rows
 from lca.reconstruct import Reconstructor
 from lca.suite.cases import SPECS, Case, ModelSpec, SuiteConfig
 from lca.suite.modes import ParamsFactory
-from lca.suite.stats import _error, crossover
-from lca.suite.trained import model_oracle
+from lca.suite.stats import crossover, error_rate
+from lca.suite.trained import BENCH_EXTRA, model_oracle
 
-_BENCH_EXTRA = "pip install 'lca[bench]'"
-_EXACT_MAX_N = exact.MAX_OPTIMUM_VARIABLES
+EXACT_MAX_N = exact.MAX_OPTIMUM_VARIABLES
 
 
-def _classifier() -> Any:
+def peer_classifier() -> Any:
     """scikit-learn's DecisionTreeClassifier, or an ImportError naming the extra."""
     try:
         from sklearn.tree import DecisionTreeClassifier
     except ImportError as error:
         raise ImportError(
-            f"lca's benchmark suite needs scikit-learn for the peer: {_BENCH_EXTRA}"
+            f"lca's benchmark suite needs scikit-learn for the peer: {BENCH_EXTRA}"
         ) from error
     return DecisionTreeClassifier
 
@@ -121,8 +120,8 @@ def _measure_ours(f: Oracle, clean: Oracle, params: Params, points: np.ndarray,
     out = {
         "params": params.describe(),
         "adaptive": bool(getattr(params, "adaptive", False)),
-        "err_f": _error(answers, f_values),
-        "err_clean": _error(answers, clean_values),
+        "err_f": error_rate(answers, f_values),
+        "err_clean": error_rate(answers, clean_values),
         "first_queries": first.stats.queries,
         "first_internal_nodes": internal,
         "floor": internal * math.log2(params.n),
@@ -200,7 +199,7 @@ def measure_peer(f: Oracle, points: np.ndarray, f_values: np.ndarray,
     the peer's error against ``f`` reaches ``goal`` (our best error; pass
     ``-inf`` for the whole grid).
     """
-    classifier = _classifier()
+    classifier = peer_classifier()
     n = f.n
     key = derive.node_key(config.peer_seed, "bench/peer", ())
     limit = config.peer_entry_cap // n
@@ -222,10 +221,11 @@ def measure_peer(f: Oracle, points: np.ndarray, f_values: np.ndarray,
         fit_seconds = time.perf_counter() - start
         del x
         predicted = prefix_predict(model, points, leaves)
-        row = {"queries": size, "train": train, "leaves": leaves,
-               "grown_leaves": int(model.tree_.n_leaves), "fit_seconds": fit_seconds,
-               "err_f": _error(predicted, f_values),
-               "err_clean": _error(predicted, clean_values)}
+        row: dict[str, Any] = {
+            "queries": size, "train": train, "leaves": leaves,
+            "grown_leaves": int(model.tree_.n_leaves), "fit_seconds": fit_seconds,
+            "err_f": error_rate(predicted, f_values),
+            "err_clean": error_rate(predicted, clean_values)}
         rows.append(row)
         if reached is not None:
             break
@@ -250,7 +250,7 @@ def _optimum(case: Case, f: Oracle, clean: Oracle, config: SuiteConfig) -> dict[
     if case.noise == 0:
         # f is the clean target, itself a tree with `size` leaves: opt_size = 0.
         return {"value": 0.0, "kind": "exact", "size": size, "seconds": 0.0}
-    if case.n <= _EXACT_MAX_N and size is not None and size <= config.exact_max_size:
+    if case.n <= EXACT_MAX_N and size is not None and size <= config.exact_max_size:
         start = time.perf_counter()
         value = exact.opt_size(f, size).distance
         return {"value": value, "kind": "exact", "size": size,
@@ -295,7 +295,7 @@ def run_case(case: Case, config: SuiteConfig,
     if model_info is not None:
         # Under uniform points a model may be nearly constant; the report shows it.
         model_info["positive_rate"] = float(np.mean(f_values == 1))
-    cube = _cube(case.n) if case.n <= _EXACT_MAX_N else None
+    cube = _cube(case.n) if case.n <= EXACT_MAX_N else None
     optimum = _optimum(case, f, clean, config)
     ours = {}
     for mode, factory in factories.items():

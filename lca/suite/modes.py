@@ -91,10 +91,7 @@ def parse_modes(mode: str | Sequence[str], name: str = "mode") -> tuple[str, ...
 
     ``name`` is the option the error message blames (``"compare"`` for ``--compare``).
     """
-    if isinstance(mode, str):
-        parts = [part.strip() for part in mode.split(",")]
-    else:
-        parts = list(mode)
+    parts = [part.strip() for part in mode.split(",")] if isinstance(mode, str) else list(mode)
     names: list[str] = []
     for part in parts:
         for member in ALIASES.get(part, (part,)):
@@ -135,5 +132,6 @@ def resolve_modes(mode: str | Sequence[str],
         ran = " and ".join(kept)
         note = (f"--mode {label}: this lca has {lacks}, so only {ran} "
                 f"mode{'s' if len(kept) > 1 else ''} ran.")
-    factories = {name: functools.partial(MODES[name].factory, config=config) for name in kept}
+    factories: dict[str, ParamsFactory] = {
+        name: functools.partial(MODES[name].factory, config=config) for name in kept}
     return factories, note

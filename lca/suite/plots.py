@@ -7,10 +7,10 @@ import os
 from typing import Any
 
 from lca import estimate
-from lca.suite.measure import _BENCH_EXTRA
-from lca.suite.report import _scaling_summary
+from lca.suite.report import scaling_summary
 from lca.suite.run import SuiteResult
-from lca.suite.text import _exponent, _num
+from lca.suite.text import exponent_text, number_text
+from lca.suite.trained import BENCH_EXTRA
 
 
 def _figure() -> Any:
@@ -20,7 +20,7 @@ def _figure() -> Any:
         from matplotlib.figure import Figure
     except ImportError as error:
         raise ImportError(
-            f"lca's benchmark suite needs matplotlib for its plots: {_BENCH_EXTRA}"
+            f"lca's benchmark suite needs matplotlib for its plots: {BENCH_EXTRA}"
         ) from error
 
     def new(**kwargs: Any) -> Any:
@@ -47,7 +47,7 @@ def _shared_legend(figure: Any) -> None:
     """One legend below all panels, each label once."""
     seen: dict[str, Any] = {}
     for axes in figure.axes:
-        for handle, label in zip(*axes.get_legend_handles_labels()):
+        for handle, label in zip(*axes.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
     if seen:
         figure.legend(list(seen.values()), list(seen), loc="outside lower center",
@@ -70,7 +70,8 @@ def _plot_error_vs_queries(result: SuiteResult, path: str) -> None:
             err = ours["err_f"]["value"]
             axes.plot(queries, [err] * len(queries), marker="o", linestyle="--",
                       color=_MODE_COLOURS.get(mode, "tab:blue"),
-                      label=f"ours, {mode} (K = 1 … {_num(ours['cumulative'][-1]['answers'])})")
+                      label=f"ours, {mode} "
+                            f"(K = 1 … {number_text(ours['cumulative'][-1]['answers'])})")
         if (case["opt"]["value"] or 0) > 0:
             axes.axhline(case["opt"]["value"], color="grey", linestyle=":",
                          label="opt" if case["opt"]["kind"] == "exact" else "opt bound η")
@@ -92,43 +93,20 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
     rows = sorted(result.scaling, key=lambda r: r["n"])
     sizes = [row["n"] for row in rows]
     config = result.config
-    exponents = _scaling_summary(result)
+    exponents = scaling_summary(result)
     for mode in result.modes if rows else ():
         modes = [row["modes"][mode] for row in rows]
         colour = _MODE_COLOURS.get(mode, "tab:blue")
         queries_axes.plot(sizes, [m["queries"] for m in modes], marker="o", color=colour,
                           label=f"ours, {mode}: cold answer")
         fit = exponents.get(mode, {}).get("time")
-        growth = "" if fit is None else f": n^{_exponent(fit)}"
+        growth = "" if fit is None else f": n^{exponent_text(fit)}"
         time_axes.plot(sizes, [m["seconds"] for m in modes], marker="o", color=colour,
                        label=f"ours, {mode}{growth}")
     if rows:
-        first = rows[0]["modes"][result.modes[0]]
-        queries_axes.plot(sizes, [row["modes"][result.modes[0]]["floor"] for row in rows],
-                          marker="^", color="black", label="floor: log2 n per internal node")
-        # Hoeffding + union bound (Theorem "Score estimator"): q grows as ln(2n/delta).
-        delta = 0.05
-        q0 = config.score_samples
-        tau = math.sqrt(2 * math.log(2 * sizes[0] / delta) / q0)
-        internal = first["internal_nodes"]
-        predicted = [internal * 2 * estimate.samples_for_accuracy(tau, delta, n)
-                     + config.leaf_samples for n in sizes]
-        queries_axes.plot(sizes, predicted, linestyle="--", color="grey",
-                          label="predicted: q sized for fixed accuracy (∝ ln n)")
-    for case_key in (config.scaling_spec,):
-        for mode in result.modes:
-            points = sorted((case["n"], case["ours"][mode]) for case in result.cases
-                            if case["key"] == case_key
-                            and case["noise"] == config.scaling_noise
-                            and mode in case["ours"] and case["n"] >= 100)
-            if points:
-                queries_axes.plot([n for n, _ in points],
-                                  [o["cumulative"][-1]["queries"] / o["cumulative"][-1]["answers"]
-                                   for _, o in points],
-                                  marker="x", linestyle=":",
-                                  color=_MODE_COLOURS.get(mode, "tab:blue"),
-                                  label=f"ours, {mode}: amortised over "
-                                        f"{_num(points[0][1]['cumulative'][-1]['answers'])}")
+        _plot_floor_and_prediction(queries_axes, result, rows)
+    for mode in result.modes:
+        _plot_amortised(queries_axes, result, mode)
     for axes in (queries_axes, time_axes):
         if not any(len(line.get_xdata()) for line in axes.get_lines()):
             axes.text(0.5, 0.5, "no scaling points in this run", ha="center",
@@ -142,6 +120,42 @@ def _plot_scaling(result: SuiteResult, path: str) -> None:
     time_axes.set_ylabel("seconds per cold answer")
     figure.suptitle(f"Scaling in n: {config.scaling_spec}, η = {config.scaling_noise:g}")
     figure.savefig(path, dpi=110)
+
+
+def _plot_floor_and_prediction(axes: Any, result: SuiteResult,
+                               rows: list[dict[str, Any]]) -> None:
+    """The floor of the first mode's scaling points, and the queries a fixed accuracy needs."""
+    config = result.config
+    sizes = [row["n"] for row in rows]
+    first = rows[0]["modes"][result.modes[0]]
+    axes.plot(sizes, [row["modes"][result.modes[0]]["floor"] for row in rows],
+              marker="^", color="black", label="floor: log2 n per internal node")
+    # Hoeffding + union bound (Theorem "Score estimator"): q grows as ln(2n/delta).
+    delta = 0.05
+    q0 = config.score_samples
+    tau = math.sqrt(2 * math.log(2 * sizes[0] / delta) / q0)
+    internal = first["internal_nodes"]
+    predicted = [internal * 2 * estimate.samples_for_accuracy(tau, delta, n)
+                 + config.leaf_samples for n in sizes]
+    axes.plot(sizes, predicted, linestyle="--", color="grey",
+              label="predicted: q sized for fixed accuracy (∝ ln n)")
+
+
+def _plot_amortised(axes: Any, result: SuiteResult, mode: str) -> None:
+    """Queries per answer of ``mode``, amortised, on the scaling target's cases with n >= 100."""
+    config = result.config
+    points = sorted((case["n"], case["ours"][mode]) for case in result.cases
+                    if case["key"] == config.scaling_spec
+                    and case["noise"] == config.scaling_noise
+                    and mode in case["ours"] and case["n"] >= 100)
+    if points:
+        axes.plot([n for n, _ in points],
+                  [o["cumulative"][-1]["queries"] / o["cumulative"][-1]["answers"]
+                   for _, o in points],
+                  marker="x", linestyle=":",
+                  color=_MODE_COLOURS.get(mode, "tab:blue"),
+                  label=f"ours, {mode}: amortised over "
+                        f"{number_text(points[0][1]['cumulative'][-1]['answers'])}")
 
 
 def _plot_crossover(result: SuiteResult, path: str) -> None:

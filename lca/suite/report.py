@@ -11,22 +11,27 @@ from typing import Any
 
 from lca.suite.cases import spec_order
 from lca.suite.compare import comparison_headline, render_comparison
-from lca.suite.measure import _EXACT_MAX_N
+from lca.suite.measure import EXACT_MAX_N
 from lca.suite.modes import MODES
 from lca.suite.run import SuiteResult
-from lca.suite.stats import (FIT_MIN_SIZES, FIT_MIN_SPAN, _median, fits_a_growth,
-                             growth_exponent)
-from lca.suite.text import _crossover_text, _err, _exponent, _num, _table
+from lca.suite.stats import (
+    FIT_MIN_SIZES,
+    FIT_MIN_SPAN,
+    fits_a_growth,
+    growth_exponent,
+    median_or_nan,
+)
+from lca.suite.text import crossover_text, error_text, exponent_text, number_text, table_lines
 
 
 def _needed_text(result: Mapping[str, Any], peer: Mapping[str, Any]) -> str:
     needed = result["peer_needed"]
     if needed is None:
         largest = peer["rows"][-1]["queries"] if peer["rows"] else 0
-        return f"> {_num(largest)} (not reached)"
+        return f"> {number_text(largest)} (not reached)"
     if needed == peer["rows"][0]["queries"]:
-        return f"≤ {_num(needed)}"
-    return _num(needed)
+        return f"≤ {number_text(needed)}"
+    return number_text(needed)
 
 
 def _opt_text(opt: Mapping[str, Any]) -> str:
@@ -66,13 +71,13 @@ def _accuracy_rows(result: SuiteResult) -> list[list[str]]:
     rows = []
     for case, mode, ours in _rows_by_mode(result):
         best = min(case["peer"]["rows"], key=lambda row: row["err_f"]["value"])
-        err_f = _err(ours["err_f"])
+        err_f = error_text(ours["err_f"])
         if ours["exact_err_f"] is not None:
             err_f += f"; exact {ours['exact_err_f']:.4f}"
         rows.append([case["key"], str(case["n"]), f"{case['noise']:g}", mode, err_f,
-                     _err(ours["err_clean"]), _opt_text(case["opt"]),
+                     error_text(ours["err_clean"]), _opt_text(case["opt"]),
                      _ratio_text(ours, case["opt"]),
-                     f"{best['err_f']['value']:.4f} ({_num(best['queries'])})"])
+                     f"{best['err_f']['value']:.4f} ({number_text(best['queries'])})"])
     return rows
 
 
@@ -88,13 +93,13 @@ def _cost_rows(result: SuiteResult) -> list[list[str]]:
     for case, mode, ours in _rows_by_mode(result):
         last = ours["cumulative"][-1]
         rows.append([case["key"], str(case["n"]), f"{case['noise']:g}", mode,
-                     _num(ours["first_queries"]), f"{ours['floor']:,.0f}",
+                     number_text(ours["first_queries"]), f"{ours['floor']:,.0f}",
                      f"{ours['first_queries'] / ours['floor']:,.0f}" if ours["floor"] else "—",
                      *(_per_answer(ours, k) for k in (1, 10, 100, 1000, 10_000)),
                      f"{1e3 * ours['first_seconds']:,.1f}",
                      f"{1e3 * last['seconds'] / last['answers']:,.2f}",
                      f"{ours['max_depth']} / {ours['mean_depth']:.1f}",
-                     f"{_num(ours['nodes_built'])} + {_num(ours['leaves_built'])}"])
+                     f"{number_text(ours['nodes_built'])} + {number_text(ours['leaves_built'])}"])
     return rows
 
 
@@ -107,15 +112,15 @@ def _crossover_rows(result: SuiteResult) -> list[list[str]]:
                 fit = f"{row['fit_seconds']:.2f} s"
         rows.append([case["key"], str(case["n"]), f"{case['noise']:g}", mode,
                      f"{ours['err_f']['value']:.4f}", _needed_text(ours, case["peer"]), fit,
-                     _num(ours["cumulative"][0]["queries"]),
-                     _num(ours["cumulative"][-1]["queries"]),
-                     _crossover_text(ours["crossover"])])
+                     number_text(ours["cumulative"][0]["queries"]),
+                     number_text(ours["cumulative"][-1]["queries"]),
+                     crossover_text(ours["crossover"])])
     return rows
 
 
 def _peer_table(result: SuiteResult) -> list[str]:
     sizes = list(result.config.peer_sizes)
-    header = ["case", "n", "η", *(f"N={_num(size)}" for size in sizes), "N cap (N·n ≤ "
+    header = ["case", "n", "η", *(f"N={number_text(size)}" for size in sizes), "N cap (N·n ≤ "
               f"{result.config.peer_entry_cap:.0e})"]
     rows = []
     for case in result.cases:
@@ -129,11 +134,11 @@ def _peer_table(result: SuiteResult) -> list[str]:
                 cells.append(f"{row['err_f']['value']:.3f} / {row['err_clean']['value']:.3f}"
                              f" (L={row['leaves']})")
         rows.append([case["key"], str(case["n"]), f"{case['noise']:g}", *cells,
-                     _num(case["peer"]["limit"])])
-    return _table(header, rows)
+                     number_text(case["peer"]["limit"])])
+    return table_lines(header, rows)
 
 
-def _scaling_summary(result: SuiteResult) -> dict[str, dict[str, float]]:
+def scaling_summary(result: SuiteResult) -> dict[str, dict[str, float]]:
     """Fitted growth exponents per mode, for modes measured at enough sizes to fit one."""
     out = {}
     for mode in result.modes:
@@ -172,9 +177,9 @@ def _tier_title(tier: str, cases: Sequence[Mapping[str, Any]]) -> str:
     noise = f", η = {noises[0]:g}" if len(noises) == 1 else ""
     plural = "case" if len(cases) == 1 else "cases"
     if any("model" in case for case in cases):
-        return (f"trained models, n = {', '.join(_num(n) for n in sizes)} ({len(cases)} "
+        return (f"trained models, n = {', '.join(number_text(n) for n in sizes)} ({len(cases)} "
                 f"{plural})")
-    return f"n = {', '.join(_num(n) for n in sizes)}{noise} ({len(cases)} {plural})"
+    return f"n = {', '.join(number_text(n) for n in sizes)}{noise} ({len(cases)} {plural})"
 
 
 def _listing(items: Sequence[tuple[str, str]], everyone: Sequence[str]) -> str:
@@ -189,64 +194,88 @@ def _listing(items: Sequence[tuple[str, str]], everyone: Sequence[str]) -> str:
     return f"{len(items)}: " + ", ".join(f"{name} ({detail})" for name, detail in items)
 
 
-def _headline(result: SuiteResult) -> list[str]:
+def headline_bullets(result: SuiteResult) -> list[str]:
+    """The report's headline: each mode's costs, adaptive vs fixed, the comparison, scaling."""
     lines = []
     for mode in result.modes:
-        rows = [(case, case["ours"][mode]) for case in result.cases if mode in case["ours"]]
-        if not rows:
-            continue
-        big = [(case, ours) for case, ours in rows if case["n"] >= 100] or rows
-        first = _median([ours["first_queries"] for _, ours in big])
-        # A root that is a leaf has no floor (0 internal nodes): left out of the ratio.
-        times = _median([ours["first_queries"] / ours["floor"] for _, ours in big
-                         if ours["floor"]])
-        full = _median([ours["cumulative"][-1]["queries"] for _, ours in big])
-        lines.append(f"* **{mode} mode**: a first answer costs a median {_num(first)} queries "
-                     f"(cases with n ≥ 100), {times:,.0f}× the information-theoretic floor; "
-                     f"answering all {_num(result.config.eval_points)} evaluation points "
-                     f"costs {_num(full)} (every node those points reach).")
-        for tier, cases in _tiers(result):
-            pairs = [(case, case["ours"][mode]) for case in cases if mode in case["ours"]]
-            ratios = [ours["ratio"] for _, ours in pairs if ours["ratio"] is not None]
-            at_one = sum(ours["crossover"]["relation"] == "<=" for _, ours in pairs)
-            later = [ours["crossover"]["value"] for _, ours in pairs
-                     if ours["crossover"]["relation"] == "~"]
-            never = sum(ours["peer_needed"] is None for _, ours in pairs)
-            text = (f"  * {_tier_title(tier, cases)}: the peer matched our error with "
-                    f"fewer queries than our first answer in {at_one}, with fewer than our "
-                    f"K answers in {len(later)} more")
-            if later:
-                text += f" (median crossover K ≈ {_median(later):,.1f})"
-            text += f", and never matched it within its budget in {never}."
-            if ratios:
-                bound = any(case["opt"]["kind"] == "bound" for case, ours in pairs
-                            if ours["ratio"] is not None)
-                text += (f" dist(T, f)/opt: median {_median(ratios):.2f}, max "
-                         f"{max(ratios):.2f}" + (" (lower bounds: opt ≤ η)" if bound else "")
-                         + ".")
-            lines.append(text)
-    if {"fixed", "adaptive"} <= set(result.modes):
-        pairs = [(case["ours"]["fixed"], case["ours"]["adaptive"]) for case in result.cases
-                 if {"fixed", "adaptive"} <= set(case["ours"])]
-        if pairs:
-            saving = _median([f["first_queries"] / a["first_queries"] for f, a in pairs])
-            floor = _median([a["first_queries"] / a["floor"] for _, a in pairs if a["floor"]])
-            no_worse = sum(a["err_f"]["value"] <= f["err_f"]["value"] for f, a in pairs)
-            overlap = sum(a["err_f"]["low"] <= f["err_f"]["high"] for f, a in pairs)
-            lines.append(
-                f"* **adaptive vs fixed**: median {saving:.2f}× fewer queries for "
-                f"the first answer; adaptive's first answer is a median {floor:,.0f}× the "
-                f"floor; adaptive's error vs f is no larger in {no_worse} of {len(pairs)} "
-                f"cases (point estimates) and not significantly larger (the 95% intervals "
-                f"overlap, or adaptive's lies below) in {overlap}.")
+        lines += _mode_headline(result, mode)
+    lines += _adaptive_vs_fixed(result)
     comparison = result.comparison
     if comparison is not None:
         lines.append(comparison_headline(comparison))
-    for mode, fitted in _scaling_summary(result).items():
-        lines.append(f"* **scaling ({mode})**: time per cold answer grows as "
-                     f"n^{_exponent(fitted['time'])}, queries per cold answer as "
-                     f"n^{_exponent(fitted['queries'])} (the floor d·log2 n as "
-                     f"n^{_exponent(fitted['floor'])} over the same range).")
+    lines += _scaling_headline(result)
+    return lines
+
+
+def _mode_headline(result: SuiteResult, mode: str) -> list[str]:
+    """The cost bullet of ``mode``, then one bullet per tier (none if ``mode`` ran nowhere)."""
+    rows = [(case, case["ours"][mode]) for case in result.cases if mode in case["ours"]]
+    if not rows:
+        return []
+    big = [(case, ours) for case, ours in rows if case["n"] >= 100] or rows
+    first = median_or_nan([ours["first_queries"] for _, ours in big])
+    # A root that is a leaf has no floor (0 internal nodes): left out of the ratio.
+    times = median_or_nan([ours["first_queries"] / ours["floor"] for _, ours in big
+                           if ours["floor"]])
+    full = median_or_nan([ours["cumulative"][-1]["queries"] for _, ours in big])
+    lines = [f"* **{mode} mode**: a first answer costs a median {number_text(first)} "
+             f"queries (cases with n ≥ 100), {times:,.0f}× the information-theoretic floor; "
+             f"answering all {number_text(result.config.eval_points)} evaluation points "
+             f"costs {number_text(full)} (every node those points reach)."]
+    lines += [_tier_headline(mode, tier, cases) for tier, cases in _tiers(result)]
+    return lines
+
+
+def _tier_headline(mode: str, tier: str, cases: list[dict[str, Any]]) -> str:
+    """When the peer matched ``mode``'s error on the tier's cases, and dist(T, f)/opt there."""
+    pairs = [(case, case["ours"][mode]) for case in cases if mode in case["ours"]]
+    ratios = [ours["ratio"] for _, ours in pairs if ours["ratio"] is not None]
+    at_one = sum(ours["crossover"]["relation"] == "<=" for _, ours in pairs)
+    later = [ours["crossover"]["value"] for _, ours in pairs
+             if ours["crossover"]["relation"] == "~"]
+    never = sum(ours["peer_needed"] is None for _, ours in pairs)
+    text = (f"  * {_tier_title(tier, cases)}: the peer matched our error with "
+            f"fewer queries than our first answer in {at_one}, with fewer than our "
+            f"K answers in {len(later)} more")
+    if later:
+        text += f" (median crossover K ≈ {median_or_nan(later):,.1f})"
+    text += f", and never matched it within its budget in {never}."
+    if ratios:
+        bound = any(case["opt"]["kind"] == "bound" for case, ours in pairs
+                    if ours["ratio"] is not None)
+        text += (f" dist(T, f)/opt: median {median_or_nan(ratios):.2f}, max "
+                 f"{max(ratios):.2f}" + (" (lower bounds: opt ≤ η)" if bound else "")
+                 + ".")
+    return text
+
+
+def _adaptive_vs_fixed(result: SuiteResult) -> list[str]:
+    """The adaptive-vs-fixed bullet, when both modes ran on some case."""
+    if not {"fixed", "adaptive"} <= set(result.modes):
+        return []
+    pairs = [(case["ours"]["fixed"], case["ours"]["adaptive"]) for case in result.cases
+             if {"fixed", "adaptive"} <= set(case["ours"])]
+    if not pairs:
+        return []
+    saving = median_or_nan([f["first_queries"] / a["first_queries"] for f, a in pairs])
+    floor = median_or_nan([a["first_queries"] / a["floor"] for _, a in pairs if a["floor"]])
+    no_worse = sum(a["err_f"]["value"] <= f["err_f"]["value"] for f, a in pairs)
+    overlap = sum(a["err_f"]["low"] <= f["err_f"]["high"] for f, a in pairs)
+    return [
+        f"* **adaptive vs fixed**: median {saving:.2f}× fewer queries for "
+        f"the first answer; adaptive's first answer is a median {floor:,.0f}× the "
+        f"floor; adaptive's error vs f is no larger in {no_worse} of {len(pairs)} "
+        f"cases (point estimates) and not significantly larger (the 95% intervals "
+        f"overlap, or adaptive's lies below) in {overlap}."]
+
+
+def _scaling_headline(result: SuiteResult) -> list[str]:
+    """The growth exponents fitted per mode, and why none is given when too few sizes ran."""
+    lines = [f"* **scaling ({mode})**: time per cold answer grows as "
+             f"n^{exponent_text(fitted['time'])}, queries per cold answer as "
+             f"n^{exponent_text(fitted['queries'])} (the floor d·log2 n as "
+             f"n^{exponent_text(fitted['floor'])} over the same range)."
+             for mode, fitted in scaling_summary(result).items()]
     caveat = _too_few_sizes(result)
     if caveat:
         lines.append(f"* **scaling**: {caveat}")
@@ -259,7 +288,7 @@ def _too_few_sizes(result: SuiteResult) -> str | None:
     if not sizes or fits_a_growth(sizes):
         return None
     return (f"measured at {len(sizes)} size{'s' if len(sizes) > 1 else ''} (n = "
-            f"{', '.join(_num(n) for n in sizes)}), too few to fit a growth exponent (a fit "
+            f"{', '.join(number_text(n) for n in sizes)}), too few to fit a growth exponent (a fit "
             f"needs {FIT_MIN_SIZES} or more sizes spanning {FIT_MIN_SPAN}× or more); see "
             "the scaling table.")
 
@@ -278,9 +307,9 @@ def _where_peer_wins(result: SuiteResult) -> list[str]:
                 cross = ours["crossover"]
                 versus = f"{best['err_f']['value']:.4f} vs {ours['err_f']['value']:.4f}"
                 if cross["relation"] == "<=":
-                    first.append((name, f"N = {_num(ours['peer_needed'])}"))
+                    first.append((name, f"N = {number_text(ours['peer_needed'])}"))
                 elif cross["relation"] == "~":
-                    later.append((name, f"N = {_num(ours['peer_needed'])}, "
+                    later.append((name, f"N = {number_text(ours['peer_needed'])}, "
                                         f"K ≈ {cross['value']:,.1f}"))
                 if best["err_f"]["high"] < ours["err_f"]["low"]:
                     better.append((name, versus))
@@ -310,7 +339,7 @@ def _where_peer_wins(result: SuiteResult) -> list[str]:
         "noise-sensitivity scores, which measure influence rather than correlation, still "
         "find the relevant variables.",
         ""]
-    if any(case["n"] <= _EXACT_MAX_N for case in result.cases):
+    if any(case["n"] <= EXACT_MAX_N for case in result.cases):
         lines += [
             "At n ≤ 12 the peer sees every point of the cube many times over and can "
             "memorise f itself, label noise included (up to "
@@ -358,14 +387,14 @@ def _settings(result: SuiteResult, img_rel: str | None) -> list[str]:
         "marked '(bound)', and then dist/η is a lower bound on dist/opt (marked ≥).",
         "* Queries per answer at K: cumulative queries to answer the first K evaluation "
         "points with one reconstructor whose node cache holds every decision, divided by K "
-        f"(K ∈ {{{', '.join(_num(k) for k in config.answer_counts)}}}; the K = "
-        f"{_num(max(config.answer_counts))} answers are the evaluation points themselves, "
+        f"(K ∈ {{{', '.join(number_text(k) for k in config.answer_counts)}}}; the K = "
+        f"{number_text(max(config.answer_counts))} answers are the evaluation points themselves, "
         "so no K is capped). The floor is log2 n queries per internal node on the first "
         "answer's path: choosing one of n variables takes log2 n bits and a query "
         "returns one.",
         f"* Peer: `sklearn.tree.DecisionTreeClassifier(max_leaf_nodes=L, random_state="
         f"{config.peer_seed})` on N uniform queries of the same f (int8 features), "
-        f"N ∈ {{{', '.join(_num(s) for s in config.peer_sizes)}}} capped at N·n ≤ "
+        f"N ∈ {{{', '.join(number_text(s) for s in config.peer_sizes)}}} capped at N·n ≤ "
         f"{config.peer_entry_cap:.0e} entries (scikit-learn copies features to float32: "
         f"{4 * config.peer_entry_cap / 2 ** 30:.1f} GiB at the cap; at n = 10^4, "
         "N = 10^6 would be 10 GB of int8 and 40 GB as float32). Tuning, counted against "
@@ -381,7 +410,7 @@ def _settings(result: SuiteResult, img_rel: str | None) -> list[str]:
         "whole tree is cheaper in queries.",
         f"* Scaling: target {config.scaling_spec}, η = {config.scaling_noise:g}, cold first "
         f"answers (fresh reconstructor, median of {config.scaling_repeats} points) for "
-        f"n ∈ {{{', '.join(_num(s) for s in config.scaling_sizes)}}}.",
+        f"n ∈ {{{', '.join(number_text(s) for s in config.scaling_sizes)}}}.",
         f"* Workers: {result.jobs} process(es), one case each at a time; wall times are "
         "per process.",
     ]
@@ -418,7 +447,7 @@ def _model_lines(result: SuiteResult) -> list[str]:
         "distribution is not the data distribution, so every error here is agreement with "
         "the model under it, not accuracy on data. f has no label noise and no known "
         "optimum: errors are against f only, opt is unknown.", "",
-        *_table(MODEL_COLUMNS, rows), ""]
+        *table_lines(MODEL_COLUMNS, rows), ""]
 
 
 def _comparison_section(result: SuiteResult) -> list[str]:
@@ -439,7 +468,7 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
         f"cases + {len(result.scaling)} scaling points in {result.seconds / 60:.1f} min "
         f"with {result.jobs} worker(s); "
         + ", ".join(f"{key} {value}" for key, value in env.items()) + ".", "",
-        "## Headline", "", *_headline(result), "",
+        "## Headline", "", *headline_bullets(result), "",
         *_comparison_section(result),
         "## Where the peer wins", "", *_where_peer_wins(result), "",
         *_settings(result, img_rel), "",
@@ -450,7 +479,28 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
         "n = 10^4, and the peer's largest fits cost up to a minute; the full grid would take "
         "hours. This run:", "",
     ]
-    for tier, reason in config.tiers:
+    lines += _tiers_that_ran(result)
+    lines += ["", "Targets: `lca.targets` with seed "
+              f"{config.target_seed}: random_tree(leaves=s, labels='iid' | "
+              "'sibling_differing'), parity(k), multiplexer(k address bits), "
+              "tribes(width 3, 3 tribes), majority(k), junta(6); label noise "
+              f"`with_label_noise(rate=η, seed={config.noise_seed})`.", "",
+              *_model_lines(result)]
+    lines += _failures_section(result)
+    lines += _tables_section(result)
+    lines += _scaling_section(result)
+    if img_rel is not None:
+        lines += ["", "## Plots", "",
+                  f"![error vs queries]({img_rel}/suite_error_vs_queries.png)", "",
+                  f"![queries and time per answer vs n]({img_rel}/suite_scaling.png)", "",
+                  f"![crossover]({img_rel}/suite_crossover.png)"]
+    return "\n".join(lines) + "\n"
+
+
+def _tiers_that_ran(result: SuiteResult) -> list[str]:
+    """One bullet per tier that ran: its cases, targets, noise rates, work and reason."""
+    lines = []
+    for tier, reason in result.config.tiers:
         ran = [case for case in result.cases if case["tier"] == tier]
         if not ran:
             continue
@@ -463,53 +513,65 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
                      f"η ∈ {{{', '.join(f'{x:g}' for x in noises)}}}; work: ours "
                      f"{ours / 60:.1f} min, peer {peer / 60:.1f} min, exact opt "
                      f"{opt / 60:.1f} min): {reason}")
-    lines += ["", "Targets: `lca.targets` with seed "
-              f"{config.target_seed}: random_tree(leaves=s, labels='iid' | "
-              "'sibling_differing'), parity(k), multiplexer(k address bits), "
-              "tribes(width 3, 3 tribes), majority(k), junta(6); label noise "
-              f"`with_label_noise(rate=η, seed={config.noise_seed})`.", "",
-              *_model_lines(result)]
-    if result.failures:
-        lines += ["## Failures", ""]
-        for failure in result.failures:
-            lines += [f"* {failure['task']}:", "", "```", failure["error"].rstrip(), "```", ""]
-    lines += ["## Accuracy", "",
-              "Error of T_seed against the noisy f and against the clean target; opt and "
-              "the ratio as described in the settings.", "",
-              *_table(ACCURACY_COLUMNS, _accuracy_rows(result)), "",
-              "## Cost", "",
-              "Queries to f (first answer cold; then cumulative per answer with the node "
-              "cache), wall time, and the size of the part of T that was built.", "",
-              *_table(COST_COLUMNS, _cost_rows(result)), "",
-              "## The peer: error at each N", "",
-              "Cells: error vs f / error vs clean target (leaves chosen by validation). "
-              "'·' = not run (the grid stopped one step after the peer reached our error); "
-              "'cap' = N·n above the memory cap.", "",
-              *_peer_table(result), "",
-              "## Crossover", "",
-              "The N the peer needs to reach our error against f (first grid point at or "
-              "below it), and the number of answered points K at which our cumulative "
-              "queries reach that N.", "",
-              *_table(CROSSOVER_COLUMNS, _crossover_rows(result)), "",
-              "## Scaling", ""]
+    return lines
+
+
+def _failures_section(result: SuiteResult) -> list[str]:
+    """The failed tasks with their errors, or nothing when none failed."""
+    if not result.failures:
+        return []
+    lines = ["## Failures", ""]
+    for failure in result.failures:
+        lines += [f"* {failure['task']}:", "", "```", failure["error"].rstrip(), "```", ""]
+    return lines
+
+
+def _tables_section(result: SuiteResult) -> list[str]:
+    """The accuracy, cost, peer and crossover tables, each under its heading."""
+    return ["## Accuracy", "",
+            "Error of T_seed against the noisy f and against the clean target; opt and "
+            "the ratio as described in the settings.", "",
+            *table_lines(ACCURACY_COLUMNS, _accuracy_rows(result)), "",
+            "## Cost", "",
+            "Queries to f (first answer cold; then cumulative per answer with the node "
+            "cache), wall time, and the size of the part of T that was built.", "",
+            *table_lines(COST_COLUMNS, _cost_rows(result)), "",
+            "## The peer: error at each N", "",
+            "Cells: error vs f / error vs clean target (leaves chosen by validation). "
+            "'·' = not run (the grid stopped one step after the peer reached our error); "
+            "'cap' = N·n above the memory cap.", "",
+            *_peer_table(result), "",
+            "## Crossover", "",
+            "The N the peer needs to reach our error against f (first grid point at or "
+            "below it), and the number of answered points K at which our cumulative "
+            "queries reach that N.", "",
+            *table_lines(CROSSOVER_COLUMNS, _crossover_rows(result)), "",
+            "## Scaling", ""]
+
+
+def _scaling_section(result: SuiteResult) -> list[str]:
+    """The scaling table, its fitted growth exponents (or why none) and what to expect."""
+    config = result.config
     header = ["n"]
     for mode in result.modes:
         header += [f"{mode}: queries, cold answer", f"{mode}: internal nodes",
                    f"{mode}: floor", f"{mode}: s per cold answer"]
     rows = []
     for row in sorted(result.scaling, key=lambda r: r["n"]):
-        cells = [_num(row["n"])]
+        cells = [number_text(row["n"])]
         for mode in result.modes:
             m = row["modes"].get(mode)
-            cells += ([_num(m["queries"]), f"{m['internal_nodes']:g}", f"{m['floor']:,.0f}",
-                       f"{m['seconds']:.3f}"] if m else ["—"] * 4)
+            cells += ([number_text(m["queries"]), f"{m['internal_nodes']:g}",
+                       f"{m['floor']:,.0f}", f"{m['seconds']:.3f}"] if m else ["—"] * 4)
         rows.append(cells)
-    lines += _table(header, rows) + [""]
-    for mode, fitted in _scaling_summary(result).items():
+    lines = table_lines(header, rows) + [""]
+    for mode, fitted in scaling_summary(result).items():
         lines.append(f"Fitted growth exponents ({mode}, log-log least squares over n = "
-                     f"{_num(min(config.scaling_sizes))}..{_num(max(config.scaling_sizes))}): "
-                     f"time per answer n^{_exponent(fitted['time'])}, queries per answer "
-                     f"n^{_exponent(fitted['queries'])}, floor n^{_exponent(fitted['floor'])}.")
+                     f"{number_text(min(config.scaling_sizes))}.."
+                     f"{number_text(max(config.scaling_sizes))}): "
+                     f"time per answer n^{exponent_text(fitted['time'])}, queries per answer "
+                     f"n^{exponent_text(fitted['queries'])}, "
+                     f"floor n^{exponent_text(fitted['floor'])}.")
         lines.append("")
     caveat = _too_few_sizes(result)
     if caveat:
@@ -519,9 +581,4 @@ def render_markdown(result: SuiteResult, *, img_rel: str | None = None,
                  "of Theorem \"Score estimator\" (Hoeffding with a union bound over the n "
                  "variables) needs q ∝ ln(2n/δ), the dashed 'predicted' line in the plot. "
                  "Time per node is O(q·n): every query is an n-bit point.")
-    if img_rel is not None:
-        lines += ["", "## Plots", "",
-                  f"![error vs queries]({img_rel}/suite_error_vs_queries.png)", "",
-                  f"![queries and time per answer vs n]({img_rel}/suite_scaling.png)", "",
-                  f"![crossover]({img_rel}/suite_crossover.png)"]
-    return "\n".join(lines) + "\n"
+    return lines

@@ -23,9 +23,9 @@ import numpy as np
 
 from lca._validate import check_flag
 from lca.reconstruct import progress_bar
-from lca.suite.cases import ModelSpec, SuiteConfig, full_config, quick_config
+from lca.suite.cases import Case, ModelSpec, SuiteConfig, full_config, quick_config
 from lca.suite.compare import DEFAULT_COMPARE, compare_modes
-from lca.suite.measure import _classifier, run_case, run_scaling_point
+from lca.suite.measure import peer_classifier, run_case, run_scaling_point
 from lca.suite.modes import ParamsFactory
 
 
@@ -124,52 +124,18 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
 
     ``only`` keeps the cases whose name contains it (and skips scaling unless
     it contains ``"scaling"``); ``tiers`` keeps the cases of those tiers of
-    ``config`` (and skips scaling unless it lists ``"scaling"``). Failures are collected, not raised.
-    ``compare`` is the (candidate, baseline) pair of the result's mode comparison.
+    ``config`` (and skips scaling unless it lists ``"scaling"``). Failures
+    are collected, not raised. ``compare`` is the (candidate, baseline) pair
+    of the result's mode comparison.
     """
     check_flag("run_suite", "progress", progress)
-    _classifier()  # fail before any work if the bench extra is missing
-    if tiers is not None:
-        known = [name for name, _ in config.tiers] + ["scaling"]
-        unknown = [tier for tier in tiers if tier not in known]
-        if unknown:
-            raise ValueError(f"The 'tiers' parameter of lca bench must list tiers of the "
-                             f"{config.name} grid ({', '.join(known)}). Got "
-                             f"{', '.join(unknown)} instead.")
-    cases = [case for case in config.cases if (only is None or only in case.name)
-             and (tiers is None or case.tier in tiers)]
-    sizes = (list(config.scaling_sizes) if (only is None or "scaling" in only)
-             and (tiers is None or "scaling" in tiers) else [])
+    peer_classifier()  # fail before any work if the bench extra is missing
+    _check_tiers(config, tiers)
+    cases, sizes = _selection(config, only, tiers)
     tasks = [("case", case) for case in cases] + [("scaling", n) for n in sizes]
-    if not tasks:
-        # An empty report would pass for a run that found nothing worth showing.
-        given = [(name, value) for name, value in (("cases", only), ("tiers", tiers))
-                 if value is not None]
-        raise ValueError(
-            f"The {' and '.join(repr(name) for name, _ in given)} parameter"
-            f"{'s' if len(given) > 1 else ''} of lca bench (run_suite's only=, tiers=) "
-            f"must select a case or scaling point of the {config.name} grid. Got "
-            f"{', '.join(f'{name}={value!r}' for name, value in given)} instead. Case names "
-            f"look like {config.cases[0].name!r} (cases keeps those containing the text, "
-            "and the scaling points if it contains 'scaling'); tiers are "
-            f"{', '.join(name for name, _ in config.tiers)} and scaling.")
     tasks.sort(key=lambda task: -_estimated_cost(task[0], task[1], config))
-    results: dict[tuple[str, Any], dict[str, Any]] = {}
     start = time.perf_counter()
-    with closing(progress_bar(progress, len(tasks), f"lca bench ({config.name})",
-                              "tasks")) as bar:
-        if jobs <= 1:
-            for kind, item in tasks:
-                results[(kind, item)] = _task(kind, item, config, factories)[2]
-                bar.update(1)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = [pool.submit(_task, kind, item, config, factories)
-                           for kind, item in tasks]
-                for future in as_completed(futures):
-                    kind, item, value = future.result()
-                    results[(kind, item)] = value
-                    bar.update(1)
+    results = _run_tasks(tasks, config, factories, jobs, progress)
     failures = []
     case_rows, scaling_rows = [], []
     for case in cases:
@@ -190,3 +156,59 @@ def run_suite(config: SuiteConfig, factories: Mapping[str, ParamsFactory], *,
                        environment=_environment(), compare=compare,
                        selection={key: value for key, value in
                                   (("only", only), ("tiers", tiers)) if value is not None})
+
+
+def _check_tiers(config: SuiteConfig, tiers: Sequence[str] | None) -> None:
+    """Refuse ``tiers`` naming a tier that ``config`` does not have (``"scaling"`` is one)."""
+    if tiers is None:
+        return
+    known = [name for name, _ in config.tiers] + ["scaling"]
+    unknown = [tier for tier in tiers if tier not in known]
+    if unknown:
+        raise ValueError(f"The 'tiers' parameter of lca bench must list tiers of the "
+                         f"{config.name} grid ({', '.join(known)}). Got "
+                         f"{', '.join(unknown)} instead.")
+
+
+def _selection(config: SuiteConfig, only: str | None,
+               tiers: Sequence[str] | None) -> tuple[list[Case], list[int]]:
+    """The cases and scaling sizes that ``only`` and ``tiers`` keep; at least one, or an error."""
+    cases = [case for case in config.cases if (only is None or only in case.name)
+             and (tiers is None or case.tier in tiers)]
+    sizes = (list(config.scaling_sizes) if (only is None or "scaling" in only)
+             and (tiers is None or "scaling" in tiers) else [])
+    if not cases and not sizes:
+        # An empty report would pass for a run that found nothing worth showing.
+        given = [(name, value) for name, value in (("cases", only), ("tiers", tiers))
+                 if value is not None]
+        raise ValueError(
+            f"The {' and '.join(repr(name) for name, _ in given)} parameter"
+            f"{'s' if len(given) > 1 else ''} of lca bench (run_suite's only=, tiers=) "
+            f"must select a case or scaling point of the {config.name} grid. Got "
+            f"{', '.join(f'{name}={value!r}' for name, value in given)} instead. Case names "
+            f"look like {config.cases[0].name!r} (cases keeps those containing the text, "
+            "and the scaling points if it contains 'scaling'); tiers are "
+            f"{', '.join(name for name, _ in config.tiers)} and scaling.")
+    return cases, sizes
+
+
+def _run_tasks(tasks: list[tuple[str, Any]], config: SuiteConfig,
+               factories: Mapping[str, ParamsFactory], jobs: int,
+               progress: bool) -> dict[tuple[str, Any], dict[str, Any]]:
+    """Each task's result (or its error), in this process or across ``jobs`` workers."""
+    results: dict[tuple[str, Any], dict[str, Any]] = {}
+    with closing(progress_bar(progress, len(tasks), f"lca bench ({config.name})",
+                              "tasks")) as bar:
+        if jobs <= 1:
+            for kind, item in tasks:
+                results[(kind, item)] = _task(kind, item, config, factories)[2]
+                bar.update(1)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(_task, kind, item, config, factories)
+                           for kind, item in tasks]
+                for future in as_completed(futures):
+                    kind, item, value = future.result()
+                    results[(kind, item)] = value
+                    bar.update(1)
+    return results

@@ -29,7 +29,7 @@ def wilson_interval(errors: int, total: int, z: float = _Z) -> tuple[float, floa
     return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
 
 
-def _error(predicted: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
+def error_rate(predicted: np.ndarray, truth: np.ndarray) -> dict[str, Any]:
     wrong = int(np.count_nonzero(predicted != truth))
     low, high = wilson_interval(wrong, truth.size)
     return {"value": wrong / truth.size, "low": low, "high": high, "points": int(truth.size)}
@@ -103,5 +103,5 @@ def growth_exponent(sizes: Sequence[float], values: Sequence[float]) -> float:
     return float(slope)
 
 
-def _median(values: Sequence[float]) -> float:
+def median_or_nan(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")

@@ -6,15 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def _num(value: float) -> str:
+def number_text(value: float) -> str:
     return f"{value:,.0f}"
 
 
-def _err(entry: Mapping[str, Any]) -> str:
+def error_text(entry: Mapping[str, Any]) -> str:
     return f"{entry['value']:.4f} [{entry['low']:.4f}, {entry['high']:.4f}]"
 
 
-def _crossover_text(cross: Mapping[str, Any]) -> str:
+def crossover_text(cross: Mapping[str, Any]) -> str:
     value = cross["value"]
     if cross["relation"] == "?":
         return "unknown (the peer's largest N is below our first answer)"
@@ -26,11 +26,15 @@ def _crossover_text(cross: Mapping[str, Any]) -> str:
     return f"≈ {value:,.0f}" if value >= 10 else f"≈ {value:.1f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+# The old name, still imported by scripts/bench_local.py; remove once it imports crossover_text.
+_crossover_text = crossover_text
+
+
+def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
 
-def _exponent(value: float) -> str:
+def exponent_text(value: float) -> str:
     return f"{value + 0.0:.2f}".replace("-0.00", "0.00")

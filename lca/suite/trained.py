@@ -24,7 +24,8 @@ import numpy as np
 from lca.oracle import Oracle
 from lca.suite.cases import DATASET_FEATURES, ModelSpec
 
-_BENCH_EXTRA = "pip install 'lca[bench]'"
+BENCH_EXTRA = "pip install 'lca[bench]'"
+"""How to install what the suite's peer, trained models and plots need (for error messages)."""
 
 DATASET_LABELS = {
     "breast_cancer": "load_breast_cancer: 569 rows, 30 features; +1 = benign (class 1)",
@@ -48,7 +49,7 @@ def _sklearn() -> Any:
         import sklearn
     except ImportError as error:
         raise ImportError(f"lca's benchmark suite needs scikit-learn for its trained-model "
-                          f"cases: {_BENCH_EXTRA}") from error
+                          f"cases: {BENCH_EXTRA}") from error
     return sklearn
 
 
@@ -78,7 +79,8 @@ def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
         # A constant pixel carries no information and its bits would be dead.
         keep = data.data.min(axis=0) < data.data.max(axis=0)
         x, y = data.data[:, keep], data.target % 2 == 0
-        data.feature_names = [name for name, kept in zip(data.feature_names, keep) if kept]
+        data.feature_names = [name for name, kept in zip(data.feature_names, keep, strict=True)
+                              if kept]
     else:
         raise ValueError(f"load_dataset: unknown dataset {name!r}; expected one of "
                          f"{sorted(DATASET_FEATURES)}")

@@ -28,6 +28,23 @@ Each name is importable from here; it lives in one of
 """
 
 from lca.tester.bounds import hoeffding_halfwidth, hoeffding_samples, practical_depth
+from lca.tester.builddt import BuildReport, build_dt, build_dt_report, builddt_error_bound
+
+# importable here, as for lca.cli; not in __all__ (a redundant alias re-exports it)
+from lca.tester.cli import add_test_command as add_test_command
+from lca.tester.distance import (
+    MAX_GRID,
+    DistanceEstimate,
+    DistanceEstimator,
+    DistanceFromTester,
+    ExactDistance,
+    ExactTester,
+    ExactTestResult,
+    Restriction,
+    Tester,
+    epsilon_grid,
+    estimate_distance,
+)
 from lca.tester.tolerant import (
     DEFAULT_MAX_QUERIES,
     PRACTICAL_SCORE_SAMPLES,
@@ -40,21 +57,6 @@ from lca.tester.tolerant import (
     tolerant_test,
     tolerant_test_params,
 )
-from lca.tester.distance import (
-    MAX_GRID,
-    DistanceEstimate,
-    DistanceEstimator,
-    DistanceFromTester,
-    ExactDistance,
-    ExactTestResult,
-    ExactTester,
-    Restriction,
-    Tester,
-    epsilon_grid,
-    estimate_distance,
-)
-from lca.tester.builddt import BuildReport, build_dt, build_dt_report, builddt_error_bound
-from lca.tester.cli import add_test_command  # importable here, as for lca.cli; not in __all__
 
 __all__ = [
     "THRESHOLD_FACTOR",

@@ -8,8 +8,12 @@ from typing import Any
 
 from lca._cli_options import N_HIGH, SEED_HIGH, int_in, real_in
 from lca.oracle import Oracle
-from lca.tester.tolerant import (DEFAULT_MAX_QUERIES, THRESHOLD_FACTOR, plan_tolerant_test,
-                                 tolerant_test)
+from lca.tester.tolerant import (
+    DEFAULT_MAX_QUERIES,
+    THRESHOLD_FACTOR,
+    plan_tolerant_test,
+    tolerant_test,
+)
 
 __all__ = ["add_test_command"]
 
@@ -31,7 +35,7 @@ def _make_target(args: argparse.Namespace) -> Oracle:
             option = "--leaves" if args.leaves is not None else "--s (the default --leaves)"
             raise ValueError(f"argument {option}: a tree on --n {args.n} variables has at "
                              f"most 2**n leaves; got {leaves}")
-        f = targets.random_tree(args.n, leaves, args.target_seed)
+        f: Oracle = targets.random_tree(args.n, leaves, args.target_seed)
         description = f"random tree, {f.size} leaves, depth {f.depth}"
     elif args.target == "parity":
         k = args.k if args.k is not None else args.n

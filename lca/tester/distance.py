@@ -227,6 +227,9 @@ class Restriction(Oracle):
     subcube. A restriction of a restriction is flattened.
     """
 
+    base: Oracle
+    path: Path
+
     def __init__(self, base: Oracle, path: Path = ()) -> None:
         if not isinstance(base, Oracle):
             raise TypeError("The 'base' parameter of Restriction must be an "
