@@ -62,10 +62,10 @@ import lca
 from lca import derive, targets
 from lca.engine import chunk_rows
 from lca.suite.cases import MODEL_SPECS, SuiteConfig, full_config, quick_config
-from lca.suite.measure import _peer_needed, measure_peer
+from lca.suite.measure import measure_peer, peer_needed
 from lca.suite.modes import efficient_params, fixed_params
 from lca.suite.stats import crossover
-from lca.suite.text import _crossover_text
+from lca.suite.text import crossover_text
 from lca.suite.trained import model_oracle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -271,7 +271,7 @@ def run_case(name: str, f: lca.Oracle, clean: lca.Oracle, depths: Sequence[int],
     for row in rows:
         row["peer"] = peer
         for run in row["modes"].values():
-            run.cross = crossover_of(run.queries, _peer_needed(peer, run.error), largest)
+            run.cross = crossover_of(run.queries, peer_needed(peer, run.error), largest)
     return rows
 
 
@@ -403,7 +403,7 @@ def _mode_cells(run: ModeRun) -> list[str]:
             f"{run.calls / m:,.1f}", f"{int(run.queries[0]):,}", _ms(float(run.walls[0])),
             _ms(run.batch_wall / m), f"{run.batch_queries / m:,.0f}",
             f"{1e6 * run.batch_own / max(1, run.batch_queries):.2f} us",
-            _crossover_text(run.cross) if run.cross else "—"]
+            crossover_text(run.cross) if run.cross else "—"]
 
 
 def _ratios(e: ModeRun, p: ModeRun) -> dict[str, tuple[float | None, float | None]]:
@@ -527,8 +527,9 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int) -> li
         f"{pools}, are not counted, so neither their work nor their spinning after a call "
         "is); *lca-own CPU/query*: the same minus the CPU spent inside the oracle's `query`; "
         "*cold*: the first answer. *answer_many*: the same points in one "
-        "call on a fresh reconstructor (its lca-own CPU likewise). *Crossover K* (`lca.suite.stats.crossover`, as the "
-        "suite): the answers K at which the cumulative queries of the one-at-a-time run "
+        "call on a fresh reconstructor (its lca-own CPU likewise). *Crossover K* "
+        "(`lca.suite.stats.crossover`, as the suite): the answers K at which the cumulative "
+        "queries of the one-at-a-time run "
         "reach the N uniform labelled queries a scikit-learn DecisionTreeClassifier needs "
         "to reach the mode's error against f (`lca.suite.measure.measure_peer`, grid "
         f"{', '.join(f'{s:,}' for s in config.peer_sizes)}, at most "

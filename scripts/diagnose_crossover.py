@@ -27,7 +27,7 @@ import lca
 from lca import derive, search
 from lca.suite.cases import full_config
 from lca.suite.compare import _crossover_value
-from lca.suite.measure import EXACT_MAX_N, _cube, _peer_needed, case_oracles, measure_ours
+from lca.suite.measure import EXACT_MAX_N, all_points, case_oracles, measure_ours, peer_needed
 from lca.suite.stats import crossover
 
 JSON = Path(__file__).resolve().parent.parent / "docs" / "benchmarks_suite_efficient.json"
@@ -50,19 +50,19 @@ def main() -> None:
                                       config.eval_points)
         params = lca.Params.efficient(case.n, depth=config.depth_for(case.n))
         ours = measure_ours(f, clean, params, points, f(points), clean(points), config,
-                            _cube(case.n) if case.n <= EXACT_MAX_N else None)
+                            all_points(case.n) if case.n <= EXACT_MAX_N else None)
         stored = suite[case.name]
         peer, before = stored["peer"], stored["ours"]["efficient"]
         ours["crossover"] = crossover(
             [(c["answers"], c["queries"]) for c in ours["cumulative"]],
-            _peer_needed(peer, ours["err_f"]["value"]),
+            peer_needed(peer, ours["err_f"]["value"]),
             peer["rows"][-1]["queries"] if peer["rows"] else None)
         row = {"case": case.name, "noise": case.noise,
                "k": (_crossover_value(before), _crossover_value(ours)),
                "queries": (before["cumulative"][-1]["queries"],
                            ours["cumulative"][-1]["queries"]),
-               "needed": (_peer_needed(peer, before["err_f"]["value"]),
-                          _peer_needed(peer, ours["err_f"]["value"]))}
+               "needed": (peer_needed(peer, before["err_f"]["value"]),
+                          peer_needed(peer, ours["err_f"]["value"]))}
         if case.noise in (0.0, 0.05):
             search.NOISY_ROUNDS, kept = 0, search.NOISY_ROUNDS
             try:

@@ -35,7 +35,7 @@ import lca
 from lca import derive, targets
 from lca.suite.cases import full_config
 from lca.suite.compare import _crossover_value
-from lca.suite.measure import EXACT_MAX_N, _cube, _peer_needed, case_oracles, measure_ours
+from lca.suite.measure import EXACT_MAX_N, all_points, case_oracles, measure_ours, peer_needed
 from lca.suite.stats import crossover, wilson_interval
 
 JSON = Path(__file__).resolve().parent.parent / "docs" / "benchmarks_suite_efficient.json"
@@ -68,12 +68,12 @@ def main() -> None:
         params = lca.Params.efficient(case.n, depth=config.depth_for(case.n))
         # Measured as the suite measures a mode (answers in the suite's chunks).
         ours = measure_ours(f, clean, params, points, f_values, clean_values, config,
-                            _cube(case.n) if case.n <= EXACT_MAX_N else None)
+                            all_points(case.n) if case.n <= EXACT_MAX_N else None)
         stored = suite[case.name]
         rows = stored["peer"]["rows"]
         ours["crossover"] = crossover(
             [(c["answers"], c["queries"]) for c in ours["cumulative"]],
-            _peer_needed(stored["peer"], ours["err_f"]["value"]),
+            peer_needed(stored["peer"], ours["err_f"]["value"]),
             rows[-1]["queries"] if rows else None)
         crossovers_before.append(_crossover_value(stored["ours"]["efficient"]))
         crossovers_now.append(_crossover_value(ours))

@@ -47,7 +47,9 @@ def _points(seed: int, purpose: str, n: int, count: int) -> np.ndarray:
     return derive.sample_points(seed, purpose, n, count)
 
 
-def _cube(n: int) -> np.ndarray:
+def all_points(n: int) -> np.ndarray:
+    """Every point of ``{-1, 1}^n``: ``(2^n, n)`` ``int8`` rows, coordinate ``i`` set by bit
+    ``i`` of the row index."""
     index = np.arange(2 ** n, dtype=np.int64)[:, None]
     return (1 - 2 * ((index >> np.arange(n, dtype=np.int64)) & 1)).astype(np.int8)
 
@@ -235,7 +237,7 @@ def measure_peer(f: Oracle, points: np.ndarray, f_values: np.ndarray,
             "stopped_early": reached is not None and rows[-1]["queries"] < sizes[-1]}
 
 
-def _peer_needed(peer: Mapping[str, Any], target: float) -> int | None:
+def peer_needed(peer: Mapping[str, Any], target: float) -> int | None:
     for row in peer["rows"]:
         if row["err_f"]["value"] <= target:
             return row["queries"]
@@ -295,7 +297,7 @@ def run_case(case: Case, config: SuiteConfig,
     if model_info is not None:
         # Under uniform points a model may be nearly constant; the report shows it.
         model_info["positive_rate"] = float(np.mean(f_values == 1))
-    cube = _cube(case.n) if case.n <= EXACT_MAX_N else None
+    cube = all_points(case.n) if case.n <= EXACT_MAX_N else None
     optimum = _optimum(case, f, clean, config)
     ours = {}
     for mode, factory in factories.items():
@@ -311,7 +313,7 @@ def run_case(case: Case, config: SuiteConfig,
     peer["seconds"] = time.perf_counter() - peer_start
     largest = peer["rows"][-1]["queries"] if peer["rows"] else None
     for result in ours.values():
-        needed = _peer_needed(peer, result["err_f"]["value"])
+        needed = peer_needed(peer, result["err_f"]["value"])
         result["peer_needed"] = needed
         result["crossover"] = crossover(
             [(c["answers"], c["queries"]) for c in result["cumulative"]], needed, largest)

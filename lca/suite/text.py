@@ -26,10 +26,6 @@ def crossover_text(cross: Mapping[str, Any]) -> str:
     return f"≈ {value:,.0f}" if value >= 10 else f"≈ {value:.1f}"
 
 
-# The old name, still imported by scripts/bench_local.py; remove once it imports crossover_text.
-_crossover_text = crossover_text
-
-
 def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
