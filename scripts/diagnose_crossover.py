@@ -9,7 +9,7 @@ seeds and evaluation points (as ``scripts/diagnose_noise.py``):
    peer's queries needed to reach the mode's error, so a fall in K reads as
    more queries or as a better error;
 2. for the noise-free and eta = 0.05 cases, the total queries again with
-   the noisy round switched off (``lca.search.NOISY_ROUNDS = 0``), which
+   the noisy round switched off (``lca.search.rules.NOISY_ROUNDS = 0``), which
    separates the noisy round's cost from that of the probes and the other
    rule changes.
 
@@ -24,7 +24,8 @@ import warnings
 from pathlib import Path
 
 import lca
-from lca import derive, search
+from lca import derive
+from lca.search import rules
 from lca.suite.cases import full_config
 from lca.suite.compare import _crossover_value
 from lca.suite.measure import EXACT_MAX_N, all_points, case_oracles, measure_ours, peer_needed
@@ -64,11 +65,11 @@ def main() -> None:
                "needed": (peer_needed(peer, before["err_f"]["value"]),
                           peer_needed(peer, ours["err_f"]["value"]))}
         if case.noise in (0.0, 0.05):
-            search.NOISY_ROUNDS, kept = 0, search.NOISY_ROUNDS
+            rules.NOISY_ROUNDS, kept = 0, rules.NOISY_ROUNDS
             try:
                 row["without round"] = total_queries(f, params, points, config.seed)
             finally:
-                search.NOISY_ROUNDS = kept
+                rules.NOISY_ROUNDS = kept
         rows.append(row)
         print(f"  {case.name}: K {row['k'][0]} -> {row['k'][1]}, queries "
               f"{row['queries'][0]:,} -> {row['queries'][1]:,}", flush=True)

@@ -13,7 +13,7 @@ splitting on the free variable with the largest
 
 and a leaf at the depth cap (or where every sample agrees) labelled by the
 majority. Part 2 runs ``Params.efficient`` at its defaults with
-``lca.search.SEARCH_CANDIDATES`` = 1, 2, 3 (set for the run) and
+``lca.search.rules.SEARCH_CANDIDATES`` = 1, 2, 3 (set for the run) and
 reports error and queries: the cost side of the choice. Both answer the
 suite's evaluation points (``derive.sample_points(0, 'bench/eval', ...)``);
 errors are against ``f``. Prints markdown tables (docs/benchmarks.md §6).
@@ -28,7 +28,8 @@ import warnings
 import numpy as np
 
 import lca
-from lca import derive, search, targets
+from lca import derive, targets
+from lca.search import rules
 from lca.suite import SPECS
 
 CASES = [("tree64-sib", 11, 0.0), ("tree64-iid", 11, 0.1), ("tree64-sib", 100, 0.0),
@@ -134,20 +135,20 @@ def main() -> None:
     choices = (1, 2, 3)
     print("| case | " + " | ".join(f"K = {k}" for k in choices) + " |")
     print("|---|" + "---:|" * len(choices))
-    default = search.SEARCH_CANDIDATES
+    default = rules.SEARCH_CANDIDATES
     try:
         for key, n, noise in EFFICIENT_CASES:
             f, points, truth, depth = _case(key, n, noise)
             cells = []
             for k in choices:
-                search.SEARCH_CANDIDATES = k
+                rules.SEARCH_CANDIDATES = k
                 rec = lca.Reconstructor(f, lca.Params.efficient(n, depth=depth))
                 first = rec.explain(points[0], 7).stats.queries
                 error = np.mean(rec.answer_many(points, 7) != truth)
                 cells.append(f"{error:.4f} / {first:,} / {rec.stats.queries:,}")
             print(f"| {key} n={n} η={noise} | " + " | ".join(cells) + " |", flush=True)
     finally:
-        search.SEARCH_CANDIDATES = default
+        rules.SEARCH_CANDIDATES = default
 
 
 if __name__ == "__main__":

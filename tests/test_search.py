@@ -528,18 +528,18 @@ def test_imports_within_the_package_flow_one_way(module):
     assert imported <= earlier, imported - earlier
 
 
-def test_a_tunable_set_on_the_package_reaches_every_reader(monkeypatch):
+def test_the_tunables_set_on_rules_reach_every_reader(monkeypatch):
+    # Scripts sweep NOISY_ROUNDS and SEARCH_CANDIDATES on lca.search.rules, where
+    # every reader reads them.
     from lca._validate import MAX_ARRAY_BYTES
     from lca.search import rules
 
     params = lca.Params.efficient(100, depth=12)  # S = 16, 32, 64, 128; log2 100 -> 7
-    monkeypatch.setattr(search, "NOISY_ROUNDS", 0)
-    assert rules.NOISY_ROUNDS == search.NOISY_ROUNDS == 0
+    monkeypatch.setattr(rules, "NOISY_ROUNDS", 0)
     assert search.schedule(16, 64) == ([16, 32, 64], 3)
     assert search.max_samples(3) == MAX_ARRAY_BYTES // (16 * 3)  # // (16 * 3 * 2) at 1
     assert params.max_node_queries == 64 * (3 + 7) + 3 * (16 + 32 + 64)
-    monkeypatch.setattr(search, "SEARCH_CANDIDATES", 1)
-    assert rules.SEARCH_CANDIDATES == 1
+    monkeypatch.setattr(rules, "SEARCH_CANDIDATES", 1)
     assert search.candidates(np.array([0, 5, 5]), np.array([9, 0, 0]), np.ones(3, bool)) \
         == [1, 0]
     assert params.max_node_queries == 64 * (3 + 7) + 2 * (16 + 32 + 64)

@@ -83,11 +83,6 @@ this list, never up):
   bounds and its registration (:data:`SEARCH`).
 """
 
-import sys
-import types
-from typing import Any
-
-from lca.search import rules
 from lca.search.group import SearchNode
 from lca.search.rules import (
     FLIP,
@@ -144,18 +139,3 @@ __all__ = [
     "round_rule",
     "schedule",
 ]
-
-_TUNABLES = ("NOISY_ROUNDS", "SEARCH_CANDIDATES")
-
-
-class _Package(types.ModuleType):
-    """This package: setting a tunable here sets it on :mod:`lca.search.rules`, where
-    every reader reads it (``scripts/diagnose_*`` sweep them as ``lca.search.NAME``)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _TUNABLES:
-            setattr(rules, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
