@@ -410,7 +410,7 @@ def test_categorical_bins_follow_frequencies() -> None:
     np.testing.assert_array_equal(encoder.categories_[1][encoder.table_[1].astype(int)],
                                   expected)
     decoded = decoded_all(encoder)[:, 1]
-    for code, share in zip(codes, frequency):
+    for code, share in zip(codes, frequency, strict=True):
         assert abs(np.mean(decoded == code) - share) <= 1 / 8
     assert encoder.describe(3, +1) == "sex in {F}"
     assert encoder.describe(3, -1) == "sex in {M}"
@@ -594,7 +594,7 @@ def test_describe_is_true_of_every_decoded_point_and_false_for_the_other_bit() -
     encoder = QuantileEncoder(bits=3, feature_names=["a", "b"]).fit(X)
     points = all_points(6)
     decoded = encoder.decode(points)
-    for z, values in zip(points, decoded):
+    for z, values in zip(points, decoded, strict=True):
         env = {"a": values[0], "b": values[1]}
         for variable in range(6):
             for prefix in range(variable % 3 + 1):
@@ -781,7 +781,8 @@ def _accepted_data(name: str):
 
 
 def _fingerprint(encoder, X) -> str:
-    """SHA-256 of everything that fixes bits and texts: encodings, tables, cuts, homes, conditions."""
+    """SHA-256 of everything that fixes bits and texts: encodings, tables, cuts, homes and
+    conditions."""
     import hashlib
 
     digest = hashlib.sha256(np.ascontiguousarray(encoder.encode(X)).tobytes())

@@ -77,7 +77,7 @@ def test_tree_predict_explain_and_json_agree_on_every_row(cancer) -> None:
     back = Surrogate.from_json(surrogate.to_json())
     np.testing.assert_array_equal(back.predict(X), expected)
     assert back.tree() == tree
-    for i, rule in zip(range(0, len(X), 7), rules):
+    for i, rule in zip(range(0, len(X), 7), rules, strict=True):
         assert rule.prediction == expected[i]
         assert surrogate.explain(X.iloc[i]) == rule == back.explain(X.iloc[i])
         # The rules are the conditions along the row's path in the tree.
@@ -222,9 +222,9 @@ def test_string_categories_by_name_and_partitions(loan_model) -> None:
         for variable in bits:
             others = [v for v in bits if v != variable]
             for values in itertools.product((None, -1, 1), repeat=len(others)):
-                path = tuple((v, b) for v, b in zip(others, values) if b is not None)
+                path = tuple((v, b) for v, b in zip(others, values, strict=True) if b is not None)
                 sides = [_listed(encoder.describe(variable, bit, path)) for bit in (-1, 1)]
-                reach = {c for c, home in zip(categories, encoder.home_bin_[feature])
+                reach = {c for c, home in zip(categories, encoder.home_bin_[feature], strict=True)
                          if all(((home >> (1 - (v - 2 * feature))) & 1) == (1 - b) // 2
                                 for v, b in path)}
                 assert not sides[0] & sides[1] and sides[0] | sides[1] == reach
@@ -533,7 +533,7 @@ def test_explain_gives_one_condition_per_feature_their_intersection() -> None:
     rules = surrogate.explain([60.0, 80.0])
     assert rules.prediction == 1
     steps = [(variable // 2, condition) for (variable, _), condition
-             in zip(rules.path, rules.conditions)]
+             in zip(rules.path, rules.conditions, strict=True)]
     assert len(steps) == 3 and len({feature for feature, _ in steps}) == 2  # x0 twice
     # Each feature once, where the path first tests it, as its last (narrowest) step says.
     first = list(dict.fromkeys(feature for feature, _ in steps))

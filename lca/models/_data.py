@@ -167,7 +167,9 @@ def make_frame(columns: list[np.ndarray], labels: tuple[Any, ...],
     """A DataFrame of the columns under ``labels``; pandas categorical dtypes restored."""
     pd = pandas("calling a model fitted with feature names")
     data = {}
-    for j, (label, column) in enumerate(zip(labels, columns)):
+    # Not strict: the labels may be a model's feature_names_in_, whose count is
+    # checked against the columns only when the model also has n_features_in_.
+    for j, (label, column) in enumerate(zip(labels, columns, strict=False)):
         dtype = categorical_dtypes.get(j)
         data[label] = column if dtype is None else pd.Categorical(column, dtype=dtype)
     return pd.DataFrame(data, copy=False)

@@ -24,17 +24,19 @@ import hashlib
 import json
 import math
 import reprlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from lca._tree_json import _object
+from lca._tree_json import _Object, _object
 from lca._validate import SEED_LIMIT, show
 from lca.decisions import NodeDecision
 from lca.export import ReconstructedTree
 from lca.models._data import MAX_FEATURES, plain
-from lca.models.encoders import MAX_BITS, BinaryEncoder, QuantileEncoder, _Encoder, _key
+from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder, category_key
 from lca.params import Params, TheoryConstants
 
 __all__: list[str] = []
@@ -78,7 +80,7 @@ class Saved:
     seed: int
     classes: np.ndarray
     feature_names_in: list[str] | None
-    encoder: _Encoder
+    encoder: Encoder
     tree: ReconstructedTree
     params: Params
 
@@ -112,7 +114,7 @@ def digest(document: dict[str, Any]) -> str:
     return _DIGEST + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def encoder_state(encoder: _Encoder) -> dict[str, Any]:
+def encoder_state(encoder: Encoder) -> dict[str, Any]:
     """Everything a fitted encoder needs to decode, encode and describe."""
     state: dict[str, Any] = {
         "kind": type(encoder).__name__,
@@ -189,7 +191,7 @@ def _parse(text: Any) -> dict[str, Any]:
             raise ValueError(f"{OWNER}: {_name(where)} is {_brief.repr(value.text)}; numbers "
                              "in a saved Surrogate are finite, with at most "
                              f"{_MAX_INT_DIGITS} digits.")
-        if isinstance(value, dict) and value.repeated:
+        if isinstance(value, _Object) and value.repeated:
             raise ValueError(f"{OWNER}: {_name(where)} gives the key "
                              f"{_brief.repr(value.repeated[0])} more than once.")
         raise ValueError(f"{OWNER}: {_name(where)} is nested {len(where)} levels deep; a "
@@ -209,7 +211,7 @@ def _first_flaw(document: dict[str, Any]) -> tuple[Any, ...] | None:
         if type(value) is _Unreadable:
             return where
         if isinstance(value, (dict, list)):
-            if len(where) >= _MAX_NESTING or getattr(value, "repeated", ()):
+            if len(where) >= _MAX_NESTING or (isinstance(value, _Object) and value.repeated):
                 return where
             items = value.items() if isinstance(value, dict) else enumerate(value)
             stack.extend((item, (*where, key)) for key, item in items
@@ -286,8 +288,8 @@ def _by_feature(field: str, value: Any, d: int) -> dict[int, Any]:
     for key, item in value.items():
         if not (key.isdecimal() and key.isascii() and len(key) <= 10 and str(int(key)) == key
                 and int(key) < d):
-            raise ValueError(f"{OWNER}: {field!r} has the key {_brief.repr(key)}; its keys are feature "
-                             f"numbers in [0, {d}), written as \"0\", \"1\", ...")
+            raise ValueError(f"{OWNER}: {field!r} has the key {_brief.repr(key)}; its keys are "
+                             f"feature numbers in [0, {d}), written as \"0\", \"1\", ...")
         out[int(key)] = item
     return out
 
@@ -298,7 +300,7 @@ def _distinct_sorted(field: str, values: Any, minimum: int) -> list[Any]:
     if not isinstance(values, list) or len(values) < minimum \
             or not all(_scalar(v) for v in values) \
             or len({kinds[type(v)] for v in values}) > 1 \
-            or any(not a < b for a, b in zip(values, values[1:])):
+            or any(not a < b for a, b in pairwise(values)):
         raise _bad(field, f"a strictly increasing list of at least {minimum} categories, all "
                           "numbers, all strings or all bools", values)
     return values
@@ -362,17 +364,17 @@ def _classes(value: Any, positive: Any) -> np.ndarray:
             and all(-(1 << 63) <= c < 1 << 63 for c in value if _is_int(c))):
         raise _bad("classes", "two different labels of one type (strings, numbers within "
                               "int64, or bools): [negative, positive]", value)
-    if value != [False, True] or type(value[0]) is not bool:
-        # A binary model's own labels: the second is the positive class.
-        if positive is not None and positive != value[1]:
-            raise ValueError(f"{OWNER}: 'classes' {_brief.repr(value)} must end with the positive class "
-                             f"{_brief.repr(positive)} ('positive').")
+    # A binary model's own labels (not [false, true]): the second is the positive class.
+    if (value != [False, True] or type(value[0]) is not bool) \
+            and positive is not None and positive != value[1]:
+        raise ValueError(f"{OWNER}: 'classes' {_brief.repr(value)} must end with the positive "
+                         f"class {_brief.repr(positive)} ('positive').")
     return np.array(value)
 
 
 # -- reading: the encoder ----------------------------------------------------------------
 
-def _encoder(state: Any) -> _Encoder:
+def _encoder(state: Any) -> Encoder:
     """The encoder :func:`encoder_state` described, each field checked first."""
     if not isinstance(state, dict):
         raise _bad("encoder", "an object (the fitted encoder's state)", state)
@@ -398,7 +400,7 @@ def _encoder(state: Any) -> _Encoder:
         raise _bad("encoder.columns", f"null or {d} different column labels (strings or "
                                       "numbers), one per feature", columns)
     if kind == "BinaryEncoder":
-        encoder: _Encoder = BinaryEncoder.of_width(OWNER, d, names)
+        encoder: Encoder = BinaryEncoder.of_width(OWNER, d, names)
     else:
         encoder = _quantile(state, bits, names)
     encoder.columns_ = None if columns is None else tuple(columns)
@@ -408,14 +410,8 @@ def _encoder(state: Any) -> _Encoder:
 
 def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEncoder:
     d, bins = len(names), 1 << bits
-    table = state["table"]
-    if not isinstance(table, list) or len(table) != d:
-        raise _bad("encoder.table", f"a list of {d} rows of {bins} numbers", table)
-    table = np.array([_reals(f"encoder.table[{j}]", row, bins) for j, row in enumerate(table)])
-    mass = state["bin_mass"]
-    if not isinstance(mass, list) or len(mass) != d:
-        raise _bad("encoder.bin_mass", f"a list of {d} rows of {bins} numbers", mass)
-    mass = np.array([_reals(f"encoder.bin_mass[{j}]", row, bins) for j, row in enumerate(mass)])
+    table = _rows("encoder.table", state["table"], d, bins)
+    mass = _rows("encoder.bin_mass", state["bin_mass"], d, bins)
     for j, row in enumerate(mass):
         if row.min() < 0 or row.max() > 1 or abs(row.sum() - 1) > 1e-9:
             raise _bad(f"encoder.bin_mass[{j}]", "shares in [0, 1] that sum to 1",
@@ -435,60 +431,14 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
         raise ValueError(f"{OWNER}: 'encoder.home_bin' must list exactly the categorical "
                          f"features {sorted(categories)}. Got {sorted(homes)}.")
     encoder = QuantileEncoder(bits=bits, feature_names=names)
-    encoder.thresholds_ = {}
-    for j in sorted(cuts):
-        field = f"encoder.thresholds.{j}"
-        edges = _reals(field, cuts[j], bins - 1)
-        if not np.all(edges[1:] > edges[:-1]):
-            raise _bad(field, "strictly increasing cuts", edges.tolist())
-        # Each bin's representative lies in its bin: cuts[k-1] <= table[k] < cuts[k].
-        inside = (table[j][1:] >= edges) & (table[j][:-1] < edges)
-        if not inside.all():
-            k = int(np.flatnonzero(~inside)[0])
-            raise ValueError(f"{OWNER}: 'encoder.table[{j}]' must hold a value inside each "
-                             f"bin of 'encoder.thresholds.{j}'; the cut {edges[k]!r} does not "
-                             f"separate {table[j][k]!r} and {table[j][k + 1]!r}.")
-        encoder.thresholds_[j] = edges
-    encoder.categories_, encoder.home_bin_ = {}, {}
-    for j in sorted(categories):
-        values = _distinct_sorted(f"encoder.categories.{j}", categories[j], 1)
-        count = len(values)
-        chosen = table[j]
-        if not (np.all(chosen == np.round(chosen)) and chosen.min() >= 0
-                and chosen.max() < count and np.all(chosen[1:] >= chosen[:-1])):
-            raise _bad(f"encoder.table[{j}]", f"category numbers in [0, {count}) in "
-                       "increasing order", chosen.tolist())
-        home = homes[j]
-        if not (isinstance(home, list) and len(home) == count
-                and all(_is_int(h) and 0 <= h < bins for h in home)
-                and all(a <= b for a, b in zip(home, home[1:]))):
-            raise _bad(f"encoder.home_bin.{j}", f"{count} bins in [0, {bins}) in increasing "
-                       "order, one per category", home)
-        first = {int(c): k for k, c in reversed(list(enumerate(chosen)))}
-        for c, k in first.items():
-            if home[c] != k:
-                raise ValueError(f"{OWNER}: 'encoder.home_bin.{j}' must send category "
-                                 f"{_brief.repr(values[c])} to its first bin {k}. Got {home[c]}.")
-        encoder.categories_[j] = _category_array(values)
-        encoder.home_bin_[j] = np.array(home, dtype=np.intp)
-    encoder.category_labels_ = {}
-    for j in sorted(labels):
-        field = f"encoder.category_labels.{j}"
-        pairs = labels[j]
-        if j not in categories or not isinstance(pairs, list) or not all(
-                isinstance(p, list) and len(p) == 2 and _scalar(p[0]) and isinstance(p[1], str)
-                for p in pairs):
-            raise _bad(field, "a list of [category, label] pairs of a categorical feature",
-                       pairs)
-        mapping = {_key(code): label for code, label in pairs}
-        if len(mapping) != len(pairs):
-            raise _bad(field, "pairs of different categories", pairs)
-        encoder.category_labels_[j] = mapping
+    encoder.thresholds_ = _thresholds(cuts, table, bins)
+    encoder.categories_, encoder.home_bin_ = _levels(categories, homes, table, bins)
+    encoder.category_labels_ = _category_labels(labels, categories)
     ordered = state.get(_ORDERED_KEY, [])
     numbers = [j for j in sorted(categories)
                if encoder.categories_[j].dtype == np.float64]
     if not (isinstance(ordered, list) and all(_is_int(j) and j in numbers for j in ordered)
-            and all(a < b for a, b in zip(ordered, ordered[1:]))):
+            and all(a < b for a, b in pairwise(ordered))):
         raise _bad("encoder.ordered", "an increasing list of features whose categories are "
                                       f"numbers (here among {numbers})", ordered)
     encoder.table_ = table
@@ -502,6 +452,78 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
     return encoder
 
 
+def _rows(field: str, value: Any, d: int, bins: int) -> np.ndarray:
+    """The ``(d, bins)`` array of a list of ``d`` rows of ``bins`` reals."""
+    if not isinstance(value, list) or len(value) != d:
+        raise _bad(field, f"a list of {d} rows of {bins} numbers", value)
+    return np.array([_reals(f"{field}[{j}]", row, bins) for j, row in enumerate(value)])
+
+
+def _thresholds(cuts: dict[int, Any], table: np.ndarray, bins: int) -> dict[int, np.ndarray]:
+    """The cuts of each real feature, checked against its bins' representatives."""
+    out = {}
+    for j in sorted(cuts):
+        field = f"encoder.thresholds.{j}"
+        edges = _reals(field, cuts[j], bins - 1)
+        if not np.all(edges[1:] > edges[:-1]):
+            raise _bad(field, "strictly increasing cuts", edges.tolist())
+        # Each bin's representative lies in its bin: cuts[k-1] <= table[k] < cuts[k].
+        inside = (table[j][1:] >= edges) & (table[j][:-1] < edges)
+        if not inside.all():
+            k = int(np.flatnonzero(~inside)[0])
+            raise ValueError(f"{OWNER}: 'encoder.table[{j}]' must hold a value inside each "
+                             f"bin of 'encoder.thresholds.{j}'; the cut {edges[k]!r} does not "
+                             f"separate {table[j][k]!r} and {table[j][k + 1]!r}.")
+        out[j] = edges
+    return out
+
+
+def _levels(categories: dict[int, Any], homes: dict[int, Any], table: np.ndarray,
+            bins: int) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
+    """The categories and home bins of each categorical feature, checked against its bins."""
+    values_of, home_of = {}, {}
+    for j in sorted(categories):
+        values = _distinct_sorted(f"encoder.categories.{j}", categories[j], 1)
+        count = len(values)
+        chosen = table[j]
+        if not (np.all(chosen == np.round(chosen)) and chosen.min() >= 0
+                and chosen.max() < count and np.all(chosen[1:] >= chosen[:-1])):
+            raise _bad(f"encoder.table[{j}]", f"category numbers in [0, {count}) in "
+                       "increasing order", chosen.tolist())
+        home = homes[j]
+        if not (isinstance(home, list) and len(home) == count
+                and all(_is_int(h) and 0 <= h < bins for h in home)
+                and all(a <= b for a, b in pairwise(home))):
+            raise _bad(f"encoder.home_bin.{j}", f"{count} bins in [0, {bins}) in increasing "
+                       "order, one per category", home)
+        first = {int(c): k for k, c in reversed(list(enumerate(chosen)))}
+        for c, k in first.items():
+            if home[c] != k:
+                raise ValueError(f"{OWNER}: 'encoder.home_bin.{j}' must send category "
+                                 f"{_brief.repr(values[c])} to its first bin {k}. Got {home[c]}.")
+        values_of[j] = _category_array(values)
+        home_of[j] = np.array(home, dtype=np.intp)
+    return values_of, home_of
+
+
+def _category_labels(labels: dict[int, Any], categories: dict[int, Any]) -> dict[int, dict]:
+    """The ``{category: label}`` of each categorical feature given names."""
+    out = {}
+    for j in sorted(labels):
+        field = f"encoder.category_labels.{j}"
+        pairs = labels[j]
+        if j not in categories or not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and _scalar(p[0]) and isinstance(p[1], str)
+                for p in pairs):
+            raise _bad(field, "a list of [category, label] pairs of a categorical feature",
+                       pairs)
+        mapping = {category_key(code): label for code, label in pairs}
+        if len(mapping) != len(pairs):
+            raise _bad(field, "pairs of different categories", pairs)
+        out[j] = mapping
+    return out
+
+
 def _category_array(values: list[Any]) -> np.ndarray:
     # Numbers were fitted as float64 codes; anything else (strings) as objects.
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -509,7 +531,7 @@ def _category_array(values: list[Any]) -> np.ndarray:
     return np.array(values, dtype=object)
 
 
-def _categorical_dtypes(value: Any, encoder: _Encoder) -> dict[int, Any]:
+def _categorical_dtypes(value: Any, encoder: Encoder) -> dict[int, Any]:
     """The pandas categorical dtypes of the fitted DataFrame's columns, checked."""
     specs = _by_feature("encoder.categorical_dtypes", value, encoder.n_features_in_)
     if specs and encoder.columns_ is None:
@@ -521,13 +543,13 @@ def _categorical_dtypes(value: Any, encoder: _Encoder) -> dict[int, Any]:
         spec = _keys(field, spec, ("categories", "ordered"))
         known = spec["categories"]
         if not (isinstance(known, list) and all(_scalar(c) for c in known)
-                and len({_key(c) for c in known}) == len(known)):
+                and len({category_key(c) for c in known}) == len(known)):
             raise _bad(f"{field}.categories", "a list of different categories", known)
         if not isinstance(spec["ordered"], bool):
             raise _bad(f"{field}.ordered", "true or false", spec["ordered"])
         # Decoded categories are cast to this dtype: one it lacks would become NaN.
-        keys = {_key(c) for c in known}
-        lacking = [plain(c) for c in encoder.categories_.get(j, ()) if _key(c) not in keys]
+        keys = {category_key(c) for c in known}
+        lacking = [plain(c) for c in encoder.categories_.get(j, ()) if category_key(c) not in keys]
         if lacking:
             raise ValueError(f"{OWNER}: {field + '.categories'!r} lacks the category "
                              f"{_brief.repr(lacking[0])} of 'encoder.categories.{j}'.")
@@ -543,7 +565,7 @@ def _categorical_dtypes(value: Any, encoder: _Encoder) -> dict[int, Any]:
 
 # -- reading: the tree ---------------------------------------------------------------------
 
-def _tree(value: Any, model: str, seed: int, encoder: _Encoder,
+def _tree(value: Any, model: str, seed: int, encoder: Encoder,
           classes: np.ndarray) -> tuple[ReconstructedTree, Params]:
     """The saved tree, checked whole and against the document and its encoder."""
     try:
@@ -585,12 +607,12 @@ def _tree(value: Any, model: str, seed: int, encoder: _Encoder,
                          "names its two answers.")
     if not (values == [False, True] and classes.dtype == np.bool_) \
             and tree.class_names != (str(values[0]), str(values[1])):
-        raise ValueError(f"{OWNER}: 'tree.class_names' {_brief.repr(list(tree.class_names))} must be "
-                         f"the 'classes' {_brief.repr(values)} as text.")
+        raise ValueError(f"{OWNER}: 'tree.class_names' {_brief.repr(list(tree.class_names))} "
+                         f"must be the 'classes' {_brief.repr(values)} as text.")
     return tree, params
 
 
-def _params(fields: dict[str, Any]) -> Params:
+def _params(fields: Mapping[str, Any]) -> Params:
     """The tree's ``lca.Params``, which must write back exactly as saved."""
     given = dict(fields)
     try:

@@ -62,14 +62,17 @@ Everything here is deterministic: fitting is a function of the data alone
 
 from __future__ import annotations
 
+import abc
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 
+from lca._validate import check_int
 from lca.derive import Path
 from lca.models._data import (
     MAX_FEATURES,
@@ -83,7 +86,6 @@ from lca.models._data import (
     stack,
 )
 from lca.oracle import check_points
-from lca._validate import check_int
 
 __all__ = [
     "BinaryEncoder",
@@ -104,7 +106,7 @@ class UnseenValueWarning(UserWarning):
 
 # -- shared machinery -------------------------------------------------------------
 
-class _Encoder:
+class Encoder(abc.ABC):
     """Shared machinery: every feature has ``bits`` bits and a table of ``2**bits`` entries.
 
     Fitted state: ``table_`` (``(d, 2**bits)`` float64: the decoded value of
@@ -115,9 +117,24 @@ class _Encoder:
     """
 
     bits: int
+    n_features_in_: int
+    feature_names: tuple[str, ...]
+    table_: np.ndarray
     categories_: dict[int, np.ndarray]
     categorical_dtypes_: dict[int, Any]
     columns_: tuple[Any, ...] | None
+
+    @abc.abstractmethod
+    def fit(self, X: Any) -> Encoder:
+        """Fit the encoder to the rows of ``X`` and return it."""
+
+    @abc.abstractmethod
+    def encode(self, X: Any) -> np.ndarray:
+        """The ``±1`` points of the rows of ``X``."""
+
+    @abc.abstractmethod
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The condition ``bit`` on ``variable`` puts on its feature, given ``path``."""
 
     def _check_fitted(self, owner: str) -> None:
         if not hasattr(self, "table_"):
@@ -264,7 +281,7 @@ def _fmt(value: Any) -> str:
 
 # -- encoders -------------------------------------------------------------------
 
-class BinaryEncoder(_Encoder):
+class BinaryEncoder(Encoder):
     """Identity encoding for 0/1 features: variable ``b`` is the feature value ``(1 - b) / 2``.
 
     One bit per feature (``+1 -> 0``, ``-1 -> 1``, as in :mod:`lca.oracle`),
@@ -339,7 +356,7 @@ class BinaryEncoder(_Encoder):
         return "BinaryEncoder()"
 
 
-class QuantileEncoder(_Encoder):
+class QuantileEncoder(Encoder):
     """Equal-mass bins of each feature's data, selected by ``bits`` uniform bits.
 
     Real-valued feature ``j``: the fitted rows are sorted and cut into
@@ -538,7 +555,8 @@ class QuantileEncoder(_Encoder):
                 raise TypeError(f"The 'category_names' parameter of {owner}: the categories "
                                 f"of column {column!r} must be strings or finite numbers. Got "
                                 f"{bad[0]!r}.")
-            out[j] = {_key(code): str(label) for code, label in zip(codes, mapping.values())}
+            out[j] = {category_key(code): str(label)
+                      for code, label in zip(codes, mapping.values(), strict=True)}
         return out
 
     @staticmethod
@@ -572,11 +590,11 @@ class QuantileEncoder(_Encoder):
                 positions[k] = int(changes[at])
             step //= 2
         positions = positions[1:-1]
-        low, high = ordered[np.array(positions) - 1], ordered[positions]
-        cuts = low + (high - low) / 2
-        cuts = np.where(cuts > low, cuts, high)  # halfway may round down onto low
+        below, above = ordered[np.array(positions) - 1], ordered[positions]
+        cuts = below + (above - below) / 2
+        cuts = np.where(cuts > below, cuts, above)  # halfway may round down onto below
         edges = [0, *positions, m]
-        medians = np.array([np.median(ordered[a:b]) for a, b in zip(edges, edges[1:])])
+        medians = np.array([np.median(ordered[a:b]) for a, b in pairwise(edges)])
         mass = np.diff(edges) / m
         return cuts, medians, mass
 
@@ -645,12 +663,12 @@ class QuantileEncoder(_Encoder):
                 index[:, j] = np.searchsorted(self.thresholds_[j], values, side="right")
                 continue
             levels = self.categories_[j]
-            position = {_key(value): c for c, value in enumerate(levels.tolist())}
+            position = {category_key(value): c for c, value in enumerate(levels.tolist())}
             found = np.empty(data.rows, dtype=np.intp)
             missing = []
             for row, value in enumerate(column.tolist()):
                 try:
-                    c = position.get(_key(value))
+                    c = position.get(category_key(value))
                 except TypeError:  # unhashable: a list, a dict, an array in a cell
                     raise TypeError(f"The 'X' parameter of {owner}: categorical feature "
                                     f"{name!r} (column {j}) holds a {type(value).__name__} at "
@@ -691,9 +709,10 @@ class QuantileEncoder(_Encoder):
         name = self.feature_names[feature]
         if feature in self.categories_:
             labels = self.category_labels_.get(feature, {})
-            shown = [labels.get(_key(value), _fmt(value))
+            shown = [labels.get(category_key(value), _fmt(value))
                      for value, home in zip(self.categories_[feature].tolist(),
-                                            self.home_bin_[feature]) if allowed[home]]
+                                            self.home_bin_[feature], strict=True)
+                     if allowed[home]]
             if not shown:
                 return f"{name} in {{}} (no data row)"
             return f"{name} in {{{', '.join(shown)}}}"
@@ -744,7 +763,7 @@ def _nearest(levels: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 
-def _key(value: Any) -> Any:
+def category_key(value: Any) -> Any:
     """One dictionary key per category: numbers (and bools) as floats, anything else as is."""
     value = plain(value)
     if isinstance(value, (bool, int, float)):

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from lca._validate import check_int, check_real
 from lca.derive import Path
 from lca.models._data import MAX_FEATURES, make_frame, plain, stack
-from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
+from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.oracle import Oracle, OracleError, check_points
-from lca._validate import check_int, check_real
 
 __all__ = [
     "ModelOracle",
@@ -50,7 +50,7 @@ class ModelOracle(Oracle):
             or ``None`` for an array.
     """
 
-    def __init__(self, model: Any, encoder: _Encoder, method: str, auto: bool,
+    def __init__(self, model: Any, encoder: Encoder, method: str, auto: bool,
                  positive: Any, threshold: float | None, classes: np.ndarray | None,
                  column: int | None, name: str,
                  columns: tuple[Any, ...] | None = None) -> None:
@@ -115,7 +115,7 @@ class ModelOracle(Oracle):
     def _map(self, outputs: np.ndarray, m: int) -> np.ndarray:
         if self.threshold is None:
             return self._labels(outputs, m)
-        return self._scores(outputs, m)
+        return self._scores(outputs, m, self.threshold)
 
     def _fail(self, message: str) -> OracleError:
         return OracleError(f"model {self.name!r} ({self.method}) {message}")
@@ -160,17 +160,17 @@ class ModelOracle(Oracle):
                     f"positive={other}")
         return np.where(outputs == self.positive, 1, -1).astype(np.int8)
 
-    def _scores(self, outputs: np.ndarray, m: int) -> np.ndarray:
+    def _scores(self, outputs: np.ndarray, m: int, threshold: float) -> np.ndarray:
         if outputs.dtype.kind == "c":
             raise self._fail(f"returned complex scores (dtype {outputs.dtype}); threshold="
-                             f"{self.threshold!r} needs real scores")
-        if self.method == "predict_proba" and self.classes is not None:
-            if outputs.ndim != 2 or outputs.shape != (m, self.classes.size):
-                raise self._fail(
-                    f"returned shape {outputs.shape} for {m} rows; a model with classes "
-                    f"{self.classes.tolist()} must return ({m}, {self.classes.size}) "
-                    f"probabilities, one column per class, for positive="
-                    f"{self.positive!r} to pick one")
+                             f"{threshold!r} needs real scores")
+        if self.method == "predict_proba" and self.classes is not None \
+                and (outputs.ndim != 2 or outputs.shape != (m, self.classes.size)):
+            raise self._fail(
+                f"returned shape {outputs.shape} for {m} rows; a model with classes "
+                f"{self.classes.tolist()} must return ({m}, {self.classes.size}) "
+                f"probabilities, one column per class, for positive="
+                f"{self.positive!r} to pick one")
         if outputs.ndim == 2 and self.column is not None and outputs.shape[1] > 1:
             if self.column >= outputs.shape[1]:
                 raise self._fail(f"returned {outputs.shape[1]} score columns; positive="
@@ -192,7 +192,7 @@ class ModelOracle(Oracle):
         if self.method == "predict_proba" and (scores.min() < 0 or scores.max() > 1):
             bad = scores[(scores < 0) | (scores > 1)][0]
             raise self._fail(f"returned probability {bad}; expected values in [0, 1]")
-        return np.where(scores >= self.threshold, 1, -1).astype(np.int8)
+        return np.where(scores >= threshold, 1, -1).astype(np.int8)
 
     def describe(self, variable: int, bit: int, path: Path = ()) -> str:
         """The condition ``variable = bit`` as the encoder reads it, e.g. ``"age >= 40.5"``."""
@@ -241,7 +241,8 @@ def positive_class(positive: Any, classes: np.ndarray | None) -> Any:
     return plain(positive)
 
 
-def _classes(model: Any) -> np.ndarray | None:
+def model_classes(model: Any) -> np.ndarray | None:
+    """The model's ``classes_`` as a 1-D array, or None when it has none."""
     classes = getattr(model, "classes_", None)
     if classes is None:
         return None
@@ -285,7 +286,7 @@ def _pick_method(model: Any, method: Any, threshold: Any, owner: str) -> tuple[s
                          "predict_proba; pass method='decision_function' or "
                          "method='predict_proba'.")
     if not scorers:
-        if _classes(model) is None:
+        if model_classes(model) is None:
             return "predict", True  # a regressor: its predictions are the scores
         raise ValueError(f"{owner}: threshold= needs scores, but classifier "
                          f"{type(model).__name__} has neither decision_function nor "
@@ -293,7 +294,7 @@ def _pick_method(model: Any, method: Any, threshold: Any, owner: str) -> tuple[s
     return scorers[0], True
 
 
-def from_estimator(model: Any, encoder: _Encoder | None = None, *, positive: Any = None,
+def from_estimator(model: Any, encoder: Encoder | None = None, *, positive: Any = None,
                    method: str | None = None, threshold: float | None = None,
                    n: int | None = None) -> ModelOracle:
     """Wrap a batched model as an :class:`lca.Oracle` (a picklable :class:`ModelOracle`).
@@ -352,8 +353,23 @@ def from_estimator(model: Any, encoder: _Encoder | None = None, *, positive: Any
     """
     owner = "lca.models.from_estimator"
     method, auto = _pick_method(model, method, threshold, owner)
-    classes = _classes(model)
+    classes = model_classes(model)
     name = getattr(model, "__name__", None) or type(model).__name__
+    threshold = _check_threshold(owner, method, threshold, classes)
+    column = None
+    if method == "predict" and threshold is None:
+        _check_label_positive(owner, name, positive, classes)
+    else:
+        column = _score_column(owner, name, method, positive, classes)
+    encoder = _encoder_for(owner, model, name, encoder, n)
+    _check_width(owner, model, name, encoder)
+    return ModelOracle(model, encoder, method, auto, positive, threshold, classes, column,
+                       name, _model_columns(owner, model, name, encoder))
+
+
+def _check_threshold(owner: str, method: str, threshold: Any,
+                     classes: np.ndarray | None) -> float | None:
+    """The checked threshold: required by scores, refused by a classifier's labels."""
     if threshold is not None:
         threshold = check_real(owner, "threshold", threshold, -math.inf, math.inf)
     elif method != "predict":
@@ -363,21 +379,31 @@ def from_estimator(model: Any, encoder: _Encoder | None = None, *, positive: Any
         raise ValueError(f"{owner}: threshold= applies to scores, not to predict's "
                          "labels; pass method='decision_function' or 'predict_proba', "
                          "or drop threshold.")
+    return threshold
+
+
+def _check_label_positive(owner: str, name: str, positive: Any,
+                          classes: np.ndarray | None) -> None:
+    """Check that ``positive`` is one of the labels ``predict`` returns."""
+    if positive is None:
+        detail = (f" (its classes are {classes.tolist()})" if classes is not None else "")
+        raise ValueError(f"{owner}: pass positive=, the class of {name}{detail} that "
+                         "maps to +1 (every other class maps to -1).")
+    if classes is not None and not _among(positive, classes):
+        raise ValueError(f"{owner}: positive={positive!r} is not one of the model's "
+                         f"classes {classes.tolist()}.")
+    if classes is None and not (isinstance(positive, (Real, np.number, bool))
+                                and positive in (0, 1, -1)):
+        raise ValueError(f"{owner}: model {name} has no classes_, so its labels must "
+                         "be 0/1 or ±1 and positive= one of them. "
+                         f"Got positive={positive!r}.")
+
+
+def _score_column(owner: str, name: str, method: str, positive: Any,
+                  classes: np.ndarray | None) -> int | None:
+    """The score column ``positive`` picks, or None when the scores are one column."""
     column = None
-    if method == "predict" and threshold is None:
-        if positive is None:
-            detail = (f" (its classes are {classes.tolist()})" if classes is not None else "")
-            raise ValueError(f"{owner}: pass positive=, the class of {name}{detail} that "
-                             "maps to +1 (every other class maps to -1).")
-        if classes is not None and not _among(positive, classes):
-            raise ValueError(f"{owner}: positive={positive!r} is not one of the model's "
-                             f"classes {classes.tolist()}.")
-        if classes is None and not (isinstance(positive, (Real, np.number, bool))
-                                    and positive in (0, 1, -1)):
-            raise ValueError(f"{owner}: model {name} has no classes_, so its labels must "
-                             "be 0/1 or ±1 and positive= one of them. "
-                             f"Got positive={positive!r}.")
-    elif method == "predict":
+    if method == "predict":
         if positive is not None:
             raise ValueError(f"{owner}: positive={positive!r} has no meaning for the "
                              f"predictions of regressor {name}, which are thresholded: "
@@ -398,17 +424,19 @@ def from_estimator(model: Any, encoder: _Encoder | None = None, *, positive: Any
                          "None) and a threshold on that score.")
     if method == "decision_function" and classes is not None and classes.size == 2:
         column = None  # a binary model's decision_function has one column
-    encoder = _encoder_for(owner, model, name, encoder, n)
+    return column
+
+
+def _check_width(owner: str, model: Any, name: str, encoder: Encoder) -> None:
+    """Check that the model takes as many features as the encoder produces."""
     width = getattr(model, "n_features_in_", None)
     if width is not None and int(width) != encoder.n_features_in_:
         raise ValueError(f"{owner}: model {name} takes {int(width)} features but the "
                          f"encoder produces {encoder.n_features_in_}.")
-    return ModelOracle(model, encoder, method, auto, positive, threshold, classes, column,
-                       name, _model_columns(owner, model, name, encoder))
 
 
 def _model_columns(owner: str, model: Any, name: str,
-                   encoder: _Encoder) -> tuple[Any, ...] | None:
+                   encoder: Encoder) -> tuple[Any, ...] | None:
     """The column names to call the model with, or None to call it with an array.
 
     A model fitted with names (``feature_names_in_``) gets a DataFrame under
@@ -449,7 +477,7 @@ def _column(owner: str, name: str, positive: Any, classes: np.ndarray | None) ->
     return int(positive)
 
 
-def _encoder_for(owner: str, model: Any, name: str, encoder: Any, n: Any) -> _Encoder:
+def _encoder_for(owner: str, model: Any, name: str, encoder: Any, n: Any) -> Encoder:
     if encoder is None:
         width = getattr(model, "n_features_in_", None)
         if n is None:

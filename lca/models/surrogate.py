@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 
 from lca import derive
+from lca._validate import check_flag, check_int, check_real, check_seed
+from lca.decisions import LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.models._data import is_frame, is_series, plain
 from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
-from lca.models.encoders import BinaryEncoder, QuantileEncoder, _Encoder
-from lca.models.oracle import ModelOracle, _classes, from_estimator, positive_class
-from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import LeafDecision, NodeDecision, split_rows
+from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
+from lca.models.oracle import ModelOracle, from_estimator, model_classes, positive_class
 from lca.params import Params
 from lca.reconstruct import Reconstructor
 
@@ -217,7 +217,7 @@ class Surrogate:
 
     def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
                  depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
-                 encoder: _Encoder | None = None) -> None:
+                 encoder: Encoder | None = None) -> None:
         self.model = model
         self.positive = positive
         self.threshold = threshold
@@ -276,7 +276,7 @@ class Surrogate:
         seed = check_seed("Surrogate", self.seed)
         positive, method = self._mapping(owner)
         if self.encoder is None:
-            encoder: _Encoder = QuantileEncoder(bits=3, categorical="auto")
+            encoder: Encoder = QuantileEncoder(bits=3, categorical="auto")
         elif isinstance(self.encoder, (QuantileEncoder, BinaryEncoder)):
             encoder = copy.deepcopy(self.encoder)
         else:
@@ -303,7 +303,7 @@ class Surrogate:
 
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
         """The ``positive`` and ``method`` to wrap the model with."""
-        classes = _classes(self.model)
+        classes = model_classes(self.model)
         name = type(self.model).__name__
         positive = self.positive
         if classes is None:
@@ -442,12 +442,12 @@ class Surrogate:
                         later |= split_rows(points, chosen, path, decision.variable)
                 groups = later
         out = []
-        for path, decision in tree.walk():
-            if isinstance(decision, LeafDecision):
+        for path, node in tree.walk():
+            if isinstance(node, LeafDecision):
                 conditions = tuple(tree.conditions[path[:k]][0 if bit < 0 else 1]
                                    for k, (_, bit) in enumerate(path))
                 on_rows = None if X is None else OnRows(*found.get(path, (0, 0)), rows)
-                out.append(self._rules(path, conditions, decision, on_rows))
+                out.append(self._rules(path, conditions, node, on_rows))
         return tuple(out)
 
     def _rules(self, path: Path, conditions: tuple[str, ...], leaf: LeafDecision,
@@ -456,7 +456,7 @@ class Surrogate:
         # (QuantileEncoder.describe), so its last condition is their intersection;
         # it keeps the place of the feature's first step.
         last: dict[int, str] = {}
-        for (variable, _), condition in zip(path, conditions):
+        for (variable, _), condition in zip(path, conditions, strict=True):
             last[variable // self.encoder_.bits] = condition
         return Rules(tuple(conditions), plain(self._labels(np.array([leaf.label]))[0]), path,
                      leaf, tuple(last.values()), on_rows)
@@ -597,7 +597,9 @@ class Surrogate:
                          f"{_samples(fidelity.product)}")
             lines += [f"  warning: {concern}" for concern in fidelity.concerns]
             if X is not None:
-                leaves = sorted(self.leaves(X), key=lambda rules: -rules.on_rows.reach)
+                # leaves(X) counts every leaf on X: on_rows is never None here.
+                leaves = sorted(self.leaves(X),
+                                key=lambda rules: -rules.on_rows.reach)  # type: ignore[union-attr]
                 shown = leaves[:_REPORTED_LEAVES]
                 lines.append(f"  the {len(shown)} leaves holding the most of the rows given "
                              f"(of {len(leaves)}):")
@@ -673,6 +675,7 @@ class Surrogate:
             oracle = from_estimator(model, surrogate.encoder_, positive=positive,
                                     method=method, threshold=surrogate.threshold)
             classes = cls._classes_of(oracle)
+            assert saved.tree.class_names is not None, "read_document refuses a tree without them"
             if classes.tolist() != saved.classes.tolist() or \
                     tuple(oracle.label_names) != saved.tree.class_names:
                 raise ValueError(f"{owner}: the model {oracle.name!r} answers "
