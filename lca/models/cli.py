@@ -121,7 +121,7 @@ def _fail(message: str) -> int:
 
 def _load(path: str) -> Any:
     try:
-        import joblib  # type: ignore[import-untyped]  # joblib ships no type information
+        import joblib
     except ImportError:  # pragma: no cover - scikit-learn brings joblib
         with open(path, "rb") as handle:
             return pickle.load(handle)

@@ -762,7 +762,6 @@ def _nearest(levels: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.searchsorted(cuts, values, side="right")
 
 
-
 def category_key(value: Any) -> Any:
     """One dictionary key per category: numbers (and bools) as floats, anything else as is."""
     value = plain(value)
