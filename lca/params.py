@@ -9,9 +9,11 @@ used by the estimator.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lca import derive
 from lca import estimator as estimators
@@ -46,6 +48,30 @@ def check_noise_rate(owner: str, value: object) -> float:
         return check_real(owner, "noise_rate", value, 0.0, 1.0, open_high=False)
     except (TypeError, ValueError) as error:
         raise type(error)(f"{error} {NOISE_RATE_MEANING}") from None
+
+
+# The values each Params field and preset argument may take, declared once: every
+# constructor checks its arguments here, under its own name, and Params checks its
+# fields here again (a preset's own tighter bound, like the theory preset's eps,
+# is stated where it applies).
+PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
+    "n": functools.partial(check_int, low=1, high=MAX_N, high_text="2**31 - 1"),
+    "depth": functools.partial(check_int, low=0),
+    "first_round": functools.partial(check_int, low=1),
+    "size": functools.partial(check_int, low=1),
+    "s": functools.partial(check_int, low=2),
+    "requested_noise_rate": functools.partial(check_real, low=0.0, high=1.0,
+                                              open_high=False),
+    "tau": functools.partial(check_real, low=0.0, high=1.0),
+    "eps": functools.partial(check_real, low=0.0, high=1.0),
+    "delta": functools.partial(check_real, low=0.0, high=1.0),
+}
+
+
+def checked(owner: str, name: str, value: Any) -> Any:
+    """``value`` if it is allowed for parameter ``name`` (:data:`PARAMETER_CONSTRAINTS`),
+    else the ``TypeError``/``ValueError`` naming ``owner``."""
+    return PARAMETER_CONSTRAINTS[name](owner, name, value)
 
 
 def finite(owner: str, formula: str, compute: Callable[[], float],
@@ -207,9 +233,8 @@ class Params:
 
     def __post_init__(self) -> None:
         owner = "Params"
-        object.__setattr__(self, "n", check_int(owner, "n", self.n, 1, MAX_N,
-                                                high_text="2**31 - 1"))
-        object.__setattr__(self, "depth", check_int(owner, "depth", self.depth, 0))
+        object.__setattr__(self, "n", checked(owner, "n", self.n))
+        object.__setattr__(self, "depth", checked(owner, "depth", self.depth))
         if self.estimator not in estimators.names():
             known = " or ".join(repr(name) for name in estimators.names())
             raise ValueError(f"The 'estimator' parameter of Params must be {known}. "
@@ -219,7 +244,7 @@ class Params:
                 owner, name, getattr(self, name), self.n))
         # first_round needs no bound: rounds never exceed score_samples.
         object.__setattr__(self, "first_round",
-                           check_int(owner, "first_round", self.first_round, 1))
+                           checked(owner, "first_round", self.first_round))
         rate = check_noise_rate(owner, self.noise_rate)
         if self.preset not in ("theory", "guaranteed", "practical", "efficient"):
             raise ValueError(
@@ -228,18 +253,16 @@ class Params:
             )
         check_flag(owner, "adaptive", self.adaptive)
         if self.size is not None:
-            object.__setattr__(self, "size", check_int(owner, "size", self.size, 1))
+            object.__setattr__(self, "size", checked(owner, "size", self.size))
         if self.constants is not None and not isinstance(self.constants, TheoryConstants):
             raise TypeError("The 'constants' parameter of Params must be a TheoryConstants "
                             f"or None. Got {self.constants!r} instead.")
         if self.requested_noise_rate is not None:
-            object.__setattr__(self, "requested_noise_rate", check_real(
-                owner, "requested_noise_rate", self.requested_noise_rate, 0.0, 1.0,
-                open_high=False))
-        for name, high in (("tau", 1.0), ("eps", 1.0), ("delta", 1.0)):
+            object.__setattr__(self, "requested_noise_rate", checked(
+                owner, "requested_noise_rate", self.requested_noise_rate))
+        for name in ("tau", "eps", "delta"):
             if getattr(self, name) is not None:
-                object.__setattr__(self, name, check_real(owner, name, getattr(self, name),
-                                                          0.0, high))
+                object.__setattr__(self, name, checked(owner, name, getattr(self, name)))
         self.estimation.validate(self)
         try:
             threshold = derive.noise_threshold(rate)
@@ -343,16 +366,16 @@ class Params:
         depth cap allows it (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
         """
         owner = "Params.efficient"
-        n = check_int(owner, "n", n, 1, MAX_N, high_text="2**31 - 1")
-        return cls(n=n, depth=check_int(owner, "depth", depth, 0), noise_rate=0.1,
+        n = checked(owner, "n", n)
+        return cls(n=n, depth=checked(owner, "depth", depth), noise_rate=0.1,
                    score_samples=estimators.get("search").check_samples(owner, "pairs", pairs,
                                                                         n),
                    leaf_samples=estimators.get("search").check_samples(
                        owner, "leaf_samples", leaf_samples, n),
                    preset="efficient",
-                   first_round=check_int(owner, "first_round", first_round, 1),
-                   eps=check_real(owner, "eps", eps, 0.0, 1.0),
-                   delta=check_real(owner, "delta", delta, 0.0, 1.0), estimator="search")
+                   first_round=checked(owner, "first_round", first_round),
+                   eps=checked(owner, "eps", eps), delta=checked(owner, "delta", delta),
+                   estimator="search")
 
     @classmethod
     def guaranteed(cls, n: int, depth: int, noise_rate: float, tau: float, eps: float,
@@ -383,11 +406,9 @@ class Params:
         ``eps`` to the error (docs/theory.md §6).
         """
         owner = "Params.guaranteed"
-        n = check_int(owner, "n", n, 1)
-        depth = check_int(owner, "depth", depth, 0)
-        tau = check_real(owner, "tau", tau, 0.0, 1.0)
-        eps = check_real(owner, "eps", eps, 0.0, 1.0)
-        delta = check_real(owner, "delta", delta, 0.0, 1.0)
+        n, depth = checked(owner, "n", n), checked(owner, "depth", depth)
+        tau, eps = checked(owner, "tau", tau), checked(owner, "eps", eps)
+        delta = checked(owner, "delta", delta)
         score_samples, leaf_samples = hoeffding_counts(
             n, min(depth, n), tau, eps, adaptive_delta(owner, delta, adaptive), owner=owner)
         return cls(n=n, depth=depth, noise_rate=noise_rate, score_samples=score_samples,
@@ -418,10 +439,10 @@ class Params:
         paper's bound, reported honestly.
         """
         owner = "Params.from_theory"
-        s = check_int(owner, "s", s, 2)
+        s = checked(owner, "s", s)
+        # Tighter than the table: the proof needs eps < 1/2 (docs/theory.md §1).
         eps = check_real(owner, "eps", eps, 0.0, 0.5)
-        delta = check_real(owner, "delta", delta, 0.0, 1.0)
-        n = check_int(owner, "n", n, 1)
+        delta, n = checked(owner, "delta", delta), checked(owner, "n", n)
         if not isinstance(constants, TheoryConstants):
             raise TypeError(
                 "The 'constants' parameter of Params.from_theory must be a "

@@ -135,3 +135,36 @@ class TestDescribeGuarantee:
                                                                0.1).describe()
         assert "determinism and consistency only" in Params.practical(10, 3, 0.1, 10,
                                                                       10).describe()
+
+
+@pytest.mark.parametrize("name, accepted, refused", [
+    ("n", [1, 2**31 - 1], [0, 2**31]),
+    ("depth", [0, 10**9], [-1]),
+    ("first_round", [1], [0]),
+    ("size", [1], [0]),
+    ("s", [2], [1]),
+    ("requested_noise_rate", [1e-12, 1.0], [0.0, 1.0 + 1e-12]),
+    ("tau", [1e-12, 1 - 1e-12], [0.0, 1.0]),
+    ("eps", [1e-12, 1 - 1e-12], [0.0, 1.0]),
+    ("delta", [1e-12, 1 - 1e-12], [0.0, 1.0]),
+])
+def test_each_parameter_is_constrained_in_one_table_at_its_edges(name, accepted, refused):
+    from lca.params import PARAMETER_CONSTRAINTS, checked
+    assert name in PARAMETER_CONSTRAINTS
+    for value in accepted:
+        assert checked("Owner", name, value) == value
+    for value in refused:
+        with pytest.raises(ValueError, match=rf"The '{name}' parameter of Owner must be"):
+            checked("Owner", name, value)
+
+
+@pytest.mark.parametrize("make, owner", [
+    (lambda: Params.efficient(2**31), "Params.efficient"),
+    (lambda: Params.guaranteed(2**31, 3, 0.1, 0.1, 0.1, 0.1), "Params.guaranteed"),
+    (lambda: Params.from_theory(16, 0.1, 0.1, 2**31), "Params.from_theory"),
+    (lambda: Params.practical(2**31, 3, 0.1, 10, 10), "Params"),
+])
+def test_every_constructor_checks_the_table_under_its_own_name(make, owner):
+    with pytest.raises(ValueError, match=rf"The 'n' parameter of {owner} must be an int in "
+                                         r"the range \[1, 2\*\*31 - 1\]"):
+        make()
