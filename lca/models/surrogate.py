@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -43,6 +44,15 @@ __all__ = [
 ]
 
 _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder")
+
+# What the value-like constructor arguments may be, declared once and checked
+# when fit runs (the constructor only stores them, as scikit-learn's estimators
+# do). The model, positive class, threshold, params and encoder are checked
+# against each other where they meet (from_estimator and _params).
+_PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
+    "depth": functools.partial(check_int, low=0, high=MAX_DEPTH),
+    "seed": lambda owner, name, value: check_seed(owner, value, name),
+}
 
 # Agreement on the rows given more than this below the agreement on the product
 # distribution is reported (LowFidelityWarning): the rows are then unlike the
@@ -272,8 +282,8 @@ class Surrogate:
                 :func:`lca.models.from_estimator` refuses.
         """
         owner = "Surrogate.fit"
-        depth = check_int(owner, "depth", self.depth, 0, MAX_DEPTH)
-        seed = check_seed("Surrogate", self.seed)
+        depth = _PARAMETER_CONSTRAINTS["depth"](owner, "depth", self.depth)
+        seed = _PARAMETER_CONSTRAINTS["seed"]("Surrogate", "seed", self.seed)
         positive, method = self._mapping(owner)
         if self.encoder is None:
             encoder: Encoder = QuantileEncoder(bits=3, categorical="auto")
