@@ -13,6 +13,10 @@ and run by :class:`lca.engine.Scheduler`: every call decides the nodes it
 needs level by level, all the nodes of one level together, so their samples,
 searches and leaf labels share oracle calls (a single answer is the same with
 one node per level).
+
+Why one module of this size: the reconstructor's routes (answer, explain,
+answer_many, decide, materialize, export) share one cache, one lock and one
+way of filing decisions; split apart, each would reach into the others' state.
 """
 
 from __future__ import annotations

@@ -21,6 +21,10 @@ Conventions (shared with :mod:`lca.oracle`):
   a per-use purpose string ``P``; ``Generator`` methods and global RNG state
   are never used. Integers below a bound are drawn by rejection from the
   smallest covering power of two; bits are read least significant first.
+
+Why one module of this size: each target is small (a class and its
+constructor), and together they are the suite's one catalogue; the seeded
+bits they draw come from :mod:`lca.derive`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ forger who recomputes it.
 Floats go through Python's ``repr`` (what :mod:`json` writes), so every cut,
 representative and mass reads back bit for bit, and a document read back
 writes the same text again.
+
+Why one module of this size: reading a saved surrogate back is one check of
+one document, field by field against the encoder and the tree, and its
+messages name the field; split, the checks would pass half-checked values on.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ vectors, one vectorised call per batch, and turns rows of data into points
 (:meth:`QuantileEncoder.encode`), so that a reconstructed tree can be asked
 about real rows.
 
+Why one module of this size: the two encoders share the bit layout, the
+row and frame handling and the decoding of conditions; the statement of what
+a reconstructed tree is accurate under (below) covers both.
+
 What the reconstructed tree is accurate under
 ---------------------------------------------
 The reconstructor samples the oracle's ``±1`` points *uniformly*. Through an

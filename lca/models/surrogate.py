@@ -5,6 +5,10 @@ A scikit-learn-style estimator around :func:`lca.models.from_estimator` and
 (no labels: the model is the oracle); every answer after that is the value of
 one fixed tree ``T_seed``, built locally, the path of each row with a bounded
 number of model queries, identical in every process.
+
+Why one module of this size: :class:`Surrogate` is one estimator whose
+methods (fit, predict, explain, tree, fidelity, report, JSON) share its fitted
+state; the saved document's checks live apart in :mod:`lca.models._state`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ batch into tasks (routed by :mod:`lca.parallel.routing`), hands each to one
 worker at a time, takes each task's answers from exactly one completed
 attempt, replaces dead workers and re-raises their errors
 (:mod:`lca.parallel.errors`); :func:`answer_parallel` does it with a fresh pool.
+
+Why one module of this size: sending tasks, taking answers, replacing dead
+workers and receiving their logs are one loop over one set of processes; the
+child's side, the routing and the errors live in their own modules.
 """
 
 from __future__ import annotations
