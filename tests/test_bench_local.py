@@ -138,3 +138,22 @@ def test_bad_arguments_are_refused_by_name(argv, message, capsys):
         bench_local.main(argv)
     assert any(re.search(message, line)
                for line in capsys.readouterr().err.splitlines())
+
+
+def test_diagnose_local_attributes_every_query_and_call_to_one_purpose():
+    path = pathlib.Path(__file__).parent.parent / "scripts" / "diagnose_local.py"
+    spec = importlib.util.spec_from_file_location("diagnose_local", path)
+    diagnose = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagnose)
+    f = targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=1), rate=0.05,
+                                 seed=2)
+    points = derive.sample_points(0, "test/diagnose", 40, 20)
+    result = diagnose.tally(f, points, 6)
+    rec = lca.Reconstructor(f, lca.Params.efficient(40, depth=6))
+    for z in points:
+        rec.answer(z, seed=7)
+    assert set(result["queries"]) <= set(diagnose.PURPOSES)
+    assert sum(result["queries"].values()) == rec.stats.queries
+    assert sum(result["calls"].values()) == rec.stats.oracle_calls
+    assert result["nodes"] == rec.stats.nodes_built
+    assert lca.engine._call.__name__ == "_call"  # the counting wrapper is taken off again
