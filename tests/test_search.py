@@ -450,36 +450,45 @@ def test_describe_states_when_a_constant_leaf_can_be_certified(kwargs, line):
 
 
 @pytest.mark.parametrize("n", [1, 5, 64, 130, 300])
-def test_both_hybrid_kernels_make_the_same_rows_at_every_step(n):
-    # Ranks (short rows) and kept h_lo with segments (long rows) are two ways to
-    # form h_mid = x with its first mid differing coordinates switched to y.
+@pytest.mark.parametrize("ties", [False, True])
+def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(n, ties):
+    # Ranks (short rows), kept h_lo with segments (long rows) and per-step selection
+    # (very long rows) are three ways to form h_mid = x with its first mid differing
+    # coordinates (ascending priority, ties to the lower index) switched to y.
     rng = np.random.default_rng(n)
     x = derive.uniform_points(derive.node_key(1, "test-x", ()), n, 0, 12)
     y = derive.uniform_points(derive.node_key(1, "test-y", ()), n, 0, 12)
     y[0] = x[0] ^ np.uint64(1)  # a pair differing in one coordinate
     keep = np.bitwise_count(x ^ y).sum(axis=1) > 0
     x, y = x[keep], y[keep]
-    priority = rng.integers(0, 2**63, size=(x.shape[0], n), dtype=np.uint64)
+    # With ties, priorities take 3 values: the index decides most of the order.
+    high = 3 if ties else 2**63
+    priority = rng.integers(0, high, size=(x.shape[0], n), dtype=np.uint64)
     order, lengths = hybrids.switching_orders(priority, x ^ y, n)
     ranked = hybrids._RankedHybrids(x, order, lengths, n)
     segments = hybrids._SegmentHybrids(x, order, n)
+    selected = hybrids._SelectedHybrids(x, y, n)
+    selected.take_priorities(0, priority)
+    kernels = (ranked, segments, selected)
     ys = derive.unpack_points(y, n)
     lo, hi = np.zeros(lengths.size, dtype=np.int64), lengths.astype(np.int64)
     while (hi - lo > 1).any():
         active = np.flatnonzero(hi - lo > 1)
         start, mid = lo[active], (lo[active] + hi[active]) // 2
-        a = ranked.rows(active, start, mid, 0, active.size)
-        b = segments.rows(active, start, mid, 0, active.size)
-        assert np.array_equal(a, b)
+        a, b, c = (kernel.rows(active, start, mid, 0, active.size) for kernel in kernels)
+        assert np.array_equal(a, b) and np.array_equal(a, c)
         # h_mid agrees with y on the first mid coordinates of the order, with x elsewhere.
         for row, pair in enumerate(active):
             switched = order[pair, :mid[row]]
             assert np.array_equal(a[row, switched], ys[pair, switched])
         moved = rng.random(active.size) < 0.5
-        ranked.advance(active[moved], start[moved], mid[moved])
-        segments.advance(active[moved], start[moved], mid[moved])
+        for kernel in kernels:
+            kernel.advance(active, moved, start, mid)
         lo[active[moved]] = mid[moved]
         hi[active[~moved]] = mid[~moved]
+    found = ranked.found(hi)
+    assert np.array_equal(found, segments.found(hi))
+    assert np.array_equal(found, selected.found(hi))
 
 
 # -- the package: import paths, one-way imports, tunables --------------------------------------

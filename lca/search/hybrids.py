@@ -81,6 +81,12 @@ def switching_orders(priority: np.ndarray, differing: np.ndarray,
 # at n = 60 and 120, even from n = 200 to 300, slower beyond.
 _RANKED_MAX_N = 256
 
+# From this many variables no switching order is sorted: each step selects the
+# coordinates it switches (a partition, linear time). Measured against the sort
+# and segments on the same pairs: 0.55x the search time at n = 10^6, 0.89x at
+# 10^5, even at 10^4 and slower below (a Python loop over the pairs per step).
+_SELECTED_MIN_N = 100_000
+
 # Coordinates negated at a time when hybrids are formed: bounds the index arrays.
 _SEGMENT_ELEMENTS = 1 << 18
 
@@ -105,6 +111,7 @@ class _RankedHybrids:
     def __init__(self, x: np.ndarray, order: np.ndarray, lengths: np.ndarray, n: int) -> None:
         self.points = derive.unpack_points(x, n)
         self.rank = _ranks(order, lengths, n)
+        self.order = order
 
     def rows(self, active: np.ndarray, lo: np.ndarray, mid: np.ndarray, first: int,
              last: int) -> np.ndarray:
@@ -113,8 +120,12 @@ class _RankedHybrids:
         np.negative(out, out=out, where=self.rank[chosen] < mid[first:last, None])
         return out
 
-    def advance(self, moved: np.ndarray, lo: np.ndarray, mid: np.ndarray) -> None:
+    def advance(self, active: np.ndarray, same: np.ndarray, lo: np.ndarray,
+                mid: np.ndarray) -> None:
         """Nothing to keep: every hybrid is made from ``x``."""
+
+    def found(self, hi: np.ndarray) -> np.ndarray:
+        return self.order[np.arange(hi.size), hi - 1].astype(np.int64)
 
 
 class _SegmentHybrids:
@@ -133,8 +144,73 @@ class _SegmentHybrids:
                          mid[first:last])
         return out
 
-    def advance(self, moved: np.ndarray, lo: np.ndarray, mid: np.ndarray) -> None:
-        _negate_segments(self.hybrid, moved, self.order, moved, lo, mid)
+    def advance(self, active: np.ndarray, same: np.ndarray, lo: np.ndarray,
+                mid: np.ndarray) -> None:
+        moved = active[same]
+        _negate_segments(self.hybrid, moved, self.order, moved, lo[same], mid[same])
+
+    def found(self, hi: np.ndarray) -> np.ndarray:
+        return self.order[np.arange(hi.size), hi - 1].astype(np.int64)
+
+
+class _SelectedHybrids:
+    """Very long rows: no switching order is sorted. Each pair keeps ``h_lo`` and the
+    coordinates of its interval ``[lo, hi)`` of the order, unordered, with their
+    priorities; a step selects the ``mid - lo`` first of them (the smallest by
+    ``(priority, index)``), ``h_mid`` is ``h_lo`` with those negated, and the interval
+    keeps the half the answer points to. At the end it holds the found coordinate."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, n: int) -> None:
+        self.hybrid = derive.unpack_points(x, n)
+        differing = derive.unpack_bits(x ^ y, n)
+        self.coords = [np.flatnonzero(row).astype(np.int32) for row in differing]
+        self.keys = [np.zeros(0, dtype=np.uint64)] * len(self.coords)
+        self.lower: dict[int, np.ndarray] = {}  # this step's selection, by pair
+
+    def take_priorities(self, first: int, priority: np.ndarray) -> None:
+        """Keep the priorities of pairs ``first, first + 1, ...`` at their differing
+        coordinates (``priority`` holds one full row per pair)."""
+        for i, row in enumerate(priority, start=first):
+            self.keys[i] = row[self.coords[i]]
+
+    def _selected(self, pair: int, count: int) -> np.ndarray:
+        """Mask of the ``count`` first coordinates of the pair's interval in the order."""
+        if pair not in self.lower:
+            keys = self.keys[pair]
+            kth = np.partition(keys, count - 1)[count - 1]
+            mask = keys < kth
+            tied = np.flatnonzero(keys == kth)
+            need = count - int(np.count_nonzero(mask))
+            if tied.size > need:  # equal priorities: the lower indices come first
+                tied = tied[np.argsort(self.coords[pair][tied], kind="stable")[:need]]
+            mask[tied] = True
+            self.lower[pair] = mask
+        return self.lower[pair]
+
+    def rows(self, active: np.ndarray, lo: np.ndarray, mid: np.ndarray, first: int,
+             last: int) -> np.ndarray:
+        chosen = active[first:last]
+        out = self.hybrid[chosen]
+        for row, (pair, count) in enumerate(zip(chosen.tolist(),
+                                                (mid - lo)[first:last].tolist(), strict=True)):
+            cols = self.coords[pair][self._selected(pair, count)]
+            out[row, cols] = -out[row, cols]
+        return out
+
+    def advance(self, active: np.ndarray, same: np.ndarray, lo: np.ndarray,
+                mid: np.ndarray) -> None:
+        for pair, count, moved in zip(active.tolist(), (mid - lo).tolist(), same.tolist(),
+                                      strict=True):
+            mask = self._selected(pair, count)
+            if moved:
+                cols = self.coords[pair][mask]
+                self.hybrid[pair, cols] = -self.hybrid[pair, cols]
+                mask = ~mask
+            self.coords[pair], self.keys[pair] = self.coords[pair][mask], self.keys[pair][mask]
+        self.lower.clear()
+
+    def found(self, hi: np.ndarray) -> np.ndarray:
+        return np.array([int(coords[0]) for coords in self.coords], dtype=np.int64)
 
 
 def _negate_segments(points: np.ndarray, at: np.ndarray, order: np.ndarray,
@@ -160,16 +236,15 @@ def _negate_segments(points: np.ndarray, at: np.ndarray, order: np.ndarray,
         first = last
 
 
-def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
-                         fx: np.ndarray, n: int, paths: Any) -> Steps:
+def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids,
+                         lengths: np.ndarray, fx: np.ndarray,
+                         paths: Any) -> Steps:
     """Binary searches of a group of disagreeing pairs, all in lockstep.
 
-    Returns the found coordinate of each pair. Hybrids come from ranks for
-    short rows and from kept ``h_lo`` rows and segments for long ones
-    (:data:`_RANKED_MAX_N`); both give the same rows.
+    ``hybrids`` makes each step's rows (:class:`_RankedHybrids`,
+    :class:`_SegmentHybrids` or :class:`_SelectedHybrids`, by ``n``: all give
+    the same rows). Returns the found coordinate of each pair.
     """
-    hybrids = _RankedHybrids(x, order, lengths, n) if n <= _RANKED_MAX_N \
-        else _SegmentHybrids(x, order, n)
     count = lengths.size
     lo = np.zeros(count, dtype=np.int64)
     hi = lengths.astype(np.int64)
@@ -180,10 +255,10 @@ def _binary_search_steps(order: np.ndarray, lengths: np.ndarray, x: np.ndarray,
         start, mid = lo[active], (lo[active] + hi[active]) // 2
         rows = functools.partial(hybrids.rows, active, start, mid)
         same = (yield Request(ORDER, active.size, rows, paths)) == fx[active]
-        hybrids.advance(active[same], start[same], mid[same])
+        hybrids.advance(active, same, start, mid)
         lo[active[same]] = mid[same]
         hi[active[~same]] = mid[~same]
-    return order[np.arange(count), hi - 1].astype(np.int64)
+    return hybrids.found(hi)
 
 
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
@@ -199,11 +274,13 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     search keeps ``f(h_lo) = f(x) != f(h_hi)`` from ``lo = 0, hi = L`` and
     queries ``h_mid``, ``mid = (lo + hi) // 2``, until ``hi = lo + 1``; the
     answer is the ``hi``-th coordinate in order. Pairs are searched in
-    groups whose orders and hybrids (3 bytes per variable per pair) fit in
-    :data:`SEARCH_BYTES`, their orders sorted a part at a time.
+    groups whose working arrays fit in :data:`SEARCH_BYTES` (3 bytes per
+    variable per pair with a sorted order, 7 with a selected one), their
+    priorities derived a part at a time.
     """
     found = np.empty(node.size, dtype=np.int64)
-    group = max(1, SEARCH_BYTES // (3 * n))
+    selected = n >= _SELECTED_MIN_N
+    group = max(1, SEARCH_BYTES // ((7 if selected else 3) * n))
     part = max(1, SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
@@ -216,7 +293,8 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                 f"{int(pair[at])} of the node at path {paths[int(node[at])]}): lca needs "
                 "a fixed function, the same value every time a point is asked (derive "
                 "random labels from the point, as lca.targets.with_label_noise does)")
-        order = np.empty((members.size, int(lengths.max())),
+        selection = _SelectedHybrids(x[members], y[members], n) if selected else None
+        order = np.empty((0 if selected else members.size, int(lengths.max())),
                          dtype=np.int32 if n < 1 << 31 else np.int64)
         for first in range(0, members.size, part):
             chunk = members[first:first + part]
@@ -226,10 +304,19 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                 _priorities(keys[b], n, pairs, *round_pairs)
                 for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]),
                                     strict=True)])
-            sorted_part, _ = switching_orders(priority, x[chunk] ^ y[chunk], n)
-            order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
-        found[members] = yield from _binary_search_steps(order, lengths, x[members],
-                                                         fx[members], n, paths)
+            if selection is not None:
+                selection.take_priorities(first, priority)
+            else:
+                sorted_part, _ = switching_orders(priority, x[chunk] ^ y[chunk], n)
+                order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
+        hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids
+        if selection is not None:
+            hybrids = selection
+        elif n <= _RANKED_MAX_N:
+            hybrids = _RankedHybrids(x[members], order, lengths, n)
+        else:
+            hybrids = _SegmentHybrids(x[members], order, n)
+        found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths)
     return found
 
 
