@@ -1,8 +1,11 @@
 """The rows a group's round asks for: its points, the hybrids of its searches, its flips.
 
 A round's pairs that disagree are binary-searched along their hybrid paths
-(:func:`search_steps`: switching orders from the :data:`ORDER` priorities,
-then one request per search step for every searching pair of the group);
+(:func:`search_steps`: one request per search step for every searching pair
+of the group). Three kernels make the same hybrid rows, chosen by ``n``:
+ranks in a sorted switching order (short rows), a kept ``h_lo`` and the
+segment each step switches (long rows), and a per-step selection with no
+sorted order (very long rows);
 candidates and probes are measured by flipping one coordinate of each pair's
 first point (:func:`flip_steps`). Each function is steps (:mod:`lca.engine`).
 """
@@ -10,6 +13,7 @@ first point (:func:`flip_steps`). Each function is steps (:mod:`lca.engine`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -293,31 +297,38 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                 f"{int(pair[at])} of the node at path {paths[int(node[at])]}): lca needs "
                 "a fixed function, the same value every time a point is asked (derive "
                 "random labels from the point, as lca.targets.with_label_noise does)")
-        selection = _SelectedHybrids(x[members], y[members], n) if selected else None
-        order = np.empty((0 if selected else members.size, int(lengths.max())),
-                         dtype=np.int32 if n < 1 << 31 else np.int64)
-        for first in range(0, members.size, part):
-            chunk = members[first:first + part]
-            # Pairs come sorted by node: one run of pairs per node.
-            owners, starts = np.unique(node[chunk], return_index=True)
-            priority = np.concatenate([
-                _priorities(keys[b], n, pairs, *round_pairs)
-                for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]),
-                                    strict=True)])
-            if selection is not None:
-                selection.take_priorities(first, priority)
-            else:
+        parts = _priority_parts(n, keys, node, pair, members, part, round_pairs)
+        hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids
+        if selected:
+            hybrids = _SelectedHybrids(x[members], y[members], n)
+            for first, priority in parts:
+                hybrids.take_priorities(first, priority)
+        else:
+            order = np.empty((members.size, int(lengths.max())),
+                             dtype=np.int32 if n < 1 << 31 else np.int64)
+            for first, priority in parts:
+                chunk = members[first:first + priority.shape[0]]
                 sorted_part, _ = switching_orders(priority, x[chunk] ^ y[chunk], n)
                 order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
-        hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids
-        if selection is not None:
-            hybrids = selection
-        elif n <= _RANKED_MAX_N:
-            hybrids = _RankedHybrids(x[members], order, lengths, n)
-        else:
-            hybrids = _SegmentHybrids(x[members], order, n)
+            hybrids = _RankedHybrids(x[members], order, lengths, n) if n <= _RANKED_MAX_N \
+                else _SegmentHybrids(x[members], order, n)
         found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths)
     return found
+
+
+def _priority_parts(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
+                    members: np.ndarray, part: int, round_pairs: tuple[int, int]
+                    ) -> Iterator[tuple[int, np.ndarray]]:
+    """The switching priorities of ``members``, ``part`` pairs at a time: each part's
+    first position in ``members`` and its ``(pairs, n)`` priority rows."""
+    for first in range(0, members.size, part):
+        chunk = members[first:first + part]
+        # Pairs come sorted by node: one run of pairs per node.
+        owners, starts = np.unique(node[chunk], return_index=True)
+        yield first, np.concatenate([
+            _priorities(keys[b], n, pairs, *round_pairs)
+            for b, pairs in zip(owners.tolist(), np.split(pair[chunk], starts[1:]),
+                                strict=True)])
 
 
 def flip_steps(n: int, firsts: np.ndarray, node: np.ndarray, pair: np.ndarray,
