@@ -556,3 +556,19 @@ def test_the_tunables_set_on_rules_reach_every_reader(monkeypatch):
     assert rules.NOISY_ROUNDS == 1 and rules.SEARCH_CANDIDATES == 2
     assert search.max_samples(3) == MAX_ARRAY_BYTES // (16 * 3 * 2)
     assert params.max_node_queries == 2000
+
+
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
+def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeypatch):
+    # Forced on at n = 300 (it runs from n = 10^5): the same decisions, queries, answers.
+    from lca.search import hybrids
+    f = targets.with_label_noise(targets.random_tree(n=300, leaves=32, seed=3), 0.05, 4)
+    params = lca.Params.efficient(300, depth=8)
+    points = derive.sample_points(0, "test/selection", 300, 40)
+    runs = []
+    for threshold in (hybrids._SELECTED_MIN_N, 1):
+        monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", threshold)
+        rec = lca.Reconstructor(f, params, record=True)
+        runs.append((rec.answer_many(points, 7), rec.decisions, rec.stats.queries))
+    assert np.array_equal(runs[0][0], runs[1][0])
+    assert runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
