@@ -28,27 +28,15 @@ from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
+from models_support import loans  # noqa: E402
+
 pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
-
-
-def loans(rows: int = 300):
-    """Real columns, a string column and a pandas categorical one; a fixed rule labels them."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({
-        "income": rng.normal(50, 15, rows).round(1),
-        "size_class": rng.choice(["small", "medium", "large"], rows, p=[0.4, 0.35, 0.25]),
-        "region": pd.Categorical(rng.choice(["north", "south", "east"], rows),
-                                 categories=["east", "north", "south", "west"]),
-        "age": rng.integers(18, 70, rows),
-    })
-    y = np.where((frame.income > 45) | (frame.size_class == "large"), "repaid", "default")
-    return frame, y
 
 
 @pytest.fixture(scope="module")
 def saved():
     """The three kinds of saved surrogate: a DataFrame with categories, a regressor, 0/1 bits."""
-    X, y = loans()
+    X, y = loans(300, categorical=True)
     model = make_pipeline(
         ColumnTransformer([("cat", OneHotEncoder(), ["size_class", "region"])],
                           remainder="passthrough"),
@@ -439,7 +427,7 @@ def test_the_model_given_must_fit_the_document(saved) -> None:
     text = surrogate.to_json()
     assert Surrogate.from_json(text, model=model).fidelity(X, samples=50) == \
         surrogate.fidelity(X, samples=50)
-    _, y = loans()
+    _, y = loans(300, categorical=True)
     y = np.where(np.arange(len(y)) % 10 == 0, "late", y)  # a third class
     other = make_pipeline(
         ColumnTransformer([("cat", OneHotEncoder(), ["size_class", "region"])],

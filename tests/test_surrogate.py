@@ -24,6 +24,8 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder  # noqa: E402
 
+from models_support import loans  # noqa: E402
+
 # Tests that are not about warnings ignore LowMarginWarning (the warnings tests
 # below pin it separately).
 pytestmark = pytest.mark.filterwarnings("ignore::lca.reconstruct.LowMarginWarning")
@@ -35,19 +37,6 @@ def cancer():
     y = data.target.map({0: "malignant", 1: "benign"})
     model = GradientBoostingClassifier(n_estimators=20, max_depth=2, random_state=0)
     return data.data, model.fit(data.data, y)
-
-
-def loans(rows: int = 400):
-    """A small table with string categories and a fixed rule for its label."""
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame({
-        "income": rng.normal(50, 15, rows).round(1),
-        "size_class": rng.choice(["small", "medium", "large"], rows, p=[0.4, 0.35, 0.25]),
-        "region": rng.choice(["north", "south", "east"], rows),
-        "age": rng.integers(18, 70, rows),
-    })
-    y = np.where((frame.income > 45) | (frame.size_class == "large"), "repaid", "default")
-    return frame, y
 
 
 @pytest.fixture(scope="module")
