@@ -14,6 +14,7 @@
 
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
 from lca.models.oracle import ModelOracle, from_estimator
+from lca.models.thresholds import ThresholdEncoder
 from lca.models.surrogate import (
     Agreement,
     Fidelity,
@@ -33,6 +34,7 @@ __all__ = [
     "QuantileEncoder",
     "Rules",
     "Surrogate",
+    "ThresholdEncoder",
     "UnseenValueWarning",
     "from_estimator",
 ]

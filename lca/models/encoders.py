@@ -269,6 +269,10 @@ class Encoder(abc.ABC):
             allowed &= ((bins >> shift) & 1) == (1 - value) // 2
         return feature, allowed
 
+    def feature_index(self, variable: int) -> int:
+        """The column number of the feature that owns ``variable`` (unchecked)."""
+        return variable // self.bits
+
     def feature_of(self, variable: int) -> str:
         """The name of the feature that owns ``variable``."""
         self._check_fitted("feature_of")
