@@ -191,6 +191,7 @@ class RowsTree:
         self.decisions: dict[Path, Decision] = {}
         self.leaf_rows: dict[Path, LeafRows] = {}
         self._regions: dict[Path, np.ndarray] = {(): row_order(seed, self.m)}
+        self._pending: dict[Path, tuple[np.ndarray, np.ndarray, int]] = {}
         self.params = Params.efficient(encoder.n_bits, depth=depth)
 
     # -- one node ---------------------------------------------------------------------
@@ -205,10 +206,52 @@ class RowsTree:
             self._regions[path] = found
         return found
 
+    def topup_count(self, r: int) -> int:
+        """How many rows a node with ``r`` fitted rows draws: ``rows_per_node - r``.
+
+        Every node then decides on ``rows_per_node`` points; a region with
+        many rows is decided on rows alone.
+        """
+        return max(0, self.rows_per_node - r)
+
+    def prepare(self, paths: Sequence[Path]) -> None:
+        """Ask the model about the points of every node of ``paths`` in two calls.
+
+        The fitted rows none of them has labelled yet go in one call, the
+        drawn rows of all of them in another (the model is then called per
+        level of the tree, not per node); the points are kept for
+        :meth:`decide`. Labels are the same as node by node.
+        """
+        chosen = {path: self.region(path)[:self.rows_per_node] for path in paths
+                  if path not in self.decisions and path not in self._pending}
+        if not chosen:
+            return
+        self._row_labels(np.concatenate(list(chosen.values())))
+        drawn: dict[Path, list[np.ndarray]] = {}
+        for path, rows in chosen.items():
+            extra = self.topup_count(int(rows.size))
+            if extra:
+                drawn[path] = topup_columns(self.encoder, self.sorted_columns, self.seed,
+                                            path, extra)
+        labels = iter(())
+        if drawn:
+            together = [np.concatenate([columns[j] for columns in drawn.values()])
+                        for j in range(self.encoder.n_features_in_)]
+            found = self.oracle.label_columns(together)
+            self.queries += int(found.size)
+            self.oracle_calls += 1
+            sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
+            labels = iter(np.split(found, sizes))
+        for path, rows in chosen.items():
+            points, own = self.points[rows], self.labels[rows]
+            if path in drawn:
+                points = np.concatenate([points, self.encoder.encode_columns(drawn[path])[0]])
+                own = np.concatenate([own, next(labels)])
+            self._pending[path] = (points, own, int(rows.size))
+
     def _row_labels(self, rows: np.ndarray) -> np.ndarray:
-        missing = rows[self.labels[rows] == 0]
+        missing = np.unique(rows[self.labels[rows] == 0])
         if missing.size:
-            missing = np.sort(missing)
             self.labels[missing] = self.oracle.label_columns(
                 [column[missing] for column in self.columns])
             self.queries += int(missing.size)
@@ -217,19 +260,8 @@ class RowsTree:
 
     def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
         """The node's points (its rows, then the drawn ones), their labels, and its row count."""
-        rows = self.region(path)[:self.rows_per_node]
-        r = int(rows.size)
-        points, labels = self.points[rows], self._row_labels(rows)
-        extra = self.rows_per_node - r
-        if extra > 0 and r > 0:
-            drawn = topup_columns(self.encoder, self.sorted_columns, self.seed, path, extra)
-            drawn_points, _ = self.encoder.encode_columns(drawn)
-            drawn_labels = self.oracle.label_columns(drawn)
-            self.queries += extra
-            self.oracle_calls += 1
-            points = np.concatenate([points, drawn_points])
-            labels = np.concatenate([labels, drawn_labels])
-        return points, labels, r
+        self.prepare([path])
+        return self._pending.pop(path)
 
     def decide(self, path: Path) -> Decision:
         """The decision of node ``path`` (its ancestors decided first), cached."""
@@ -278,6 +310,7 @@ class RowsTree:
         groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
         while groups:
             later: dict[Path, np.ndarray] = {}
+            self.prepare(list(groups))
             for path, chosen in sorted(groups.items()):
                 decision = self.decide(path)
                 if isinstance(decision, LeafDecision):
@@ -292,6 +325,7 @@ class RowsTree:
         level: list[Path] = [()]
         while level:
             below = []
+            self.prepare(level)
             for path in level:
                 decision = self.decide(path)
                 if isinstance(decision, NodeDecision) and (depth is None or len(path) < depth):

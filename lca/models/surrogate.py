@@ -240,18 +240,44 @@ class Surrogate:
             ``n`` must be the encoder's number of bits, and its own depth is
             used).
         encoder: an unfitted (or fitted: it is refitted on ``X``) encoder;
-            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``.
+            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``
+            (with ``distribution="data"``: a :class:`ThresholdEncoder`,
+            ``None`` for ``ThresholdEncoder(cuts=64)``).
+        distribution: ``"product"`` (the reconstructor under the encoder's
+            product distribution, above) or ``"data"``: a tree grown from
+            the fitted rows themselves (see below).
+        rows_per_node: data mode: the fitted rows a node decides on (the
+            first of its region in a derived order), topped up to this many
+            points with rows drawn in its region; in ``[1, 4096]``.
+        min_rows: data mode: a node whose region holds fewer fitted rows is
+            a leaf.
+
+    **Data mode** (``distribution="data"``) is a HEURISTIC, a tree learner
+    over the user's rows with no accuracy guarantee: every node takes the
+    first ``rows_per_node`` fitted rows of its region in an order derived
+    from the seed (so it sees its ancestors' rows in its region, and its
+    split is chosen on the rows it partitions), tops them up with rows drawn
+    from the fitted marginals restricted to its region, asks the model about
+    all of them (each fitted row once), and splits on the threshold question
+    ("``x >= c``", "``x == c``") of largest Gini gain; :mod:`lca.models.rows`
+    and ``docs/randomness.md`` §10 state it exactly. It is still one fixed
+    tree per ``(model, rows, parameters, seed)``, built path by path and
+    identical in every process given the same rows; ``rows_digest_`` (the
+    SHA-256 of the fitted rows) is part of its identity and of its JSON.
+    ``queries_`` counts the model queries spent on the tree; ``params``
+    does not apply.
 
     Fitted attributes: ``encoder_``, ``oracle_`` (the
-    :class:`lca.models.ModelOracle`), ``params_``, ``reconstructor_``,
-    ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for a
-    DataFrame).
+    :class:`lca.models.ModelOracle`), ``params_``, ``reconstructor_``
+    (product mode) or ``rows_tree_`` and ``rows_digest_`` (data mode),
+    ``distribution_``, ``classes_``, ``n_features_in_``,
+    ``feature_names_in_`` (for a DataFrame).
     """
 
     def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
                  depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
                  encoder: Encoder | None = None, distribution: str = "product",
-                 rows_per_node: int = 256, min_rows: int = 4) -> None:
+                 rows_per_node: int = 128, min_rows: int = 4) -> None:
         self.model = model
         self.positive = positive
         self.threshold = threshold
@@ -290,7 +316,7 @@ class Surrogate:
         given = {name: getattr(self, name) for name in _PARAMS[1:]}
         defaults = {"positive": None, "threshold": None, "depth": 12, "seed": 0,
                     "params": None, "encoder": None, "distribution": "product",
-                    "rows_per_node": 256, "min_rows": 4}
+                    "rows_per_node": 128, "min_rows": 4}
         extra = "".join(f", {k}={v!r}" for k, v in given.items() if v is not defaults[k]
                         and v != defaults[k])
         return f"Surrogate({type(self.model).__name__}{extra})"
