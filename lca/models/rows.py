@@ -77,6 +77,7 @@ def best_split(points: np.ndarray, labels: np.ndarray,
     k = labels.size
     if candidates.size == 0:
         return None
+    candidates = np.sort(candidates)  # ties go to the first: the lowest variable
     positive = labels > 0
     minus = points[:, candidates] < 0
     n1 = minus.sum(axis=0, dtype=np.int64)
