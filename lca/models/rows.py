@@ -42,7 +42,6 @@ from lca import derive
 from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
 from lca.export import ReconstructedTree, tree_from_decisions
-from lca.models.encoders import category_key
 from lca.models.oracle import ModelOracle
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
@@ -140,6 +139,16 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
     return columns
 
 
+def _concatenate(parts: list[Any]) -> np.ndarray:
+    """One column of several batches (a categorical column may mix strings and numbers)."""
+    if len(parts) == 1:
+        return np.asarray(parts[0])
+    arrays = [np.asarray(part) for part in parts]
+    if len({array.dtype.kind for array in arrays}) > 1:
+        arrays = [array.astype(object) for array in arrays]
+    return np.concatenate(arrays)
+
+
 @dataclasses.dataclass(frozen=True)
 class LeafRows:
     """A data-mode leaf on the fitted rows among its points: how many, how many agree."""
@@ -179,10 +188,7 @@ class RowsTree:
         self.sorted_columns = []
         for j, column in enumerate(self.columns):
             if j in encoder.categories_:
-                position = {key: c for c, key in enumerate(
-                    category_key(v) for v in encoder.categories_[j].tolist())}
-                codes = [position[category_key(v)] for v in column.tolist()]
-                self.sorted_columns.append(np.bincount(codes,
+                self.sorted_columns.append(np.bincount(encoder.category_codes(j, column),
                                                        minlength=encoder.categories_[j].size))
             else:
                 self.sorted_columns.append(np.sort(column))
@@ -227,37 +233,33 @@ class RowsTree:
                   if path not in self.decisions and path not in self._pending}
         if not chosen:
             return
-        self._row_labels(np.concatenate(list(chosen.values())))
+        every = np.concatenate(list(chosen.values()))
+        missing = np.unique(every[self.labels[every] == 0])
         drawn: dict[Path, list[np.ndarray]] = {}
         for path, rows in chosen.items():
             extra = self.topup_count(int(rows.size))
             if extra:
                 drawn[path] = topup_columns(self.encoder, self.sorted_columns, self.seed,
                                             path, extra)
-        labels = iter(())
-        if drawn:
-            together = [np.concatenate([columns[j] for columns in drawn.values()])
+        parts = [[column[missing] for column in self.columns], *drawn.values()]
+        parts = [part for part in parts if len(part[0])]
+        labels: Any = iter(())
+        if parts:
+            # One model call: the fitted rows not asked yet, then every drawn row.
+            together = [_concatenate([part[j] for part in parts])
                         for j in range(self.encoder.n_features_in_)]
             found = self.oracle.label_columns(together)
             self.queries += int(found.size)
             self.oracle_calls += 1
+            self.labels[missing] = found[:missing.size]
             sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
-            labels = iter(np.split(found, sizes))
+            labels = iter(np.split(found[missing.size:], sizes))
         for path, rows in chosen.items():
             points, own = self.points[rows], self.labels[rows]
             if path in drawn:
                 points = np.concatenate([points, self.encoder.encode_columns(drawn[path])[0]])
                 own = np.concatenate([own, next(labels)])
             self._pending[path] = (points, own, int(rows.size))
-
-    def _row_labels(self, rows: np.ndarray) -> np.ndarray:
-        missing = np.unique(rows[self.labels[rows] == 0])
-        if missing.size:
-            self.labels[missing] = self.oracle.label_columns(
-                [column[missing] for column in self.columns])
-            self.queries += int(missing.size)
-            self.oracle_calls += 1
-        return self.labels[rows]
 
     def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
         """The node's points (its rows, then the drawn ones), their labels, and its row count."""

@@ -56,7 +56,7 @@ def _frame(data: bytes) -> bytes:
     return struct.pack("<Q", len(data)) + data
 
 
-def rows_digest(columns: Sequence[np.ndarray], categorical: Iterable[int]) -> str:
+def rows_digest(columns: Sequence[Any], categorical: Iterable[int]) -> str:
     """``"sha256:<hex>"`` of the fitted rows, column by column in the fitted order.
 
     Bytes hashed: ``frame(b"lca/rows/v1") || u64(rows) || u64(columns)``, then
@@ -64,17 +64,20 @@ def rows_digest(columns: Sequence[np.ndarray], categorical: Iterable[int]) -> st
     ``-0.0`` written as ``0.0``) or ``b"c" || frame(json(value))`` per row (a
     categorical one, each value as JSON: numbers as floats, strings as
     themselves), where ``frame(b) = u64(len(b)) || b``, integers
-    little-endian. Any change to any row changes the digest.
+    little-endian. Any change to any row changes the digest. A categorical
+    column may be given as ``(categories, index of each row's category)``.
     """
     categorical = frozenset(categorical)
-    rows = len(columns[0]) if columns else 0
+    rows = len(columns[0][1] if 0 in categorical and isinstance(columns[0], tuple)
+               else columns[0]) if columns else 0
     sha = hashlib.sha256(_frame(_DIGEST_TAG) + struct.pack("<QQ", rows, len(columns)))
     for j, column in enumerate(columns):
         if j in categorical:
-            sha.update(b"c")
-            for value in column.tolist():
-                key = category_key(value)
-                sha.update(_frame(json.dumps(key, ensure_ascii=True).encode("ascii")))
+            values, inverse = column if isinstance(column, tuple) else \
+                (np.asarray(column, dtype=object), np.arange(len(column)))
+            framed = [_frame(json.dumps(category_key(v), ensure_ascii=True).encode("ascii"))
+                      for v in values.tolist()]
+            sha.update(b"c" + b"".join([framed[i] for i in inverse.tolist()]))
         else:
             sha.update(b"f")
             sha.update((np.asarray(column, dtype=np.float64) + 0.0).astype("<f8").tobytes())
@@ -150,12 +153,12 @@ class ThresholdEncoder(Encoder):
         cuts: dict[int, np.ndarray] = {}
         categories: dict[int, np.ndarray] = {}
         widths = []
-        columns = []
+        columns: list[Any] = []
         for j, column in enumerate(data.columns):
             if j in categorical:
                 values, inverse = category_values(owner, names[j], j, column)
                 categories[j] = values
-                columns.append(values[inverse])
+                columns.append((values, inverse.ravel()))
                 widths.append(values.size)
             else:
                 values = real_column(owner, names[j], j, column)
@@ -254,20 +257,29 @@ class ThresholdEncoder(Encoder):
         for j, column in enumerate(columns):
             start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
             if j in self.categories_:
-                levels = self.categories_[j]
-                position = {category_key(value): c for c, value in enumerate(levels.tolist())}
-                codes = np.array([position.get(category_key(value), -1)
-                                  for value in np.asarray(column, dtype=object).tolist()],
-                                 dtype=np.int64)
+                codes = self.category_codes(j, column)
                 missing = int((codes < 0).sum())
                 if missing:
                     unseen.append(f"{self.feature_names[j]!r} (column {j}): {missing} row"
                                   + ("s" if missing > 1 else ""))
-                block = codes[:, None] == np.arange(levels.size)[None, :]
+                block = codes[:, None] == np.arange(self.categories_[j].size)[None, :]
             else:
                 block = np.asarray(column)[:, None] >= self.cuts_[j][None, :]
             points[:, start:stop] = np.where(block, 1, -1)
         return points, unseen
+
+    def category_codes(self, feature: int, column: Any) -> np.ndarray:
+        """Each value's index among the feature's categories, ``-1`` for one never fitted."""
+        levels = self.categories_[feature]
+        position = {category_key(value): c for c, value in enumerate(levels.tolist())}
+        try:  # each distinct value looked up once
+            distinct, inverse = np.unique(np.asarray(column), return_inverse=True)
+        except TypeError:  # values numpy cannot sort together
+            distinct = np.asarray(column, dtype=object)
+            inverse = np.arange(distinct.size)
+        found = np.array([position.get(category_key(value), -1) for value in distinct.tolist()],
+                         dtype=np.int64)
+        return found[inverse.ravel()]
 
     # -- conditions ------------------------------------------------------------------
 
