@@ -398,14 +398,15 @@ def data_summary(rows: list[dict[str, Any]]) -> str:
             f"{near} of {count} pairs (median gap {statistics.median(gaps):+.3f} for the peer, "
             f"largest {max(gaps):+.3f}), at least as faithful as the tree on rows alone on "
             f"{alone} of {count}, above the majority baseline on {above} of {count}; on the "
-            f"product distribution the peer leads by a median {statistics.median(product_gaps):+.3f}"
-            f" (largest {max(product_gaps):+.3f}). Time of fit + tree() against the peer's: "
+            f"product distribution the peer leads by a median "
+            f"{statistics.median(product_gaps):+.3f} (largest {max(product_gaps):+.3f}). "
+            "Time of fit + tree() against the peer's: "
             f"median {statistics.median(ratios):.1f}x, largest {max(ratios):.1f}x.")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--fidelity-samples", type=int, default=4000)
     parser.add_argument("--output", help="markdown file whose results block is replaced")
     parser.add_argument("--pairs", help="comma-separated indices of the pairs to run "

@@ -115,7 +115,7 @@ class Reference:
             if own != {-1, 1}:
                 continue
             counts = {-1: [0, 0], 1: [0, 0]}  # side -> [points, labelled +1]
-            for row, lab in zip(points, labels):
+            for row, lab in zip(points, labels, strict=True):
                 side = counts[self.q.value(row, v)]
                 side[0] += 1
                 side[1] += lab == 1

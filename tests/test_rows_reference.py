@@ -1,4 +1,4 @@
-"""tests/rows_reference.py, written from docs/randomness.md §10 alone, decides as the library does."""
+"""tests/rows_reference.py, written from docs/randomness.md §10 alone, decides as lca does."""
 
 import importlib.util
 import json

@@ -41,10 +41,15 @@ def test_data_mode_refuses_product_parameters_and_encoders():
         Surrogate(rule, positive=1, distribution="data", rows_per_node=4097).fit(table(50))
 
 
-def test_product_mode_is_still_the_default_and_unchanged():
+def test_data_mode_is_the_default_and_product_mode_is_asked_for_by_name():
     surrogate = Surrogate(rule, positive=1, depth=3).fit(table(200))
-    assert surrogate.distribution_ == "product" and hasattr(surrogate, "reconstructor_")
-    assert not hasattr(surrogate, "rows_tree_")
+    assert surrogate.distribution_ == "data" and hasattr(surrogate, "rows_tree_")
+    assert isinstance(surrogate.encoder_, ThresholdEncoder)
+    product = surrogate.set_params(distribution="product").fit(table(200))
+    assert product.distribution_ == "product" and hasattr(product, "reconstructor_")
+    assert not hasattr(product, "rows_tree_") and not hasattr(product, "rows_digest_")
+    assert repr(Surrogate(rule, distribution="product")) == \
+        "Surrogate(function, distribution='product')"
 
 
 # -- questions ------------------------------------------------------------------------------
@@ -300,3 +305,23 @@ def test_clean_use_warns_nothing():
         surrogate = data_surrogate(300, depth=4)
         surrogate.predict(table(100, seed=2))
         surrogate.report()
+
+
+@pytest.mark.parametrize("distribution", ["data", "product"])
+def test_lca_distill_takes_the_distribution(tmp_path, capsys, distribution):
+    joblib = pytest.importorskip("joblib")
+    from sklearn.tree import DecisionTreeClassifier
+
+    from lca.cli import main
+
+    rows = table(300)
+    numeric = rows[["x", "y", "k"]]
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(numeric, rule(rows))
+    joblib.dump(model, tmp_path / "model.joblib")
+    numeric.to_csv(tmp_path / "rows.csv", index=False)
+    code = main(["distill", str(tmp_path / "model.joblib"), "--data", str(tmp_path / "rows.csv"),
+                 "--depth", "3", "--quiet", "--distribution", distribution])
+    printed = capsys.readouterr().out
+    expected = Surrogate(model, depth=3, distribution=distribution).fit(numeric)
+    assert code == 0 and expected.tree().to_text() in printed
+    assert ("threshold questions" in printed) == (distribution == "data")

@@ -14,7 +14,6 @@
 
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
 from lca.models.oracle import ModelOracle, from_estimator
-from lca.models.thresholds import ThresholdEncoder
 from lca.models.surrogate import (
     Agreement,
     Fidelity,
@@ -23,6 +22,7 @@ from lca.models.surrogate import (
     Rules,
     Surrogate,
 )
+from lca.models.thresholds import ThresholdEncoder
 
 __all__ = [
     "Agreement",

@@ -201,10 +201,13 @@ class Surrogate:
     """A trained model distilled into one fixed decision tree ``T_seed`` (scikit-learn style).
 
     ``fit(X)`` takes the rows the model works on (an array or a pandas
-    DataFrame; no labels) and fits the encoder: real-valued columns are cut
-    into ``2**bits`` equal-mass bins, categorical ones (by name, strings
-    welcome) keep their categories, and feature names come from the columns.
-    After that the surrogate is the tree ``T_seed`` that
+    DataFrame; no labels) and fits the encoder; feature names come from the
+    columns. By default (``distribution="data"``) the encoder is a
+    :class:`ThresholdEncoder` (questions "``x >= c``" and "``x == c``") and
+    the tree is grown from the fitted rows (data mode, below). With
+    ``distribution="product"``, real-valued columns are cut into
+    ``2**bits`` equal-mass bins, categorical ones (by name, strings welcome)
+    keep their categories, and the surrogate is the tree ``T_seed`` that
     :class:`lca.Reconstructor` builds with the model as oracle, under the
     encoder's product distribution (features independent, each with its
     discretised data marginal; see :mod:`lca.models.encoders`). Nothing of
@@ -243,9 +246,10 @@ class Surrogate:
             ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``
             (with ``distribution="data"``: a :class:`ThresholdEncoder`,
             ``None`` for ``ThresholdEncoder(cuts=64)``).
-        distribution: ``"product"`` (the reconstructor under the encoder's
-            product distribution, above) or ``"data"``: a tree grown from
-            the fitted rows themselves (see below).
+        distribution: ``"data"`` (the default): a tree grown from the
+            fitted rows themselves (see below); or ``"product"``: the
+            reconstructor under the encoder's product distribution (above),
+            the paper's setting and the default before data mode existed.
         rows_per_node: data mode: the fitted rows a node decides on (the
             first of its region in a derived order), topped up to this many
             points with rows drawn in its region; in ``[1, 4096]``.
@@ -276,7 +280,7 @@ class Surrogate:
 
     def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
                  depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
-                 encoder: Encoder | None = None, distribution: str = "product",
+                 encoder: Encoder | None = None, distribution: str = "data",
                  rows_per_node: int = 128, min_rows: int = 4) -> None:
         self.model = model
         self.positive = positive
@@ -315,7 +319,7 @@ class Surrogate:
     def __repr__(self) -> str:
         given = {name: getattr(self, name) for name in _PARAMS[1:]}
         defaults = {"positive": None, "threshold": None, "depth": 12, "seed": 0,
-                    "params": None, "encoder": None, "distribution": "product",
+                    "params": None, "encoder": None, "distribution": "data",
                     "rows_per_node": 128, "min_rows": 4}
         extra = "".join(f", {k}={v!r}" for k, v in given.items() if v is not defaults[k]
                         and v != defaults[k])
@@ -670,9 +674,9 @@ class Surrogate:
             # Data mode: rows of the product of the fitted marginals, drawn as a
             # node's top-up rows are (at the root, purpose "surrogate-fidelity").
             builder = self.rows_tree_
-            columns = topup_columns(self.encoder_, builder.sorted_columns, self.seed_, (),
+            columns = topup_columns(builder.encoder, builder.sorted_columns, self.seed_, (),
                                     samples, purpose="surrogate-fidelity")
-            tree = self._answers(self.encoder_.encode_columns(columns)[0])
+            tree = self._answers(builder.encoder.encode_columns(columns)[0])
             model = oracle.label_columns(columns)
         if self.distribution_ == "product" or hasattr(self, "rows_tree_"):
             product = _agreement(tree, model)
@@ -734,7 +738,7 @@ class Surrogate:
             f"  encoder: {self.encoder_!r}, {self.n_features_in_} features -> "
             + (f"{tree.n} bits" if self.distribution_ == "product" else
                f"{tree.n} threshold questions; distribution 'data' over "
-               f"{self.encoder_.n_rows_} fitted rows, {self.rows_digest_}"),
+               f"{getattr(self.encoder_, 'n_rows_', 0)} fitted rows, {self.rows_digest_}"),
             f"  tree T_{tree.seed}: depth {max((len(p) for p in tree.decisions), default=0)}, "
             f"{len(tree.internal_nodes)} splits, {len(tree.leaves)} leaves"
             + (f" ({merged} splits between equal-label leaves merged in the text)"
@@ -794,7 +798,7 @@ class Surrogate:
             assert self.leaf_rows_ is not None, "tree() keeps the leaves' rows with the tree"
             fields["distribution"] = "data"
             fields["rows"] = {
-                "digest": self.rows_digest_, "count": self.encoder_.n_rows_,
+                "digest": self.rows_digest_, "count": getattr(self.encoder_, "n_rows_", 0),
                 "rows_per_node": self.rows_per_node_, "min_rows": self.min_rows_,
                 "leaves": [[[list(step) for step in path], found.rows, found.agree]
                            for path, node in tree.walk() if isinstance(node, LeafDecision)
