@@ -250,6 +250,7 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
     assert document["rows"]["digest"] == surrogate.rows_digest_
     assert document["rows"]["count"] == 400
     back = Surrogate.from_json(text)
+    assert surrogate.rows_digest_ in back.report() and "fitted rows" in back.report()
     rows = table(500, seed=9)
     assert (back.predict(rows) == surrogate.predict(rows)).all()
     assert back.to_json() == text
@@ -269,6 +270,11 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
     (lambda d: d.update(distribution="rows"), r"'distribution' must be 'data'"),
     (lambda d: d["encoder"].update(kind="QuantileEncoder"), r"'encoder"),
     (lambda d: d["rows"].update(digest="sha256:" + "0" * 64), r"'digest' does not match"),
+    (lambda d: d["encoder"]["thresholds"]["0"].reverse(),
+     r"'encoder.thresholds.0' must be strictly increasing cuts"),
+    (lambda d: d["encoder"]["thresholds"]["0"].pop(),
+     r"'tree.n' is \d+, but the encoder makes \d+ bits"),
+    (lambda d: d["encoder"].update(cuts=0), r"'encoder.cuts' must be an int in \[1, 4096\]"),
 ])
 def test_a_forged_data_document_is_refused_naming_the_field(edit, match):
     document = json.loads(data_surrogate(200, depth=3).to_json())

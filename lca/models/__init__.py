@@ -9,7 +9,10 @@
 * Encoders (:class:`QuantileEncoder`, :class:`BinaryEncoder`) — uniform
   ``±1`` bits to the model's input rows and data rows back to bits
   (:mod:`lca.models.encoders` says under which distribution the tree is
-  accurate).
+  accurate); :class:`ThresholdEncoder` — rows to the answers of threshold
+  and category questions, the vocabulary of a surrogate grown from the
+  rows themselves (``Surrogate(distribution="data")``, the default;
+  :mod:`lca.models.rows`).
 """
 
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning

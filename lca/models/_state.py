@@ -12,6 +12,11 @@ swapped, a cut moved within its bin) is refused too. The digest is an
 integrity check, not a signature: it catches edits and corruption, not a
 forger who recomputes it.
 
+A data-mode surrogate's document (``"distribution": "data"``) holds a
+:class:`ThresholdEncoder` (its cuts and categories, checked) and ``"rows"``:
+the fitted rows' digest and count, ``rows_per_node``, ``min_rows`` and each
+leaf's fitted rows, checked against the tree's leaves.
+
 Floats go through Python's ``repr`` (what :mod:`json` writes), so every cut,
 representative and mass reads back bit for bit, and a document read back
 writes the same text again.
@@ -720,8 +725,10 @@ def _tree(value: Any, model: str, seed: int, encoder: Encoder,
                          f"{_brief.repr(model)}.")
     if tree.n != encoder.n_bits:
         raise ValueError(f"{OWNER}: 'tree.n' is {tree.n}, but the encoder makes "
-                         f"{encoder.n_bits} bits ({encoder.n_features_in_} features of "
-                         f"{encoder.bits}).")
+                         f"{encoder.n_bits} bits " + (
+                             f"({encoder.n_features_in_} features of {encoder.bits})."
+                             if not isinstance(encoder, ThresholdEncoder) else
+                             "(one per threshold and category question)."))
     params = _params(tree.params)
     features = {}
     for path, decision in tree.decisions.items():

@@ -101,10 +101,13 @@ MAX_BITS = 16
 
 
 class UnseenValueWarning(UserWarning):
-    """Rows of data held a value that ``fit`` never saw in an ordered column.
+    """Rows of data held a value that ``fit`` never saw.
 
-    :meth:`QuantileEncoder.encode` sent each to the bin of the nearest fitted
-    value; the message names the columns and how many rows of each.
+    :meth:`QuantileEncoder.encode` sent each value of an ordered column to
+    the bin of the nearest fitted value; :meth:`lca.models.ThresholdEncoder.encode`
+    answers "no" to every category question of a categorical column for a
+    category it never saw. The message names the columns and how many rows
+    of each.
     """
 
 

@@ -512,7 +512,7 @@ class Surrogate:
     def predict(self, X: Any) -> np.ndarray:
         """The tree's answer on every row of ``X``, in the model's labels (``classes_``).
 
-        Rows are encoded (:meth:`QuantileEncoder.encode`) and answered by
+        Rows are encoded (the encoder's ``encode``) and answered by
         ``T_seed``: the same answers as ``tree().query`` on the encoded rows
         and as :meth:`explain`, in any process. No rows give an empty array
         (of the labels' dtype).
@@ -612,8 +612,10 @@ class Surrogate:
         """``T_seed`` decided down to ``depth`` (``None``: the whole tree), readable.
 
         The whole tree is kept and then answers :meth:`predict` and
-        :meth:`explain` (the same answers as the reconstructor's).
-        ``progress=True`` draws a tqdm bar on stderr over the decisions.
+        :meth:`explain` (the same answers as the reconstructor's, or in data
+        mode as the nodes decided one path at a time). ``progress=True``
+        draws a tqdm bar on stderr over the decisions (product mode; data
+        mode decides a level at a time and draws none).
         """
         self._check_fitted("tree")
         owner = "Surrogate.tree"
