@@ -372,8 +372,8 @@ def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
 
     gaps = [row["careful"]["held"] - row["lca"]["held"] for row in rows]
     slower = statistics.median(row["lca"]["time"] / row["careful"]["time"] for row in rows)
-    lines += ["", f"On held-out rows lca product is at least as faithful as the careful peer (rows + "
-                  f"product, equal queries) on {wins('careful', 'held')} of {count} pairs "
+    lines += ["", f"On held-out rows lca product is at least as faithful as the careful peer "
+                  f"(rows + product, equal queries) on {wins('careful', 'held')} of {count} pairs "
                   f"(median gap {statistics.median(gaps):+.3f} for the peer, largest "
                   f"{max(gaps):+.3f}), as the tree on rows alone on {wins('alone', 'held')} of "
                   f"{count}. On the product distribution it is at least as faithful as the "
