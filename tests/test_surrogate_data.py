@@ -115,8 +115,9 @@ def test_a_node_takes_the_first_rows_of_its_region_including_its_ancestors_rows(
         child = ((root.variable, bit),)
         region = builder.region(child)
         # The region: exactly the fitted rows that answer the step so.
+        every = builder.encoder.encode_columns(builder.columns)[0]
         assert set(region.tolist()) == set(np.flatnonzero(
-            builder.points[:, root.variable] == bit).tolist())
+            every[:, root.variable] == bit).tolist())
         mine = set(region[:64].tolist())
         assert {i for i in parent_rows.tolist() if i in set(region.tolist())} <= mine
 
@@ -251,6 +252,9 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
     assert document["rows"]["count"] == 400
     back = Surrogate.from_json(text)
     assert surrogate.rows_digest_ in back.report() and "fitted rows" in back.report()
+    assert back.get_params()["distribution"] == "data"
+    product = Surrogate(rule, positive=1, depth=2, distribution="product").fit(table(100))
+    assert Surrogate.from_json(product.to_json()).get_params()["distribution"] == "product"
     rows = table(500, seed=9)
     assert (back.predict(rows) == surrogate.predict(rows)).all()
     assert back.to_json() == text

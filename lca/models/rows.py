@@ -181,8 +181,13 @@ class RowsTree:
         self.depth = depth
         self.rows_per_node = rows_per_node
         self.min_rows = min_rows
-        self.points, _ = encoder.encode_columns(self.columns)
-        self.m = self.points.shape[0]
+        self.m = len(self.columns[0]) if self.columns else 0
+        # Each feature's values as its questions read them (ordered: doubles;
+        # categorical: category numbers, -1 never fitted): a region is filtered
+        # one question at a time, without an (m, n) table of every answer.
+        self.values = [encoder.category_codes(j, column) if j in encoder.categories_
+                       else np.asarray(column, dtype=np.float64)
+                       for j, column in enumerate(self.columns)]
         # Per feature, what top-up draws from: sorted fitted values (ordered), or
         # each category's number of fitted rows (categorical).
         self.sorted_columns = []
@@ -209,9 +214,18 @@ class RowsTree:
         if found is None:
             parent = self.region(path[:-1])
             variable, bit = path[-1]
-            found = parent[self.points[parent, variable] == bit]
+            found = parent[self.answers(parent, variable) == bit]
             self._regions[path] = found
         return found
+
+    def answers(self, rows: np.ndarray, variable: int) -> np.ndarray:
+        """The ``±1`` answer of fitted ``rows`` to question ``variable``."""
+        j = self.encoder.feature_index(variable)
+        t = variable - int(self.encoder.offsets_[j])
+        values = self.values[j][rows]
+        holds = values == t if j in self.encoder.categories_ else \
+            values >= self.encoder.cuts_[j][t]
+        return np.where(holds, 1, -1).astype(np.int8)
 
     def topup_count(self, r: int) -> int:
         """How many rows a node with ``r`` fitted rows draws: ``rows_per_node - r``.
@@ -255,7 +269,8 @@ class RowsTree:
             sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
             labels = iter(np.split(found[missing.size:], sizes))
         for path, rows in chosen.items():
-            points, own = self.points[rows], self.labels[rows]
+            points = self.encoder.encode_columns([column[rows] for column in self.columns])[0]
+            own = self.labels[rows]
             if path in drawn:
                 points = np.concatenate([points, self.encoder.encode_columns(drawn[path])[0]])
                 own = np.concatenate([own, next(labels)])

@@ -836,15 +836,15 @@ class Surrogate:
         saved = read_document(text, allow_version_1=allow_version_1)
         rows = saved.rows
         surrogate = cls(model, positive=saved.positive, threshold=saved.threshold,
-                        depth=saved.depth, seed=saved.seed)
+                        depth=saved.depth, seed=saved.seed,
+                        distribution="product" if rows is None else "data")
         surrogate.encoder_ = saved.encoder
         surrogate.params_ = saved.params
         surrogate.seed_ = saved.seed
         surrogate.distribution_ = "product" if rows is None else "data"
         surrogate.leaf_rows_ = None
         if rows is not None:
-            surrogate.set_params(distribution="data", rows_per_node=rows.rows_per_node,
-                                 min_rows=rows.min_rows)
+            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows)
             surrogate.rows_per_node_, surrogate.min_rows_ = rows.rows_per_node, rows.min_rows
             surrogate.rows_digest_ = rows.digest
             surrogate.leaf_rows_ = dict(rows.leaves)
