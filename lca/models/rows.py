@@ -4,7 +4,7 @@ The decider behind ``Surrogate(..., distribution="data")``. A HEURISTIC, like
 a tree learner: it promises no accuracy, only that every decision is a
 deterministic function of ``(model, fitted rows, parameters, seed, path)``,
 so any process with the same rows builds the same tree, one path at a time.
-``docs/randomness.md`` ("Data-mode nodes") is the normative statement; in
+``docs/randomness.md`` §10 ("Data-mode nodes") is the normative statement; in
 short, node ``path`` (its steps are answers of :class:`ThresholdEncoder`
 questions) is decided so:
 
@@ -236,12 +236,12 @@ class RowsTree:
         return max(0, self.rows_per_node - r)
 
     def prepare(self, paths: Sequence[Path]) -> None:
-        """Ask the model about the points of every node of ``paths`` in two calls.
+        """Ask the model about the points of every node of ``paths`` in one call.
 
-        The fitted rows none of them has labelled yet go in one call, the
-        drawn rows of all of them in another (the model is then called per
-        level of the tree, not per node); the points are kept for
-        :meth:`decide`. Labels are the same as node by node.
+        The call carries the fitted rows not asked yet, then the drawn rows
+        of every node (so the model is called once per level of the tree,
+        not per node); the points are kept for :meth:`decide`. Labels are
+        the same as node by node.
         """
         chosen = {path: self.region(path)[:self.rows_per_node] for path in paths
                   if path not in self.decisions and path not in self._pending}
