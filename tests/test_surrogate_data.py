@@ -335,3 +335,16 @@ def test_lca_distill_takes_the_distribution(tmp_path, capsys, distribution):
     expected = Surrogate(model, depth=3, distribution=distribution).fit(numeric)
     assert code == 0 and expected.tree().to_text() in printed
     assert ("threshold questions" in printed) == (distribution == "data")
+
+
+def test_a_row_of_an_unseen_category_is_answered_on_the_not_in_side():
+    surrogate = data_surrogate(600, depth=4)
+    tree = surrogate.tree()
+    row = table(1, seed=5).assign(colour="purple")
+    with pytest.warns(UnseenValueWarning, match=r"'colour' \(column 3\): 1 row"):
+        rules = surrogate.explain(row)
+    assert not any("colour in {" in condition for condition in rules.conditions)
+    assert any("colour not in {" in condition for condition in rules.conditions)
+    with pytest.warns(UnseenValueWarning):
+        assert surrogate.predict(row).tolist() == [rules.prediction]
+    assert rules.path in tree.leaves
