@@ -686,7 +686,7 @@ def test_no_encoder_for_a_fitted_model_is_an_error_that_says_what_to_do() -> Non
         from_estimator(model, positive=1)
     with pytest.raises(ValueError, match=r"must hold only 0 and 1 \(use QuantileEncoder for "
                                          r"other values\); column 0 has 17.99 at row 0"):
-        lca.models.Surrogate(model, encoder=BinaryEncoder()).fit(X)
+        lca.models.Surrogate(model, distribution="product", encoder=BinaryEncoder()).fit(X)
 
 
 def test_regressors_take_a_threshold_on_predict() -> None:
@@ -735,13 +735,14 @@ def test_the_positive_class_rule_sets_sides_labels_and_names() -> None:
     # decision_function with positive=None: the score is of the last class, 2.
     scored = from_estimator(TwoClasses(), encoder, threshold=0.0)
     assert scored.positive is None and scored.label_names == ("7", "2")
-    surrogate = Surrogate(TwoClasses(), depth=2).fit(X)
+    surrogate = Surrogate(TwoClasses(), distribution="product", depth=2).fit(X)
     assert surrogate.classes_.tolist() == [7, 2]  # [other, positive]
     assert surrogate.oracle_.positive == 2 and surrogate.oracle_.label_names == ("7", "2")
-    flipped = Surrogate(TwoClasses(), positive=7, depth=2).fit(X)
+    flipped = Surrogate(TwoClasses(), distribution="product", positive=7, depth=2).fit(X)
     assert flipped.classes_.tolist() == [2, 7] and flipped.oracle_.label_names == ("2", "7")
     # positive= the last class with decision_function is the default score: accepted.
-    thresholded = Surrogate(TwoClasses(), positive=2, threshold=0.0, depth=2).fit(X)
+    thresholded = Surrogate(TwoClasses(), distribution="product", positive=2, threshold=0.0,
+                            depth=2).fit(X)
     assert thresholded.oracle_.positive is None and thresholded.classes_.tolist() == [7, 2]
     rows = np.array([[9.0, 0.0], [1.0, 0.0]])
     np.testing.assert_array_equal(thresholded.oracle_.label_rows(rows), [1, -1])

@@ -41,15 +41,15 @@ def saved():
         ColumnTransformer([("cat", OneHotEncoder(), ["size_class", "region"])],
                           remainder="passthrough"),
         LogisticRegression(max_iter=1000)).fit(X, y)
-    frame = Surrogate(model, positive="repaid", depth=4).fit(X)
+    frame = Surrogate(model, distribution="product", positive="repaid", depth=4).fit(X)
     rng = np.random.default_rng(1)
     R = rng.normal(size=(200, 3))
     regressor = GradientBoostingRegressor(n_estimators=10, random_state=0).fit(
         R, R[:, 0] + R[:, 1] ** 2)
-    scored = Surrogate(regressor, threshold=0.5, depth=3, seed=2).fit(R)
+    scored = Surrogate(regressor, distribution="product", threshold=0.5, depth=3, seed=2).fit(R)
     B = rng.integers(0, 2, size=(200, 5))
     tree = DecisionTreeClassifier(max_depth=3, random_state=0).fit(B, B[:, 0] ^ B[:, 2])
-    bits = Surrogate(tree, depth=3, seed=5, encoder=BinaryEncoder()).fit(B)
+    bits = Surrogate(tree, distribution="product", depth=3, seed=5, encoder=BinaryEncoder()).fit(B)
     return {"frame": (frame, X, model), "regressor": (scored, R, regressor),
             "bits": (bits, B, tree)}
 
@@ -112,7 +112,7 @@ def test_ordered_levels_are_saved_and_answer_unseen_values_alike() -> None:
                       "rare": (i % 61 == 3).astype(int), "const": np.full(250, 7)})
     y = (X.score > 12) ^ (X.rare == 1)
     model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y)
-    surrogate = Surrogate(model, depth=4).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=4).fit(X)
     document = json.loads(surrogate.to_json())
     assert document["encoder"]["ordered"] == [1, 2, 3]
     back = Surrogate.from_json(surrogate.to_json())
@@ -143,7 +143,7 @@ def test_a_category_without_a_bin_of_its_own_reads_back() -> None:
                                             remainder="passthrough"),
                           DecisionTreeClassifier(max_depth=2, random_state=0)).fit(
         X, (X.colour == "red") ^ (X["size"] > 50))
-    surrogate = Surrogate(model, depth=3).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=3).fit(X)
     assert 0 not in surrogate.encoder_.table_[0]  # 'amber' (category 0) has no bin
     assert surrogate.encoder_.bin_mass_[0].sum() == pytest.approx(1, abs=1e-12)
     back = Surrogate.from_json(surrogate.to_json())

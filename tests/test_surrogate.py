@@ -53,7 +53,7 @@ def loan_model():
 
 def test_tree_predict_explain_and_json_agree_on_every_row(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=5).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=5).fit(X)
     assert surrogate.classes_.tolist() == ["benign", "malignant"]  # positive: classes_[1]
     before = surrogate.predict(X)  # the reconstructor, path by path
     rules = [surrogate.explain(X.iloc[i]) for i in range(0, len(X), 7)]
@@ -86,7 +86,7 @@ def test_tree_predict_explain_and_json_agree_on_every_row(cancer) -> None:
 
 def test_same_answers_in_another_process_and_after_pickling(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=4, seed=3).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=4, seed=3).fit(X)
     expected = surrogate.predict(X.iloc[:60])
     again = pickle.loads(pickle.dumps(surrogate))
     np.testing.assert_array_equal(again.predict(X.iloc[:60]), expected)
@@ -97,7 +97,7 @@ def test_same_answers_in_another_process_and_after_pickling(cancer) -> None:
 
 def test_fidelity_on_data_and_product_distribution(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=4).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=4).fit(X)
     fidelity = surrogate.fidelity(X, samples=500)
     model_side = model.predict(X) == "malignant"
     assert fidelity.data.rate == np.mean((surrogate.predict(X) == "malignant") == model_side)
@@ -130,7 +130,7 @@ def test_fidelity_on_data_and_product_distribution(cancer) -> None:
 
 def test_json_holds_the_encoder_and_needs_the_model_only_for_fidelity(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=3).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=3).fit(X)
     text = surrogate.to_json()
     document = json.loads(text)
     assert document["format"] == "lca.models.Surrogate" and document["encoder"]["bits"] == 3
@@ -157,7 +157,7 @@ def test_json_holds_the_encoder_and_needs_the_model_only_for_fidelity(cancer) ->
 
 def test_clone_get_params_set_params_and_errors_before_fit(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=3, params={"pairs": 32})
+    surrogate = Surrogate(model, distribution="product", depth=3, params={"pairs": 32})
     copy = clone(surrogate)
     assert copy is not surrogate and copy.model is model  # the model is the oracle: kept
     assert copy.get_params() == surrogate.get_params()
@@ -173,7 +173,7 @@ def test_clone_get_params_set_params_and_errors_before_fit(cancer) -> None:
     with pytest.raises(ValueError, match=r"Invalid parameter 'bits' for estimator Surrogate"):
         copy.set_params(bits=2)
     assert repr(surrogate) == "Surrogate(GradientBoostingClassifier, depth=3, " \
-                              "params={'pairs': 32})"
+                              "params={'pairs': 32}, distribution='product')"
 
 
 @pytest.mark.parametrize("kwargs, error, match", [
@@ -191,7 +191,7 @@ def test_clone_get_params_set_params_and_errors_before_fit(cancer) -> None:
 def test_bad_parameters_are_refused_at_fit(cancer, kwargs, error, match) -> None:
     X, model = cancer
     with pytest.raises(error, match=match):
-        Surrogate(model, **kwargs).fit(X)
+        Surrogate(model, distribution="product", **kwargs).fit(X)
 
 
 # -- DataFrames, strings, warnings ----------------------------------------------------------
@@ -232,7 +232,7 @@ def _listed(condition: str) -> set[str]:
 
 def test_surrogate_detects_categorical_columns_and_predicts_strings(loan_model) -> None:
     X, model = loan_model
-    surrogate = Surrogate(model, positive="repaid", depth=4).fit(X)
+    surrogate = Surrogate(model, distribution="product", positive="repaid", depth=4).fit(X)
     assert surrogate.encoder_.categorical_ == {1, 2}
     assert surrogate.feature_names_in_.tolist() == list(X.columns)
     assert set(surrogate.predict(X)) == {"default", "repaid"}
@@ -246,7 +246,7 @@ def test_no_warnings_from_dataframe_fitted_models(maker, loan_model, cancer) -> 
     X, model = _warning_case(maker, loan_model, cancer)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        surrogate = Surrogate(model, depth=4).fit(X)
+        surrogate = Surrogate(model, distribution="product", depth=4).fit(X)
         surrogate.predict(X)
         surrogate.explain(X.iloc[0])
         surrogate.tree()
@@ -260,7 +260,7 @@ def test_no_low_margin_warning_either(cancer) -> None:
     X, model = cancer
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        surrogate = Surrogate(model, depth=4).fit(X)
+        surrogate = Surrogate(model, distribution="product", depth=4).fit(X)
         surrogate.predict(X)
         surrogate.tree()
     assert caught == []
@@ -285,7 +285,8 @@ def test_regressors_answer_predict_at_or_above_the_threshold() -> None:
     model = GradientBoostingRegressor(n_estimators=20, random_state=0).fit(data.data,
                                                                           data.target)
     threshold = float(np.median(data.target))
-    surrogate = Surrogate(model, threshold=threshold, depth=4).fit(data.data)
+    surrogate = Surrogate(model, distribution="product", threshold=threshold,
+                          depth=4).fit(data.data)
     assert surrogate.classes_.tolist() == [False, True]
     answers = surrogate.predict(data.data)
     assert answers.dtype == bool and 0 < answers.mean() < 1
@@ -295,7 +296,7 @@ def test_regressors_answer_predict_at_or_above_the_threshold() -> None:
                                             f"predict >= {threshold:g}")
     with pytest.raises(ValueError, match=r"has no classes_ \(a regressor or a plain "
                                          r"function\); pass threshold="):
-        Surrogate(model).fit(data.data)
+        Surrogate(model, distribution="product").fit(data.data)
 
 
 def test_multiclass_needs_positive_and_says_how() -> None:
@@ -305,15 +306,16 @@ def test_multiclass_needs_positive_and_says_how() -> None:
                                          r"answers one yes/no question\. Pass positive=c .* "
                                          r"Surrogate\(model, positive=c\)\.fit\(X\) for c in "
                                          r"model.classes_"):
-        Surrogate(model).fit(iris.data)
-    surrogates = {c: Surrogate(model, positive=c, depth=3).fit(iris.data)
+        Surrogate(model, distribution="product").fit(iris.data)
+    surrogates = {c: Surrogate(model, distribution="product", positive=c, depth=3).fit(iris.data)
                   for c in model.classes_}
     for c, surrogate in surrogates.items():
         assert surrogate.classes_.tolist() == [False, True]
         assert surrogate.tree().class_names == (f"not {c}", str(c))
         assert surrogate.fidelity(iris.data, samples=200).data.rate > 0.8
     # A threshold on the class's probability works too.
-    scored = Surrogate(model, positive=2, threshold=0.3, depth=3).fit(iris.data)
+    scored = Surrogate(model, distribution="product", positive=2, threshold=0.3,
+                       depth=3).fit(iris.data)
     np.testing.assert_array_equal(scored.oracle_.label_rows(iris.data) > 0,
                                   model.predict_proba(iris.data)[:, 2] >= 0.3)
 
@@ -322,7 +324,7 @@ def test_multiclass_needs_positive_and_says_how() -> None:
 
 def test_no_rows_predict_nothing_and_fidelity_refuses_them(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=3).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=3).fit(X)
     labels = surrogate.predict(X.iloc[:3])
     for built in (False, True):  # answered path by path, then by the whole tree
         if built:
@@ -360,11 +362,12 @@ class BreaksAfter:
 def test_what_the_model_raises_comes_out_unchanged(use) -> None:
     X = np.column_stack([np.arange(64.0), (np.arange(64.0) * 7) % 64])
     if use == "from_json":
-        text = Surrogate(BreaksAfter(10 ** 6), depth=3).fit(X).to_json()
+        text = Surrogate(BreaksAfter(10 ** 6), distribution="product", depth=3).fit(X).to_json()
         surrogate = Surrogate.from_json(text, model=BreaksAfter(0))
         call = lambda: surrogate.fidelity(X, samples=10)  # noqa: E731
     else:
-        surrogate = Surrogate(BreaksAfter(0), depth=3).fit(X)  # fit asks the model nothing
+        # fit asks the model nothing
+        surrogate = Surrogate(BreaksAfter(0), distribution="product", depth=3).fit(X)
         call = {"predict": lambda: surrogate.predict(X), "explain": lambda: surrogate.explain(X[0]),
                 "tree": surrogate.tree,
                 "fidelity": lambda: surrogate.fidelity(X, samples=10)}[use]
@@ -392,7 +395,8 @@ GRID = np.array([[a, b] for a in range(100) for b in range(100)], dtype=float)
 @pytest.fixture(scope="module")
 def diagonal():
     """The surrogate and the grid's rows by (tree, model) answer: 'TP', 'TN', 'FN', 'FP'."""
-    surrogate = Surrogate(Diagonal(), depth=2, encoder=QuantileEncoder(bits=2)).fit(GRID)
+    surrogate = Surrogate(Diagonal(), distribution="product", depth=2,
+                          encoder=QuantileEncoder(bits=2)).fit(GRID)
     tree, model = surrogate.predict(GRID), Diagonal().predict(GRID)
     pools = {"TP": (tree == 1) & (model == 1), "TN": (tree == 0) & (model == 0),
              "FN": (tree == 0) & (model == 1), "FP": (tree == 1) & (model == 0)}
@@ -477,7 +481,7 @@ def test_report_leads_with_the_rows_and_says_what_is_wrong(diagonal) -> None:
 
 def test_leaves_are_counted_on_the_rows_given(cancer) -> None:
     X, model = cancer
-    surrogate = Surrogate(model, depth=4).fit(X.iloc[::2])
+    surrogate = Surrogate(model, distribution="product", depth=4).fit(X.iloc[::2])
     held_out = X.iloc[1::2]
     leaves = surrogate.leaves(held_out)
     tree = surrogate.tree()
@@ -518,7 +522,8 @@ def test_explain_gives_one_condition_per_feature_their_intersection() -> None:
 
     i = np.arange(100)
     X = np.column_stack([i, i * 37 % 100]).astype(float)
-    surrogate = Surrogate(Band(), depth=3, encoder=QuantileEncoder(bits=2)).fit(X)
+    surrogate = Surrogate(Band(), distribution="product", depth=3,
+                          encoder=QuantileEncoder(bits=2)).fit(X)
     rules = surrogate.explain([60.0, 80.0])
     assert rules.prediction == 1
     steps = [(variable // 2, condition) for (variable, _), condition
@@ -544,7 +549,7 @@ def test_rare_and_integer_columns_fit_and_unseen_integers_are_answered() -> None
     assert X.flag.mean() == pytest.approx(0.0172, abs=1e-3)  # a 0/1 column with 1.7% ones
     y = (X.score > 40) | (X.flag == 1)
     model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
-    surrogate = Surrogate(model, depth=5).fit(X)
+    surrogate = Surrogate(model, distribution="product", depth=5).fit(X)
     assert surrogate.encoder_.ordered_ == {1, 2, 3}
     # The rare ones have their own side: the tree sends them to the model's answer.
     flagged = X[(X.flag == 1) & (X.score <= 40)]

@@ -9,7 +9,10 @@
 * Encoders (:class:`QuantileEncoder`, :class:`BinaryEncoder`) — uniform
   ``±1`` bits to the model's input rows and data rows back to bits
   (:mod:`lca.models.encoders` says under which distribution the tree is
-  accurate).
+  accurate); :class:`ThresholdEncoder` — rows to the answers of threshold
+  and category questions, the vocabulary of a surrogate grown from the
+  rows themselves (``Surrogate(distribution="data")``, the default;
+  :mod:`lca.models.rows`).
 """
 
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
@@ -22,6 +25,7 @@ from lca.models.surrogate import (
     Rules,
     Surrogate,
 )
+from lca.models.thresholds import ThresholdEncoder
 
 __all__ = [
     "Agreement",
@@ -33,6 +37,7 @@ __all__ = [
     "QuantileEncoder",
     "Rules",
     "Surrogate",
+    "ThresholdEncoder",
     "UnseenValueWarning",
     "from_estimator",
 ]

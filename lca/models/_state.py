@@ -12,6 +12,11 @@ swapped, a cut moved within its bin) is refused too. The digest is an
 integrity check, not a signature: it catches edits and corruption, not a
 forger who recomputes it.
 
+A data-mode surrogate's document (``"distribution": "data"``) holds a
+:class:`ThresholdEncoder` (its cuts and categories, checked) and ``"rows"``:
+the fitted rows' digest and count, ``rows_per_node``, ``min_rows`` and each
+leaf's fitted rows, checked against the tree's leaves.
+
 Floats go through Python's ``repr`` (what :mod:`json` writes), so every cut,
 representative and mass reads back bit for bit, and a document read back
 writes the same text again.
@@ -41,6 +46,8 @@ from lca.decisions import NodeDecision
 from lca.export import ReconstructedTree
 from lca.models._data import MAX_FEATURES, plain
 from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder, category_key
+from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows
+from lca.models.thresholds import MAX_CUTS, ThresholdEncoder
 from lca.params import Params, TheoryConstants
 
 __all__: list[str] = []
@@ -48,6 +55,9 @@ __all__: list[str] = []
 FORMAT = "lca.models.Surrogate"
 FORMAT_VERSION = 2
 """Version 2 added the ``"digest"``; version 1 documents have none."""
+# A data-mode document (distribution="data") is a version 2 document with a
+# ThresholdEncoder and two more fields, "distribution" ("data") and "rows"; a
+# reader that predates them refuses it as having unknown keys.
 
 OWNER = "Surrogate.from_json"
 MAX_DEPTH = 30
@@ -61,6 +71,10 @@ _MAX_NESTING = 16
 _MAX_INT_DIGITS = 40
 _TOP_KEYS = ("format", "version", "digest", "model", "positive", "threshold", "depth", "seed",
              "classes", "feature_names_in", "encoder", "tree")
+_DATA_KEYS = ("distribution", "rows")
+_ROWS_KEYS = ("digest", "count", "rows_per_node", "min_rows", "leaves")
+_THRESHOLD_KEYS = ("kind", "feature_names", "columns", "categorical_dtypes", "cuts",
+                   "thresholds", "categories")
 _LAYOUT_KEYS = ("kind", "bits", "feature_names", "columns", "categorical_dtypes")
 _QUANTILE_KEYS = ("table", "bin_mass", "thresholds", "categories", "home_bin",
                   "category_labels")
@@ -87,6 +101,18 @@ class Saved:
     encoder: Encoder
     tree: ReconstructedTree
     params: Params
+    rows: SavedRows | None = None
+
+
+@dataclass(frozen=True)
+class SavedRows:
+    """A data-mode document's ``"rows"``: the fitted rows' identity and the tree's parameters."""
+
+    digest: str
+    count: int
+    rows_per_node: int
+    min_rows: int
+    leaves: dict[Any, LeafRows]
 
 
 # -- writing -------------------------------------------------------------------------
@@ -94,7 +120,8 @@ class Saved:
 def write_document(fields: dict[str, Any], indent: int | None) -> str:
     """The JSON text of a saved Surrogate: ``fields`` under a format tag, version and digest.
 
-    ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``.
+    ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``, and for
+    a data-mode surrogate those of :data:`_DATA_KEYS` too.
     """
     content = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
     try:
@@ -129,6 +156,14 @@ def encoder_state(encoder: Encoder) -> dict[str, Any]:
                                         "ordered": bool(dtype.ordered)}
                                for j, dtype in encoder.categorical_dtypes_.items()},
     }
+    if isinstance(encoder, ThresholdEncoder):
+        del state["bits"]
+        state.update(
+            cuts=encoder.cuts,
+            thresholds={str(j): cuts.tolist() for j, cuts in encoder.cuts_.items()},
+            categories={str(j): [plain(v) for v in values]
+                        for j, values in encoder.categories_.items()},
+        )
     if isinstance(encoder, QuantileEncoder):
         state.update(
             table=encoder.table_.tolist(),
@@ -323,8 +358,13 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
             "without an integrity digest, so an edit to it cannot be detected. If you trust "
             "the file, read it with Surrogate.from_json(text, allow_version_1=True) (every "
             "field is still checked) and save it again with to_json() to add the digest.")
-    _keys("", document, _TOP_KEYS if version == FORMAT_VERSION else
+    data = version == FORMAT_VERSION and "distribution" in document
+    _keys("", document, _TOP_KEYS + _DATA_KEYS if data else
+          _TOP_KEYS if version == FORMAT_VERSION else
           tuple(key for key in _TOP_KEYS if key != "digest"))
+    if data and document["distribution"] != "data":
+        raise _bad("distribution", "'data' (written only by a data-mode surrogate)",
+                   document["distribution"])
     model = document["model"]
     if not isinstance(model, str):
         raise _bad("model", "a string (the model's name)", model)
@@ -338,6 +378,11 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
     seed = _int_in("seed", document["seed"], 0, SEED_LIMIT - 1)
     classes = _classes(document["classes"], positive)
     encoder = _encoder(document["encoder"])
+    if data != isinstance(encoder, ThresholdEncoder):
+        raise ValueError(f"{OWNER}: 'encoder.kind' is {type(encoder).__name__!r}, but a "
+                         + ("data-mode document ('distribution': 'data') holds a "
+                            "ThresholdEncoder." if data else "document without "
+                            "'distribution': 'data' holds a QuantileEncoder or a BinaryEncoder."))
     names = document["feature_names_in"]
     if encoder.columns_ is None:
         if names is not None:
@@ -347,6 +392,11 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
         raise _bad("feature_names_in", "the names of the encoder's columns "
                                        f"{[str(c) for c in encoder.columns_]}", names)
     tree, params = _tree(document["tree"], model, seed, encoder, classes)
+    rows = None
+    if data:
+        rows = _rows_field(document["rows"], tree, params, depth)
+        encoder.n_rows_ = rows.count  # type: ignore[attr-defined]
+        encoder.rows_digest_ = rows.digest  # type: ignore[attr-defined]
     if version == FORMAT_VERSION:
         given = document["digest"]
         if not (isinstance(given, str) and given.startswith(_DIGEST)
@@ -358,7 +408,43 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
                              "was edited or corrupted after Surrogate.to_json wrote it, and "
                              "is refused rather than answered from.")
     return Saved(version, model, positive, None if threshold is None else float(threshold),
-                 depth, seed, classes, names, encoder, tree, params)
+                 depth, seed, classes, names, encoder, tree, params, rows)
+
+
+def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int) -> SavedRows:
+    """The ``"rows"`` of a data-mode document, checked against its tree."""
+    value = _keys("rows", value, _ROWS_KEYS)
+    given = value["digest"]
+    if not (isinstance(given, str) and given.startswith(_DIGEST)
+            and len(given) == len(_DIGEST) + 64
+            and all(c in "0123456789abcdef" for c in given[len(_DIGEST):])):
+        raise _bad("rows.digest", f"{_DIGEST!r} and 64 lowercase hex digits (the fitted "
+                                  "rows' SHA-256)", given)
+    count = _int_in("rows.count", value["count"], 1, (1 << 63) - 1)
+    per_node = _int_in("rows.rows_per_node", value["rows_per_node"], 1, MAX_ROWS_PER_NODE)
+    min_rows = _int_in("rows.min_rows", value["min_rows"], 1, (1 << 63) - 1)
+    if params.depth != depth:
+        raise ValueError(f"{OWNER}: 'tree.params.depth' is {params.depth}, but 'depth' is "
+                         f"{depth}; a data-mode tree's depth cap is the surrogate's.")
+    leaves = value["leaves"]
+    paths = [path for path, decision in tree.walk() if decision is not None
+             and path in tree.leaves]
+    if not isinstance(leaves, list) or len(leaves) != len(paths):
+        raise _bad("rows.leaves", f"a list of {len(paths)} [path, rows, agree] entries, one "
+                                  "per leaf of 'tree' in its order", leaves)
+    found: dict[Any, LeafRows] = {}
+    for k, (entry, path) in enumerate(zip(leaves, paths, strict=True)):
+        field = f"rows.leaves[{k}]"
+        samples = tree.leaves[path].samples
+        if not (isinstance(entry, list) and len(entry) == 3
+                and entry[0] == [list(step) for step in path]
+                and _is_int(entry[1]) and _is_int(entry[2])
+                and 0 <= entry[2] <= entry[1] and 1 <= entry[1] <= min(samples, per_node)):
+            raise _bad(field, f"[{[list(step) for step in path]}, rows, agree]: the leaf's "
+                              f"path, its fitted rows (1 to {min(samples, per_node)}) and "
+                              "how many of them agree (0 to rows)", entry)
+        found[path] = LeafRows(entry[1], entry[2])
+    return SavedRows(given, count, per_node, min_rows, found)
 
 
 def _classes(value: Any, positive: Any) -> np.ndarray:
@@ -383,8 +469,14 @@ def _encoder(state: Any) -> Encoder:
     if not isinstance(state, dict):
         raise _bad("encoder", "an object (the fitted encoder's state)", state)
     kind = state.get("kind")
-    if kind not in ("BinaryEncoder", "QuantileEncoder"):
-        raise _bad("encoder.kind", "'BinaryEncoder' or 'QuantileEncoder'", kind)
+    if kind not in ("BinaryEncoder", "QuantileEncoder", "ThresholdEncoder"):
+        raise _bad("encoder.kind", "'BinaryEncoder' or 'QuantileEncoder' (or "
+                                   "'ThresholdEncoder' in a data-mode document)", kind)
+    if kind == "ThresholdEncoder":
+        _keys("encoder", state, _THRESHOLD_KEYS)
+        encoder: Encoder = _threshold(state)
+        encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
+        return encoder
     _keys("encoder", state, _LAYOUT_KEYS + (
         (_QUANTILE_KEYS + ((_ORDERED_KEY,) if _ORDERED_KEY in state else ()))
         if kind == "QuantileEncoder" else ()))
@@ -392,6 +484,19 @@ def _encoder(state: Any) -> Encoder:
         bits = _int_in("encoder.bits", state["bits"], 1, 1)
     else:
         bits = _int_in("encoder.bits", state["bits"], 1, MAX_BITS)
+    names, columns = _layout(state)
+    d = len(names)
+    if kind == "BinaryEncoder":
+        encoder = BinaryEncoder.of_width(OWNER, d, names)
+    else:
+        encoder = _quantile(state, bits, names)
+    encoder.columns_ = None if columns is None else tuple(columns)
+    encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
+    return encoder
+
+
+def _layout(state: dict[str, Any]) -> tuple[list[str], list[Any] | None]:
+    """The feature names and column labels of an encoder's state, checked."""
     names = state["feature_names"]
     if not isinstance(names, list) or not 1 <= len(names) <= MAX_FEATURES:
         raise _bad("encoder.feature_names", f"a list of 1 to {MAX_FEATURES} strings", names)
@@ -403,12 +508,45 @@ def _encoder(state: Any) -> Encoder:
             and len({(type(c) is str, c) for c in columns}) == d):
         raise _bad("encoder.columns", f"null or {d} different column labels (strings or "
                                       "numbers), one per feature", columns)
-    if kind == "BinaryEncoder":
-        encoder: Encoder = BinaryEncoder.of_width(OWNER, d, names)
-    else:
-        encoder = _quantile(state, bits, names)
+    return names, columns
+
+
+def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
+    """A :class:`ThresholdEncoder` from its state: cuts and categories, each checked."""
+    names, columns = _layout(state)
+    d = len(names)
+    limit = _int_in("encoder.cuts", state["cuts"], 1, MAX_CUTS)
+    cuts = _by_feature("encoder.thresholds", state["thresholds"], d)
+    categories = _by_feature("encoder.categories", state["categories"], d)
+    both = sorted(set(cuts) & set(categories))
+    neither = sorted(set(range(d)) - set(cuts) - set(categories))
+    if both or neither:
+        raise ValueError(f"{OWNER}: 'encoder.thresholds' and 'encoder.categories' must "
+                         "each list some features, every feature in exactly one of them. "
+                         f"Got feature {(both or neither)[0]} in "
+                         f"{'both' if both else 'neither'}.")
+    encoder = ThresholdEncoder(cuts=limit, categorical=sorted(categories), feature_names=names)
+    encoder.cuts_ = {}
+    for j in sorted(cuts):
+        field = f"encoder.thresholds.{j}"
+        given = cuts[j]
+        if not isinstance(given, list) or len(given) > limit:
+            raise _bad(field, f"a list of at most {limit} cuts ('encoder.cuts')", given)
+        edges = _reals(field, given, len(given))
+        if not np.all(edges[1:] > edges[:-1]):
+            raise _bad(field, "strictly increasing cuts", edges.tolist())
+        encoder.cuts_[j] = edges
+    encoder.categories_ = {j: _category_array(_distinct_sorted(f"encoder.categories.{j}",
+                                                               categories[j], 1))
+                           for j in sorted(categories)}
+    widths = [encoder.cuts_[j].size if j in encoder.cuts_ else encoder.categories_[j].size
+              for j in range(d)]
+    encoder.offsets_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+    if encoder.offsets_[-1] < 1:
+        raise _bad("encoder.thresholds", "at least one cut or category in all", state["thresholds"])
     encoder.columns_ = None if columns is None else tuple(columns)
-    encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
+    encoder.feature_names = tuple(names)
+    encoder.n_features_in_ = d
     return encoder
 
 
@@ -587,8 +725,10 @@ def _tree(value: Any, model: str, seed: int, encoder: Encoder,
                          f"{_brief.repr(model)}.")
     if tree.n != encoder.n_bits:
         raise ValueError(f"{OWNER}: 'tree.n' is {tree.n}, but the encoder makes "
-                         f"{encoder.n_bits} bits ({encoder.n_features_in_} features of "
-                         f"{encoder.bits}).")
+                         f"{encoder.n_bits} bits " + (
+                             f"({encoder.n_features_in_} features of {encoder.bits})."
+                             if not isinstance(encoder, ThresholdEncoder) else
+                             "(one per threshold and category question)."))
     params = _params(tree.params)
     features = {}
     for path, decision in tree.decisions.items():

@@ -46,6 +46,9 @@ def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
                         help="depth cap of the tree (default 12)")
     parser.add_argument("--seed", type=int_in(0, SEED_HIGH), default=0,
                         help="selects the tree T_seed (default 0)")
+    parser.add_argument("--distribution", choices=("data", "product"), default="data",
+                        help="data: a tree grown from the CSV's rows (the default); product: "
+                             "the reconstructor under the product of the columns' marginals")
     parser.add_argument("--drop", action="append", default=[], metavar="COLUMN",
                         help="a CSV column that is not a feature (repeatable)")
     parser.add_argument("--out", metavar="PATH",
@@ -79,7 +82,8 @@ def _distill(args: argparse.Namespace) -> int:
         return _fail(f"argument --data: cannot read {args.data!r}: {error}")
     X = _features(model, frame, args.drop)
     surrogate = Surrogate(model, positive=_positive(model, args.positive),
-                          threshold=args.threshold, depth=args.depth, seed=args.seed).fit(X)
+                          threshold=args.threshold, depth=args.depth, seed=args.seed,
+                          distribution=args.distribution).fit(X)
     tree = surrogate.tree(progress=not args.quiet)
     print(surrogate.report(X))
     print()

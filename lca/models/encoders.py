@@ -101,10 +101,13 @@ MAX_BITS = 16
 
 
 class UnseenValueWarning(UserWarning):
-    """Rows of data held a value that ``fit`` never saw in an ordered column.
+    """Rows of data held a value that ``fit`` never saw.
 
-    :meth:`QuantileEncoder.encode` sent each to the bin of the nearest fitted
-    value; the message names the columns and how many rows of each.
+    :meth:`QuantileEncoder.encode` sent each value of an ordered column to
+    the bin of the nearest fitted value; :meth:`lca.models.ThresholdEncoder.encode`
+    answers "no" to every category question of a categorical column for a
+    category it never saw. The message names the columns and how many rows
+    of each.
     """
 
 
@@ -268,6 +271,10 @@ class Encoder(abc.ABC):
             shift = self.bits - 1 - (var - feature * self.bits)
             allowed &= ((bins >> shift) & 1) == (1 - value) // 2
         return feature, allowed
+
+    def feature_index(self, variable: int) -> int:
+        """The column number of the feature that owns ``variable`` (unchecked)."""
+        return variable // self.bits
 
     def feature_of(self, variable: int) -> str:
         """The name of the feature that owns ``variable``."""

@@ -109,8 +109,11 @@ class ModelOracle(Oracle):
         mapping to ``±1``.
         """
         data = self.encoder._select("ModelOracle.label_rows", X)
-        features = self._for_model(list(data.columns))
-        return self._map(self._call(features), data.rows)
+        return self.label_columns(list(data.columns))
+
+    def label_columns(self, columns: list[np.ndarray]) -> np.ndarray:
+        """The model's ``±1`` label of each row of ``columns`` (in the encoder's order)."""
+        return self._map(self._call(self._for_model(columns)), len(columns[0]))
 
     def _map(self, outputs: np.ndarray, m: int) -> np.ndarray:
         if self.threshold is None:
@@ -494,11 +497,14 @@ def _encoder_for(owner: str, model: Any, name: str, encoder: Any, n: Any) -> Enc
         names = getattr(model, "feature_names_in_", None)
         names = None if names is None else [str(label) for label in names]
         return BinaryEncoder.of_width(owner, n, names)
-    if not isinstance(encoder, (BinaryEncoder, QuantileEncoder)):
+    from lca.models.thresholds import ThresholdEncoder
+
+    if not isinstance(encoder, (BinaryEncoder, QuantileEncoder, ThresholdEncoder)):
         raise TypeError(f"The 'encoder' parameter of {owner} must be a fitted "
-                        "lca.models encoder (QuantileEncoder or BinaryEncoder) or None. "
-                        f"Got {type(encoder).__name__} instead.")
-    if not hasattr(encoder, "table_"):
+                        "lca.models encoder (QuantileEncoder, BinaryEncoder or "
+                        f"ThresholdEncoder) or None. Got {type(encoder).__name__} instead.")
+    if not hasattr(encoder, "table_" if not isinstance(encoder, ThresholdEncoder)
+                   else "offsets_"):
         raise TypeError(f"The 'encoder' parameter of {owner} must be fitted: call "
                         f"{type(encoder).__name__}(...).fit(X) first.")
     if n is not None and check_int(owner, "n", n, 1, MAX_FEATURES) != encoder.n_bits:

@@ -35,6 +35,8 @@ from lca.models._data import is_frame, is_series, plain
 from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import ModelOracle, from_estimator, model_classes, positive_class
+from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows, RowsTree, topup_columns
+from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import Reconstructor
 
@@ -47,7 +49,9 @@ __all__ = [
     "Surrogate",
 ]
 
-_PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder")
+_PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder",
+           "distribution", "rows_per_node", "min_rows")
+DISTRIBUTIONS = ("product", "data")
 
 # What the value-like constructor arguments may be, declared once and checked
 # when fit runs (the constructor only stores them, as scikit-learn's estimators
@@ -56,6 +60,8 @@ _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder
 _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "depth": functools.partial(check_int, low=0, high=MAX_DEPTH),
     "seed": lambda owner, name, value: check_seed(owner, value, name),
+    "rows_per_node": functools.partial(check_int, low=1, high=MAX_ROWS_PER_NODE),
+    "min_rows": functools.partial(check_int, low=1),
 }
 
 # Agreement on the rows given more than this below the agreement on the product
@@ -112,6 +118,10 @@ class Rules:
             the intersection).
         on_rows: the leaf on the rows given (:class:`OnRows`), or ``None``
             when no rows were given.
+        fitted: data mode (``distribution="data"``): the fitted rows among
+            the leaf's points and how many of them the model labels as the
+            leaf does (``leaf.samples`` counts those rows and the rows drawn
+            in the leaf's region); ``None`` in product mode.
     """
 
     conditions: tuple[str, ...]
@@ -120,6 +130,7 @@ class Rules:
     leaf: LeafDecision
     by_feature: tuple[str, ...]
     on_rows: OnRows | None = None
+    fitted: LeafRows | None = None
 
     def __str__(self) -> str:
         agree = (self.leaf.samples + self.leaf.label * self.leaf.total) // 2
@@ -127,6 +138,10 @@ class Rules:
         rules = " AND ".join(f"({rule})" if " or " in rule else rule
                              for rule in self.by_feature) or "(every row)"
         on_rows = "" if self.on_rows is None else f"{self.on_rows}; "
+        if self.fitted is not None:
+            return (f"{rules} => {self.prediction!r} (leaf: {on_rows}{self.fitted.agree}/"
+                    f"{self.fitted.rows} fitted rows agree, {agree}/{self.leaf.samples} "
+                    "with the rows drawn in its region)")
         return (f"{rules} => {self.prediction!r} (leaf: {on_rows}{agree}/{self.leaf.samples} "
                 "product samples agree)")
 
@@ -157,7 +172,10 @@ class Fidelity:
     """Agreement of the surrogate with its model on the rows given and on the product distribution.
 
     Attributes:
-        product: agreement on points of the encoder's product distribution.
+        product: agreement on points of the encoder's product distribution
+            (data mode: rows drawn from the product of the fitted rows'
+            marginals), or ``None`` for a data-mode Surrogate read from JSON,
+            which no longer holds the rows to draw from.
         data: agreement on the rows given, or ``None`` when none were.
         baseline: on the rows given, the share of the model's most common
             label: the agreement of a tree that always answers it.
@@ -165,27 +183,31 @@ class Fidelity:
             (empty when nothing was wrong).
     """
 
-    product: Agreement
+    product: Agreement | None
     data: Agreement | None = None
     baseline: float | None = None
     concerns: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        product = f"on the product distribution {_samples(self.product)}"
+        product = ("" if self.product is None else
+                   f"on the product distribution {_samples(self.product)}")
         if self.data is None:
-            return product
+            return product or "nothing measured"
         return (f"on the rows given {self.data}, majority-label baseline "
-                f"{self.baseline:.3f}; {product}")
+                f"{self.baseline:.3f}" + (f"; {product}" if product else ""))
 
 
 class Surrogate:
     """A trained model distilled into one fixed decision tree ``T_seed`` (scikit-learn style).
 
     ``fit(X)`` takes the rows the model works on (an array or a pandas
-    DataFrame; no labels) and fits the encoder: real-valued columns are cut
-    into ``2**bits`` equal-mass bins, categorical ones (by name, strings
-    welcome) keep their categories, and feature names come from the columns.
-    After that the surrogate is the tree ``T_seed`` that
+    DataFrame; no labels) and fits the encoder; feature names come from the
+    columns. By default (``distribution="data"``) the encoder is a
+    :class:`ThresholdEncoder` (questions "``x >= c``" and "``x == c``") and
+    the tree is grown from the fitted rows (data mode, below). With
+    ``distribution="product"``, real-valued columns are cut into
+    ``2**bits`` equal-mass bins, categorical ones (by name, strings welcome)
+    keep their categories, and the surrogate is the tree ``T_seed`` that
     :class:`lca.Reconstructor` builds with the model as oracle, under the
     encoder's product distribution (features independent, each with its
     discretised data marginal; see :mod:`lca.models.encoders`). Nothing of
@@ -221,17 +243,45 @@ class Surrogate:
             ``n`` must be the encoder's number of bits, and its own depth is
             used).
         encoder: an unfitted (or fitted: it is refitted on ``X``) encoder;
-            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``.
+            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``
+            (with ``distribution="data"``: a :class:`ThresholdEncoder`,
+            ``None`` for ``ThresholdEncoder(cuts=64)``).
+        distribution: ``"data"`` (the default): a tree grown from the
+            fitted rows themselves (see below); or ``"product"``: the
+            reconstructor under the encoder's product distribution (above),
+            the paper's setting and the default before data mode existed.
+        rows_per_node: data mode: the fitted rows a node decides on (the
+            first of its region in a derived order), topped up to this many
+            points with rows drawn in its region; in ``[1, 4096]``.
+        min_rows: data mode: a node whose region holds fewer fitted rows is
+            a leaf.
+
+    **Data mode** (``distribution="data"``) is a HEURISTIC, a tree learner
+    over the user's rows with no accuracy guarantee: every node takes the
+    first ``rows_per_node`` fitted rows of its region in an order derived
+    from the seed (so it sees its ancestors' rows in its region, and its
+    split is chosen on the rows it partitions), tops them up with rows drawn
+    from the fitted marginals restricted to its region, asks the model about
+    all of them (each fitted row once), and splits on the threshold question
+    ("``x >= c``", "``x == c``") of largest Gini gain; :mod:`lca.models.rows`
+    and ``docs/randomness.md`` §10 state it exactly. It is still one fixed
+    tree per ``(model, rows, parameters, seed)``, built path by path and
+    identical in every process given the same rows; ``rows_digest_`` (the
+    SHA-256 of the fitted rows) is part of its identity and of its JSON.
+    ``queries_`` counts the model queries spent on the tree; ``params``
+    does not apply.
 
     Fitted attributes: ``encoder_``, ``oracle_`` (the
-    :class:`lca.models.ModelOracle`), ``params_``, ``reconstructor_``,
-    ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for a
-    DataFrame).
+    :class:`lca.models.ModelOracle`), ``params_``, ``reconstructor_``
+    (product mode) or ``rows_tree_`` and ``rows_digest_`` (data mode),
+    ``distribution_``, ``classes_``, ``n_features_in_``,
+    ``feature_names_in_`` (for a DataFrame).
     """
 
     def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
                  depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
-                 encoder: Encoder | None = None) -> None:
+                 encoder: Encoder | None = None, distribution: str = "data",
+                 rows_per_node: int = 128, min_rows: int = 4) -> None:
         self.model = model
         self.positive = positive
         self.threshold = threshold
@@ -239,6 +289,9 @@ class Surrogate:
         self.seed = seed
         self.params = params
         self.encoder = encoder
+        self.distribution = distribution
+        self.rows_per_node = rows_per_node
+        self.min_rows = min_rows
 
     # -- scikit-learn protocol -------------------------------------------------
 
@@ -266,7 +319,8 @@ class Surrogate:
     def __repr__(self) -> str:
         given = {name: getattr(self, name) for name in _PARAMS[1:]}
         defaults = {"positive": None, "threshold": None, "depth": 12, "seed": 0,
-                    "params": None, "encoder": None}
+                    "params": None, "encoder": None, "distribution": "data",
+                    "rows_per_node": 128, "min_rows": 4}
         extra = "".join(f", {k}={v!r}" for k, v in given.items() if v is not defaults[k]
                         and v != defaults[k])
         return f"Surrogate({type(self.model).__name__}{extra})"
@@ -288,14 +342,21 @@ class Surrogate:
         owner = "Surrogate.fit"
         depth = _PARAMETER_CONSTRAINTS["depth"](owner, "depth", self.depth)
         seed = _PARAMETER_CONSTRAINTS["seed"]("Surrogate", "seed", self.seed)
+        distribution = self.distribution
+        if not isinstance(distribution, str) or distribution not in DISTRIBUTIONS:
+            raise ValueError(f"The 'distribution' parameter of {owner} must be one of "
+                             f"{DISTRIBUTIONS!r}. Got {distribution!r} instead.")
         positive, method = self._mapping(owner)
+        if distribution == "data":
+            return self._fit_data(owner, X, depth, seed, positive, method)
         if self.encoder is None:
             encoder: Encoder = QuantileEncoder(bits=3, categorical="auto")
         elif isinstance(self.encoder, (QuantileEncoder, BinaryEncoder)):
             encoder = copy.deepcopy(self.encoder)
         else:
             raise TypeError(f"The 'encoder' parameter of {owner} must be a QuantileEncoder, "
-                            f"a BinaryEncoder or None. Got {type(self.encoder).__name__} "
+                            f"a BinaryEncoder or None (a ThresholdEncoder with "
+                            f"distribution='data'). Got {type(self.encoder).__name__} "
                             "instead.")
         encoder.fit(X)
         oracle = from_estimator(self.model, encoder, positive=positive, method=method,
@@ -305,15 +366,58 @@ class Surrogate:
         self.oracle_ = oracle
         self.params_ = params
         self.reconstructor_ = Reconstructor(oracle, params)
+        for stale in ("rows_tree_", "rows_digest_"):
+            if hasattr(self, stale):
+                delattr(self, stale)
+        return self._fitted(X, seed, oracle)
+
+    def _fitted(self, X: Any, seed: int, oracle: ModelOracle) -> Surrogate:
+        """Set the attributes both distributions share; returns self."""
         self.seed_ = seed
+        self.distribution_ = "data" if isinstance(self.encoder_, ThresholdEncoder) else "product"
         self.classes_ = self._classes_of(oracle)
-        self.n_features_in_ = encoder.n_features_in_
+        self.n_features_in_ = self.encoder_.n_features_in_
         if is_frame(X):
             self.feature_names_in_ = np.array([str(c) for c in X.columns], dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
         self.tree_: ReconstructedTree | None = None  # the whole tree once built, or None
+        self.leaf_rows_: dict[Path, LeafRows] | None = None  # data mode, with tree_
         return self
+
+    def _fit_data(self, owner: str, X: Any, depth: int, seed: int, positive: Any,
+                  method: str | None) -> Surrogate:
+        """Data mode: threshold questions over the rows of ``X``, a :class:`RowsTree`."""
+        rows_per_node = _PARAMETER_CONSTRAINTS["rows_per_node"](owner, "rows_per_node",
+                                                               self.rows_per_node)
+        min_rows = _PARAMETER_CONSTRAINTS["min_rows"](owner, "min_rows", self.min_rows)
+        if self.params is not None:
+            raise ValueError(f"The 'params' parameter of {owner} configures the product "
+                             "distribution's reconstructor; with distribution='data' pass "
+                             "rows_per_node= and min_rows= instead. Got "
+                             f"params={self.params!r}.")
+        if self.encoder is None:
+            encoder = ThresholdEncoder()
+        elif isinstance(self.encoder, ThresholdEncoder):
+            encoder = copy.deepcopy(self.encoder)
+        else:
+            raise TypeError(f"The 'encoder' parameter of {owner} must be a ThresholdEncoder "
+                            "or None with distribution='data'. Got "
+                            f"{type(self.encoder).__name__} instead.")
+        encoder.fit(X)
+        oracle = from_estimator(self.model, encoder, positive=positive, method=method,
+                                threshold=self.threshold)
+        builder = RowsTree(encoder, oracle, encoder.columns_of(owner, X), seed, depth,
+                           rows_per_node, min_rows)
+        self.encoder_ = encoder
+        self.oracle_ = oracle
+        self.params_ = builder.params
+        self.rows_tree_ = builder
+        self.rows_digest_ = encoder.rows_digest_
+        self.rows_per_node_, self.min_rows_ = rows_per_node, min_rows
+        if hasattr(self, "reconstructor_"):
+            del self.reconstructor_
+        return self._fitted(X, seed, oracle)
 
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
         """The ``positive`` and ``method`` to wrap the model with."""
@@ -387,7 +491,20 @@ class Surrogate:
     def _answers(self, points: np.ndarray) -> np.ndarray:
         if self.tree_ is not None:
             return self.tree_.query(points)
+        if hasattr(self, "rows_tree_"):
+            return self.rows_tree_.answer_many(points)
         return self.reconstructor_.answer_many(points, self.seed_)
+
+    def _builds(self) -> bool:
+        """Whether this Surrogate can decide nodes (fitted here, not read from JSON)."""
+        return hasattr(self, "reconstructor_") or hasattr(self, "rows_tree_")
+
+    @property
+    def queries_(self) -> int:
+        """Model queries spent deciding the tree's nodes so far (not by fidelity)."""
+        if hasattr(self, "rows_tree_"):
+            return self.rows_tree_.queries
+        return self.reconstructor_.stats.queries
 
     def _labels(self, answers: np.ndarray) -> np.ndarray:
         return np.where(answers > 0, self.classes_[1], self.classes_[0])
@@ -395,7 +512,7 @@ class Surrogate:
     def predict(self, X: Any) -> np.ndarray:
         """The tree's answer on every row of ``X``, in the model's labels (``classes_``).
 
-        Rows are encoded (:meth:`QuantileEncoder.encode`) and answered by
+        Rows are encoded (the encoder's ``encode``) and answered by
         ``T_seed``: the same answers as ``tree().query`` on the encoded rows
         and as :meth:`explain`, in any process. No rows give an empty array
         (of the labels' dtype).
@@ -416,6 +533,8 @@ class Surrogate:
         z = self.encoder_.encode(_one_row(row))[0]
         if self.tree_ is not None:
             path, _, conditions, leaf = self.tree_.trace(z)
+        elif hasattr(self, "rows_tree_"):
+            path, conditions, leaf = self.rows_tree_.trace(z)
         else:
             explained = self.reconstructor_.explain(z, self.seed_)
             path, conditions, leaf = explained.path, explained.conditions, explained.leaf
@@ -471,9 +590,14 @@ class Surrogate:
         # it keeps the place of the feature's first step.
         last: dict[int, str] = {}
         for (variable, _), condition in zip(path, conditions, strict=True):
-            last[variable // self.encoder_.bits] = condition
+            last[self.encoder_.feature_index(variable)] = condition
+        fitted = None
+        if self.distribution_ == "data":
+            found = (self.leaf_rows_ if self.tree_ is not None and self.leaf_rows_ is not None
+                     else self.rows_tree_.leaf_rows)
+            fitted = found[path]
         return Rules(tuple(conditions), plain(self._labels(np.array([leaf.label]))[0]), path,
-                     leaf, tuple(last.values()), on_rows)
+                     leaf, tuple(last.values()), on_rows, fitted)
 
     def _rows_and_labels(self, owner: str, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """The encoded rows of ``X`` and the model's ``±1`` label of each (one model call)."""
@@ -488,8 +612,10 @@ class Surrogate:
         """``T_seed`` decided down to ``depth`` (``None``: the whole tree), readable.
 
         The whole tree is kept and then answers :meth:`predict` and
-        :meth:`explain` (the same answers as the reconstructor's).
-        ``progress=True`` draws a tqdm bar on stderr over the decisions.
+        :meth:`explain` (the same answers as the reconstructor's, or in data
+        mode as the nodes decided one path at a time). ``progress=True``
+        draws a tqdm bar on stderr over the decisions (product mode; data
+        mode decides a level at a time and draws none).
         """
         self._check_fitted("tree")
         owner = "Surrogate.tree"
@@ -499,9 +625,15 @@ class Surrogate:
             if depth is None:
                 return self.tree_
             return _cut(self.tree_, depth)
-        if not hasattr(self, "reconstructor_"):
+        if not self._builds():
             raise ValueError(f"{owner}: this Surrogate was read from JSON without its model "
                              "and holds no complete tree.")
+        if hasattr(self, "rows_tree_"):
+            tree = self.rows_tree_.materialize(depth)
+            if depth is None or tree.complete:
+                self.tree_ = tree
+                self.leaf_rows_ = {path: self.rows_tree_.leaf_rows[path] for path in tree.leaves}
+            return tree
         levels = self.params_.path_length if depth is None else min(depth,
                                                                      self.params_.path_length)
         tree = self.reconstructor_.materialize(
@@ -536,9 +668,21 @@ class Surrogate:
         self._check_fitted("fidelity")
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
         oracle = self._oracle("fidelity")
-        points = derive.sample_points(self.seed_, "surrogate-fidelity", oracle.n, samples)
-        tree, model = self._answers(points), oracle.query(points)
-        product = _agreement(tree, model)
+        product = on_product = None
+        if self.distribution_ == "product":
+            points = derive.sample_points(self.seed_, "surrogate-fidelity", oracle.n, samples)
+            tree, model = self._answers(points), oracle.query(points)
+        elif hasattr(self, "rows_tree_"):
+            # Data mode: rows of the product of the fitted marginals, drawn as a
+            # node's top-up rows are (at the root, purpose "surrogate-fidelity").
+            builder = self.rows_tree_
+            columns = topup_columns(builder.encoder, builder.sorted_columns, self.seed_, (),
+                                    samples, purpose="surrogate-fidelity")
+            tree = self._answers(builder.encoder.encode_columns(columns)[0])
+            model = oracle.label_columns(columns)
+        if self.distribution_ == "product" or hasattr(self, "rows_tree_"):
+            product = _agreement(tree, model)
+            on_product = Fraction(int((tree == model).sum()), samples)
         if X is None:
             return Fidelity(product)
         encoded, labels = self._rows_and_labels("fidelity", X)
@@ -555,8 +699,8 @@ class Surrogate:
                 f"{data.rate:.3f}, no better than always answering the model's most common "
                 f"label {plain(common)!r} ({majority / rows:.3f}): its rules say little "
                 "about these rows.")
-        on_product = Fraction(int((tree == model).sum()), samples)
-        if Fraction(agree, rows) < on_product - FAR_BELOW:
+        if product is not None and on_product is not None \
+                and Fraction(agree, rows) < on_product - FAR_BELOW:
             concerns.append(
                 f"on the {rows} rows given the tree agrees with the model on "
                 f"{data.rate:.3f}, more than {float(FAR_BELOW):g} below its {product.rate:.3f} "
@@ -594,21 +738,27 @@ class Surrogate:
             + (f" ({self.oracle_.method} >= {self.threshold:g})" if hasattr(self, "oracle_")
                and self.threshold is not None else ""),
             f"  encoder: {self.encoder_!r}, {self.n_features_in_} features -> "
-            f"{tree.n} bits",
+            + (f"{tree.n} bits" if self.distribution_ == "product" else
+               f"{tree.n} threshold questions; distribution 'data' over "
+               f"{getattr(self.encoder_, 'n_rows_', 0)} fitted rows, {self.rows_digest_}"),
             f"  tree T_{tree.seed}: depth {max((len(p) for p in tree.decisions), default=0)}, "
             f"{len(tree.internal_nodes)} splits, {len(tree.leaves)} leaves"
             + (f" ({merged} splits between equal-label leaves merged in the text)"
                if merged else ""),
         ]
-        if hasattr(self, "reconstructor_"):
-            lines.append(f"  model queries spent building the tree: "
-                         f"{self.reconstructor_.stats.queries:,}")
+        if self.distribution_ == "data":
+            lines.append("  a heuristic (a tree learner over the fitted rows, no accuracy "
+                         "guarantee); leaves count fitted rows")
+        if hasattr(self, "oracle_"):
+            if self._builds():
+                lines.append(f"  model queries spent building the tree: {self.queries_:,}")
             fidelity = self.fidelity(X)
             if fidelity.data is not None:
                 lines.append(f"  agreement on the rows given: {fidelity.data}; majority-label "
                              f"baseline {fidelity.baseline:.3f}")
-            lines.append(f"  agreement on the product distribution (features independent): "
-                         f"{_samples(fidelity.product)}")
+            if fidelity.product is not None:
+                lines.append(f"  agreement on the product distribution (features "
+                             f"independent): {_samples(fidelity.product)}")
             lines += [f"  warning: {concern}" for concern in fidelity.concerns]
             if X is not None:
                 # leaves(X) counts every leaf on X: on_rows is never None here.
@@ -637,7 +787,7 @@ class Surrogate:
         if threshold is not None:  # the number the oracle compares with
             threshold = check_real("Surrogate.to_json", "threshold", threshold, -math.inf,
                                    math.inf)
-        return write_document({
+        fields = {
             "model": tree.oracle, "positive": plain(self.positive), "threshold": threshold,
             "depth": plain(self.depth), "seed": self.seed_,
             "classes": [plain(c) for c in self.classes_],
@@ -645,7 +795,17 @@ class Surrogate:
                                  else self.feature_names_in_.tolist()),
             "encoder": encoder_state(self.encoder_),
             "tree": json.loads(tree.to_json()),
-        }, indent)
+        }
+        if self.distribution_ == "data":
+            assert self.leaf_rows_ is not None, "tree() keeps the leaves' rows with the tree"
+            fields["distribution"] = "data"
+            fields["rows"] = {
+                "digest": self.rows_digest_, "count": getattr(self.encoder_, "n_rows_", 0),
+                "rows_per_node": self.rows_per_node_, "min_rows": self.min_rows_,
+                "leaves": [[[list(step) for step in path], found.rows, found.agree]
+                           for path, node in tree.walk() if isinstance(node, LeafDecision)
+                           for found in [self.leaf_rows_[path]]]}
+        return write_document(fields, indent)
 
     @classmethod
     def from_json(cls, text: str | bytes, model: Any = None, *,
@@ -674,11 +834,20 @@ class Surrogate:
         owner = "Surrogate.from_json"
         check_flag(owner, "allow_version_1", allow_version_1)
         saved = read_document(text, allow_version_1=allow_version_1)
+        rows = saved.rows
         surrogate = cls(model, positive=saved.positive, threshold=saved.threshold,
-                        depth=saved.depth, seed=saved.seed)
+                        depth=saved.depth, seed=saved.seed,
+                        distribution="product" if rows is None else "data")
         surrogate.encoder_ = saved.encoder
         surrogate.params_ = saved.params
         surrogate.seed_ = saved.seed
+        surrogate.distribution_ = "product" if rows is None else "data"
+        surrogate.leaf_rows_ = None
+        if rows is not None:
+            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows)
+            surrogate.rows_per_node_, surrogate.min_rows_ = rows.rows_per_node, rows.min_rows
+            surrogate.rows_digest_ = rows.digest
+            surrogate.leaf_rows_ = dict(rows.leaves)
         surrogate.classes_ = saved.classes
         surrogate.n_features_in_ = saved.encoder.n_features_in_
         if saved.feature_names_in is not None:
@@ -697,7 +866,8 @@ class Surrogate:
                                  f"{list(saved.tree.class_names)!r}; pass the model it was "
                                  "fitted with.")
             surrogate.oracle_ = oracle
-            surrogate.reconstructor_ = Reconstructor(oracle, surrogate.params_)
+            if rows is None:
+                surrogate.reconstructor_ = Reconstructor(oracle, surrogate.params_)
         return surrogate
 
 

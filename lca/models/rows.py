@@ -1,0 +1,355 @@
+"""Data mode: one tree grown from the user's fitted rows, one node at a time (:class:`RowsTree`).
+
+The decider behind ``Surrogate(..., distribution="data")``. A HEURISTIC, like
+a tree learner: it promises no accuracy, only that every decision is a
+deterministic function of ``(model, fitted rows, parameters, seed, path)``,
+so any process with the same rows builds the same tree, one path at a time.
+``docs/randomness.md`` §10 ("Data-mode nodes") is the normative statement; in
+short, node ``path`` (its steps are answers of :class:`ThresholdEncoder`
+questions) is decided so:
+
+1. *Region*: the fitted rows whose encoding satisfies every step of ``path``.
+2. *Rows*: fitted rows are ranked once by a derived 64-bit key
+   (purpose ``"surrogate-rows"``, word ``i`` of the root key for row ``i``;
+   ties to the lower row index); the node takes the first ``rows_per_node``
+   rows of its region in that order. The order is global, so a node's rows
+   include every ancestor row in its region: the split is chosen on the very
+   rows it partitions (the selection effect of every tree learner).
+3. *Top-up*: a node with ``r < rows_per_node`` rows adds ``rows_per_node - r``
+   rows drawn from the product of the fitted marginals restricted to its
+   region (each feature a fitted value inside its interval, or of its allowed
+   categories, picked by derived words of purpose ``"surrogate-topup"`` under
+   the node's path).
+4. *Labels*: the model on the raw fitted rows (asked once per row, cached)
+   and on the drawn rows.
+5. *Split*: a leaf at the depth cap, when the region holds fewer than
+   ``min_rows`` rows, when the labels are pure, or when no variable that is
+   not constant on the node's fitted rows has a positive Gini gain over its
+   points; otherwise the variable of largest gain (exact integer
+   comparison), ties to the lowest variable. Leaves take the majority label
+   of their points, ``+1`` on a tie.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lca import derive
+from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
+from lca.derive import Path
+from lca.export import ReconstructedTree, tree_from_decisions
+from lca.models.oracle import ModelOracle
+from lca.models.thresholds import ThresholdEncoder
+from lca.params import Params
+
+__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_split", "row_order", "topup_columns"]
+
+ORDER_PURPOSE = "surrogate-rows"
+TOPUP_PURPOSE = "surrogate-topup"
+# Gains are compared as integer cross-products in int64: with k <= 4096 points
+# the largest product, 2 k^3 * k, stays below 2**63.
+MAX_ROWS_PER_NODE = 4096
+
+
+def row_order(seed: int, rows: int) -> np.ndarray:
+    """Row indices ranked by their derived key (word ``i`` of stream 0 under
+    ``node_key(seed, "surrogate-rows", ())``), ties to the lower index."""
+    keys = derive.raw_words(derive.node_key(seed, ORDER_PURPOSE, ()), 0, 0, rows)
+    return np.argsort(keys, kind="stable")
+
+
+def best_split(points: np.ndarray, labels: np.ndarray,
+               candidates: np.ndarray) -> int | None:
+    """The candidate variable of largest positive Gini gain on ``points``, or ``None``.
+
+    With ``n_s`` points and ``p_s``/``q_s`` of them labelled ``+1``/``-1`` on
+    side ``s``, the gain orders as ``S = (p_-^2 + q_-^2)/n_- + (p_+^2 + q_+^2)/n_+``
+    (the Gini gain plus a constant); it is positive when ``S > (P^2 + Q^2)/N``
+    for the node's totals. ``S = A / B`` with integers ``A, B`` is compared
+    exactly (cross-products); ties go to the lowest variable. Candidates
+    must be non-constant on ``points``.
+    """
+    k = labels.size
+    if candidates.size == 0:
+        return None
+    candidates = np.sort(candidates)  # ties go to the first: the lowest variable
+    positive = labels > 0
+    minus = points[:, candidates] < 0
+    n1 = minus.sum(axis=0, dtype=np.int64)
+    p1 = minus[positive].sum(axis=0, dtype=np.int64)
+    total_p = int(positive.sum())
+    n2, p2 = k - n1, total_p - p1
+    q1, q2 = n1 - p1, n2 - p2
+    a = (p1 * p1 + q1 * q1) * n2 + (p2 * p2 + q2 * q2) * n1
+    b = n1 * n2
+    parent = total_p * total_p + (k - total_p) * (k - total_p)
+    gains = a * k > parent * b
+    if not gains.any():
+        return None
+    # Correctly rounded division is monotone: the exact maximum is among the
+    # candidates whose quotient equals the largest quotient.
+    quotient = np.where(gains, a / np.maximum(b, 1), -1.0)
+    top = np.flatnonzero(quotient == quotient.max())
+    best = int(top[0])
+    for other in top[1:].tolist():
+        if int(a[other]) * int(b[best]) > int(a[best]) * int(b[other]):
+            best = other
+    return int(candidates[best])
+
+
+def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
+                  seed: int, path: Path, count: int,
+                  purpose: str = TOPUP_PURPOSE) -> list[np.ndarray]:
+    """``count`` rows drawn from the fitted marginals restricted to the region of ``path``.
+
+    Sample ``k``, feature ``j`` reads word ``k * d + j`` of stream 0 under
+    ``node_key(seed, purpose, path)`` (``"surrogate-topup"`` for nodes); ``u``
+    = its top 32 bits.
+    An ordered feature takes ``v[a + floor(u (b - a) / 2**32)]`` where ``v``
+    is its sorted fitted values and ``[a, b)`` the positions of those inside
+    the region's interval; a categorical one lays its allowed categories'
+    fitted rows end to end in category order and takes the category at
+    ``floor(u * rows / 2**32)``.
+    """
+    d = encoder.n_features_in_
+    words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
+    u = (words >> np.uint64(32)).reshape(count, d)
+    columns = []
+    for j in range(d):
+        allowed = encoder.region(j, path)
+        values = sorted_columns[j]
+        if isinstance(allowed, frozenset):  # values: each category's fitted row count
+            chosen = np.array(sorted(allowed), dtype=np.int64)
+            ends = np.cumsum(values[chosen])
+            size = int(ends[-1])
+            position = (u[:, j] * np.uint64(size)) >> np.uint64(32)
+            picked = chosen[np.searchsorted(ends, position.astype(np.int64), side="right")]
+            columns.append(encoder.categories_[j][picked])
+        else:
+            low, high = allowed
+            a = int(np.searchsorted(values, low, side="left"))
+            b = int(np.searchsorted(values, high, side="left"))
+            assert b > a, "a split keeps fitted rows on both sides"
+            offset = (u[:, j] * np.uint64(b - a)) >> np.uint64(32)
+            columns.append(values[a + offset.astype(np.int64)])
+    return columns
+
+
+def _concatenate(parts: list[Any]) -> np.ndarray:
+    """One column of several batches (a categorical column may mix strings and numbers)."""
+    if len(parts) == 1:
+        return np.asarray(parts[0])
+    arrays = [np.asarray(part) for part in parts]
+    if len({array.dtype.kind for array in arrays}) > 1:
+        arrays = [array.astype(object) for array in arrays]
+    return np.concatenate(arrays)
+
+
+@dataclasses.dataclass(frozen=True)
+class LeafRows:
+    """A data-mode leaf on the fitted rows among its points: how many, how many agree."""
+
+    rows: int
+    agree: int
+
+
+class RowsTree:
+    """The data-mode tree of one seed over fitted rows, decided lazily and cached.
+
+    Args:
+        encoder: the fitted :class:`ThresholdEncoder`.
+        oracle: the model (:func:`lca.models.from_estimator` over ``encoder``).
+        columns: the fitted rows' columns in the encoder's order (ordered:
+            float64; categorical: the category values).
+        seed, depth, rows_per_node, min_rows: see :class:`lca.models.Surrogate`.
+
+    ``queries`` counts every model query (fitted rows once each, drawn rows
+    each time).
+    """
+
+    def __init__(self, encoder: ThresholdEncoder, oracle: ModelOracle,
+                 columns: Sequence[np.ndarray], seed: int, depth: int, rows_per_node: int,
+                 min_rows: int) -> None:
+        self.encoder = encoder
+        self.oracle = oracle
+        self.columns = list(columns)
+        self.seed = seed
+        self.depth = depth
+        self.rows_per_node = rows_per_node
+        self.min_rows = min_rows
+        self.m = len(self.columns[0]) if self.columns else 0
+        # Each feature's values as its questions read them (ordered: doubles;
+        # categorical: category numbers, -1 never fitted): a region is filtered
+        # one question at a time, without an (m, n) table of every answer.
+        self.values = [encoder.category_codes(j, column) if j in encoder.categories_
+                       else np.asarray(column, dtype=np.float64)
+                       for j, column in enumerate(self.columns)]
+        # Per feature, what top-up draws from: sorted fitted values (ordered), or
+        # each category's number of fitted rows (categorical).
+        self.sorted_columns = []
+        for j, column in enumerate(self.columns):
+            if j in encoder.categories_:
+                self.sorted_columns.append(np.bincount(encoder.category_codes(j, column),
+                                                       minlength=encoder.categories_[j].size))
+            else:
+                self.sorted_columns.append(np.sort(column))
+        self.labels = np.zeros(self.m, dtype=np.int8)  # 0: not asked yet
+        self.queries = 0
+        self.oracle_calls = 0
+        self.decisions: dict[Path, Decision] = {}
+        self.leaf_rows: dict[Path, LeafRows] = {}
+        self._regions: dict[Path, np.ndarray] = {(): row_order(seed, self.m)}
+        self._pending: dict[Path, tuple[np.ndarray, np.ndarray, int]] = {}
+        self.params = Params.efficient(encoder.n_bits, depth=depth)
+
+    # -- one node ---------------------------------------------------------------------
+
+    def region(self, path: Path) -> np.ndarray:
+        """The fitted rows in the region of ``path``, in rank order."""
+        found = self._regions.get(path)
+        if found is None:
+            parent = self.region(path[:-1])
+            variable, bit = path[-1]
+            found = parent[self.answers(parent, variable) == bit]
+            self._regions[path] = found
+        return found
+
+    def answers(self, rows: np.ndarray, variable: int) -> np.ndarray:
+        """The ``±1`` answer of fitted ``rows`` to question ``variable``."""
+        j = self.encoder.feature_index(variable)
+        t = variable - int(self.encoder.offsets_[j])
+        values = self.values[j][rows]
+        holds = values == t if j in self.encoder.categories_ else \
+            values >= self.encoder.cuts_[j][t]
+        return np.where(holds, 1, -1).astype(np.int8)
+
+    def topup_count(self, r: int) -> int:
+        """How many rows a node with ``r`` fitted rows draws: ``rows_per_node - r``.
+
+        Every node then decides on ``rows_per_node`` points; a region with
+        many rows is decided on rows alone.
+        """
+        return max(0, self.rows_per_node - r)
+
+    def prepare(self, paths: Sequence[Path]) -> None:
+        """Ask the model about the points of every node of ``paths`` in one call.
+
+        The call carries the fitted rows not asked yet, then the drawn rows
+        of every node (so the model is called once per level of the tree,
+        not per node); the points are kept for :meth:`decide`. Labels are
+        the same as node by node.
+        """
+        chosen = {path: self.region(path)[:self.rows_per_node] for path in paths
+                  if path not in self.decisions and path not in self._pending}
+        if not chosen:
+            return
+        every = np.concatenate(list(chosen.values()))
+        missing = np.unique(every[self.labels[every] == 0])
+        drawn: dict[Path, list[np.ndarray]] = {}
+        for path, rows in chosen.items():
+            extra = self.topup_count(int(rows.size))
+            if extra:
+                drawn[path] = topup_columns(self.encoder, self.sorted_columns, self.seed,
+                                            path, extra)
+        parts = [[column[missing] for column in self.columns], *drawn.values()]
+        parts = [part for part in parts if len(part[0])]
+        labels: Any = iter(())
+        if parts:
+            # One model call: the fitted rows not asked yet, then every drawn row.
+            together = [_concatenate([part[j] for part in parts])
+                        for j in range(self.encoder.n_features_in_)]
+            found = self.oracle.label_columns(together)
+            self.queries += int(found.size)
+            self.oracle_calls += 1
+            self.labels[missing] = found[:missing.size]
+            sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
+            labels = iter(np.split(found[missing.size:], sizes))
+        for path, rows in chosen.items():
+            points = self.encoder.encode_columns([column[rows] for column in self.columns])[0]
+            own = self.labels[rows]
+            if path in drawn:
+                points = np.concatenate([points, self.encoder.encode_columns(drawn[path])[0]])
+                own = np.concatenate([own, next(labels)])
+            self._pending[path] = (points, own, int(rows.size))
+
+    def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
+        """The node's points (its rows, then the drawn ones), their labels, and its row count."""
+        self.prepare([path])
+        return self._pending.pop(path)
+
+    def decide(self, path: Path) -> Decision:
+        """The decision of node ``path`` (its ancestors decided first), cached."""
+        found = self.decisions.get(path)
+        if found is not None:
+            return found
+        if path:
+            parent = self.decide(path[:-1])
+            assert isinstance(parent, NodeDecision) and parent.variable == path[-1][0], \
+                f"{path} is not a node of this tree"
+        points, labels, r = self.node_points(path)
+        total = int(labels.astype(np.int64).sum())
+        variable = None
+        if len(path) < self.depth and self.region(path).size >= self.min_rows \
+                and abs(total) < labels.size:
+            own = points[:r]
+            varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
+            variable = best_split(points, labels, varied)
+        decision: Decision
+        if variable is None:
+            label = 1 if total >= 0 else -1
+            decision = LeafDecision(label, int(labels.size), total)
+            self.leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
+        else:
+            decision = NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
+        self.decisions[path] = decision
+        return decision
+
+    # -- answers ----------------------------------------------------------------------
+
+    def trace(self, z: np.ndarray) -> tuple[Path, tuple[str, ...], LeafDecision]:
+        """The path of one point, the conditions on its side, and its leaf (decided as needed)."""
+        path: Path = ()
+        conditions = []
+        decision = self.decide(path)
+        while isinstance(decision, NodeDecision):
+            bit = int(z[decision.variable])
+            conditions.append(self.encoder.describe(decision.variable, bit, path))
+            path = path + ((decision.variable, bit),)
+            decision = self.decide(path)
+        return path, tuple(conditions), decision
+
+    def answer_many(self, points: np.ndarray) -> np.ndarray:
+        """The tree's label of each point, deciding the nodes they reach."""
+        out = np.zeros(points.shape[0], dtype=np.int8)
+        groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
+        while groups:
+            later: dict[Path, np.ndarray] = {}
+            self.prepare(list(groups))
+            for path, chosen in sorted(groups.items()):
+                decision = self.decide(path)
+                if isinstance(decision, LeafDecision):
+                    out[chosen] = decision.label
+                else:
+                    later |= split_rows(points, chosen, path, decision.variable)
+            groups = later
+        return out
+
+    def materialize(self, depth: int | None = None) -> ReconstructedTree:
+        """Every node down to ``depth`` (``None``: the whole tree), as a readable tree."""
+        level: list[Path] = [()]
+        while level:
+            below = []
+            self.prepare(level)
+            for path in level:
+                decision = self.decide(path)
+                if isinstance(decision, NodeDecision) and (depth is None or len(path) < depth):
+                    below += [path + ((decision.variable, bit),) for bit in (-1, 1)]
+            level = below
+        known = {path: decision for path, decision in self.decisions.items()
+                 if depth is None or len(path) <= depth}
+        return tree_from_decisions(self.oracle, self.params, self.seed, known)
+

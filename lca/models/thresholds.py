@@ -1,0 +1,353 @@
+"""Threshold splits of the user's rows: :class:`ThresholdEncoder`, the vocabulary of data mode.
+
+:class:`lca.models.Surrogate` with ``distribution="data"`` grows its tree
+over these variables (:mod:`lca.models.rows`). Each variable is one yes/no
+question about one feature:
+
+* an *ordered* feature (a column of numbers not declared categorical) gets
+  one variable per candidate cut ``c``: "``x >= c``". The cuts are the
+  midpoints between consecutive distinct fitted values; when a feature has
+  more than ``cuts + 1`` distinct values, only ``cuts`` of those midpoints
+  are kept: for ``k = 1 .. cuts``, the one just below the value at sorted row
+  ``floor(k m / (cuts + 1))`` (dropping duplicates, and the row quantiles
+  that fall on the smallest value).
+* a *categorical* feature gets one variable per fitted category ``c``:
+  "``x == c``".
+
+A variable is ``+1`` when its question holds for the row and ``-1`` when it
+does not, so a tree lists the ``-1`` branch ("``x < c``", "``x`` is not
+``c``") first. Every real value encodes (thresholds compare; nothing is
+refused for being unseen); a category ``fit`` never saw encodes as ``-1``
+on all its feature's category variables (it equals none of them), reported
+by one :class:`lca.models.UnseenValueWarning` per call naming the column.
+:meth:`ThresholdEncoder.describe` intersects a feature's steps on a path into
+one interval (``"3.5 <= age < 7"``) or one category condition
+(``"colour in {red}"``, ``"colour not in {red, blue}"``).
+
+Fitting also records the SHA-256 digest of the fitted rows
+(``rows_digest_``, see :func:`rows_digest`): the rows are part of a data-mode
+surrogate's identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import warnings
+from collections.abc import Iterable, Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from lca._validate import check_int
+from lca.derive import Path
+from lca.models._data import Columns, category_values, is_numeric, plain, read_columns, real_column
+from lca.models.encoders import Encoder, UnseenValueWarning, _fmt, _pandas_categorical, category_key
+
+__all__ = ["ThresholdEncoder", "rows_digest"]
+
+MAX_CUTS = 4096
+_DIGEST_TAG = b"lca/rows/v1"
+
+
+def _frame(data: bytes) -> bytes:
+    return struct.pack("<Q", len(data)) + data
+
+
+def rows_digest(columns: Sequence[Any], categorical: Iterable[int]) -> str:
+    """``"sha256:<hex>"`` of the fitted rows, column by column in the fitted order.
+
+    Bytes hashed: ``frame(b"lca/rows/v1") || u64(rows) || u64(columns)``, then
+    per column ``b"f" || float64 little-endian values`` (an ordered column,
+    ``-0.0`` written as ``0.0``) or ``b"c" || frame(json(value))`` per row (a
+    categorical one, each value as JSON: numbers as floats, strings as
+    themselves), where ``frame(b) = u64(len(b)) || b``, integers
+    little-endian. Any change to any row changes the digest. A categorical
+    column may be given as ``(categories, index of each row's category)``.
+    """
+    categorical = frozenset(categorical)
+    rows = len(columns[0][1] if 0 in categorical and isinstance(columns[0], tuple)
+               else columns[0]) if columns else 0
+    sha = hashlib.sha256(_frame(_DIGEST_TAG) + struct.pack("<QQ", rows, len(columns)))
+    for j, column in enumerate(columns):
+        if j in categorical:
+            values, inverse = column if isinstance(column, tuple) else \
+                (np.asarray(column, dtype=object), np.arange(len(column)))
+            framed = [_frame(json.dumps(category_key(v), ensure_ascii=True).encode("ascii"))
+                      for v in values.tolist()]
+            sha.update(b"c" + b"".join([framed[i] for i in inverse.tolist()]))
+        else:
+            sha.update(b"f")
+            sha.update((np.asarray(column, dtype=np.float64) + 0.0).astype("<f8").tobytes())
+    return "sha256:" + sha.hexdigest()
+
+
+def _midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Halfway between neighbouring values, never equal to the lower one (rounding)."""
+    middle = low + (high - low) / 2
+    return np.where(middle > low, middle, high)
+
+
+class ThresholdEncoder(Encoder):
+    """Rows to ``±1`` answers of threshold questions ("``x >= c``", "``x == c``").
+
+    See the module docstring for the cuts, the categories and the bit
+    convention (``+1``: the question holds). Unlike the product encoders,
+    points of this encoder are not decoded into rows: a data-mode surrogate
+    asks the model about rows (the fitted ones, and rows drawn from their
+    marginals), never about decoded bits.
+
+    Args:
+        cuts: the most cuts per ordered feature, in ``[1, 4096]``.
+        categorical: ``"auto"`` (columns that do not hold numbers, and
+            pandas categorical columns) or a sequence of column indices or
+            names; every other column is ordered (integer columns too).
+        feature_names: one name per column (default: a DataFrame's column
+            names, else ``x0, x1, ...``).
+
+    Fitted attributes: ``cuts_`` (``{j: increasing cuts}`` of each ordered
+    feature), ``categories_`` (``{j: sorted categories}``), ``offsets_``
+    (feature ``j`` owns variables ``offsets_[j] .. offsets_[j+1] - 1``),
+    ``rows_digest_``, ``n_rows_``, ``feature_names``, ``n_features_in_``.
+    """
+
+    bits = 0  # no fixed number of variables per feature: see offsets_
+
+    def __init__(self, cuts: int = 64, categorical: Iterable[int | str] | str = "auto",
+                 feature_names: Sequence[str] | None = None) -> None:
+        self.cuts = cuts
+        self.categorical = categorical
+        self.feature_names_arg = feature_names
+
+    def _check_fitted(self, owner: str) -> None:
+        if not hasattr(self, "offsets_"):
+            raise ValueError(f"This ThresholdEncoder is not fitted yet; call fit(X) before "
+                             f"{owner}.")
+
+    @property
+    def n_bits(self) -> int:
+        """Number of ``±1`` variables: one per cut and one per category."""
+        self._check_fitted("n_bits")
+        return int(self.offsets_[-1])
+
+    def fit(self, X: Any) -> ThresholdEncoder:
+        """Find every feature's cuts (or categories) in the rows of ``X``; returns self.
+
+        Raises:
+            TypeError: ``X`` is not 2-D, an ordered column holds non-numbers,
+                bad parameter types.
+            ValueError: no rows, non-finite values or missing categories.
+        """
+        owner = "ThresholdEncoder.fit"
+        limit = check_int(owner, "cuts", self.cuts, 1, MAX_CUTS)
+        data = read_columns(owner, X)
+        if not data.columns:
+            raise ValueError(f"The 'X' parameter of {owner} must have at least one column.")
+        if data.rows < 1:
+            raise ValueError(f"The 'X' parameter of {owner} must have at least one row. "
+                             "Got 0 rows.")
+        names = self._names(owner, self.feature_names_arg, data)
+        categorical = self._categorical(owner, data, names)
+        cuts: dict[int, np.ndarray] = {}
+        categories: dict[int, np.ndarray] = {}
+        widths = []
+        columns: list[Any] = []
+        for j, column in enumerate(data.columns):
+            if j in categorical:
+                values, inverse = category_values(owner, names[j], j, column)
+                categories[j] = values
+                columns.append((values, inverse.ravel()))
+                widths.append(values.size)
+            else:
+                values = real_column(owner, names[j], j, column)
+                cuts[j] = self._fit_cuts(values, limit)
+                columns.append(values)
+                widths.append(cuts[j].size)
+        if sum(widths) == 0:
+            raise ValueError(f"The 'X' parameter of {owner} has no column with two different "
+                             "values, so no question tells its rows apart.")
+        self._fit_layout(owner, data)
+        self.cuts = limit
+        self.cuts_ = cuts
+        self.categories_ = categories
+        self.offsets_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
+        self.feature_names = names
+        self.n_features_in_ = len(names)
+        self.n_rows_ = data.rows
+        self.rows_digest_ = rows_digest(columns, categories)
+        return self
+
+    @staticmethod
+    def _fit_cuts(values: np.ndarray, limit: int) -> np.ndarray:
+        distinct = np.unique(values)
+        if distinct.size - 1 <= limit:
+            return _midpoints(distinct[:-1], distinct[1:])
+        ordered = np.sort(values)
+        m = ordered.size
+        at = np.array([ordered[k * m // (limit + 1)] for k in range(1, limit + 1)])
+        index = np.unique(np.searchsorted(distinct, at))
+        index = index[index > 0]  # a quantile on the smallest value has no cut below it
+        return _midpoints(distinct[index - 1], distinct[index])
+
+    def _categorical(self, owner: str, data: Columns, names: tuple[str, ...]) -> frozenset[int]:
+        given = self.categorical
+        declared = _pandas_categorical(data)
+        if isinstance(given, str) and given == "auto":
+            return frozenset(j for j, column in enumerate(data.columns)
+                             if not is_numeric(column) or j in declared)
+        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+            raise TypeError(f"The 'categorical' parameter of {owner} must be \"auto\" or a "
+                            f"sequence of column indices or names. Got {given!r} instead.")
+        from lca.models.encoders import QuantileEncoder
+
+        indices = tuple(QuantileEncoder._column_index(owner, "categorical", entry, data, names)
+                        for entry in given)
+        if len(set(indices)) != len(indices):
+            raise ValueError(f"The 'categorical' parameter of {owner} lists a column "
+                             f"twice. Got {tuple(given)!r}.")
+        # Columns of strings cannot be ordered: they are categorical whatever is listed.
+        return frozenset(indices) | frozenset(j for j, column in enumerate(data.columns)
+                                              if not is_numeric(column))
+
+    # -- variables ------------------------------------------------------------------
+
+    def feature_index(self, variable: int) -> int:
+        """The column number of the feature that owns ``variable``."""
+        return int(np.searchsorted(self.offsets_, variable, side="right")) - 1
+
+    def feature_of(self, variable: int) -> str:
+        """The name of the feature that owns ``variable``."""
+        self._check_fitted("feature_of")
+        variable = check_int("ThresholdEncoder.feature_of", "variable", variable, 0,
+                             self.n_bits - 1)
+        return self.feature_names[self.feature_index(variable)]
+
+    def encode(self, X: Any) -> np.ndarray:
+        """The ``±1`` answer of every variable's question for each row of ``X``, as int8.
+
+        A DataFrame's columns are taken by name. A category ``fit`` did not
+        see answers ``-1`` to all its feature's questions (one
+        :class:`UnseenValueWarning` per call names the columns and their
+        numbers of rows).
+        """
+        owner = "ThresholdEncoder.encode"
+        self._check_fitted("encode")
+        points, unseen = self.encode_columns(self.columns_of(owner, X))
+        if unseen:
+            warnings.warn(f"{owner}: categories not seen in fit answer 'no' to every "
+                          f"category of their column in {len(unseen)} column(s): "
+                          f"{'; '.join(unseen)}.", UnseenValueWarning, stacklevel=2)
+        return points
+
+    def columns_of(self, owner: str, X: Any) -> list[np.ndarray]:
+        """The columns of ``X`` in the fitted order: ordered ones as float64, checked."""
+        self._check_fitted(owner)
+        data = self._select(owner, X)
+        return [column if j in self.categories_ else
+                real_column(owner, self.feature_names[j], j, column)
+                for j, column in enumerate(data.columns)]
+
+    def encode_columns(self, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[str]]:
+        """Points of checked columns in the fitted order, and the columns with unseen categories."""
+        rows = len(columns[0])
+        points = np.empty((rows, self.n_bits), dtype=np.int8)
+        unseen = []
+        for j, column in enumerate(columns):
+            start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
+            if j in self.categories_:
+                codes = self.category_codes(j, column)
+                missing = int((codes < 0).sum())
+                if missing:
+                    unseen.append(f"{self.feature_names[j]!r} (column {j}): {missing} row"
+                                  + ("s" if missing > 1 else ""))
+                block = codes[:, None] == np.arange(self.categories_[j].size)[None, :]
+            else:
+                block = np.asarray(column)[:, None] >= self.cuts_[j][None, :]
+            points[:, start:stop] = np.where(block, 1, -1)
+        return points, unseen
+
+    def category_codes(self, feature: int, column: Any) -> np.ndarray:
+        """Each value's index among the feature's categories, ``-1`` for one never fitted."""
+        levels = self.categories_[feature]
+        position = {category_key(value): c for c, value in enumerate(levels.tolist())}
+        try:  # each distinct value looked up once
+            distinct, inverse = np.unique(np.asarray(column), return_inverse=True)
+        except TypeError:  # values numpy cannot sort together
+            distinct = np.asarray(column, dtype=object)
+            inverse = np.arange(distinct.size)
+        found = np.array([position.get(category_key(value), -1) for value in distinct.tolist()],
+                         dtype=np.int64)
+        return found[inverse.ravel()]
+
+    # -- conditions ------------------------------------------------------------------
+
+    def region(self, feature: int, path: Path) -> tuple[float, float] | frozenset[int]:
+        """What ``path`` allows of ``feature``: ``(low, high)`` for ``low <= x < high``
+        (infinite when open), or the set of allowed category numbers (which, when no
+        step says ``x == c``, also stands for categories ``fit`` never saw)."""
+        start, stop = int(self.offsets_[feature]), int(self.offsets_[feature + 1])
+        steps = [(var - start, bit) for var, bit in path if start <= var < stop]
+        if feature in self.categories_:
+            allowed = set(range(self.categories_[feature].size))
+            for c, bit in steps:
+                allowed &= {c} if bit > 0 else allowed - {c}
+            return frozenset(allowed)
+        cuts = self.cuts_[feature]
+        low, high = -np.inf, np.inf
+        for k, bit in steps:
+            if bit > 0:
+                low = max(low, float(cuts[k]))
+            else:
+                high = min(high, float(cuts[k]))
+        return low, high
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The condition on the feature of ``variable`` given ``bit`` and its steps on ``path``.
+
+        An ordered feature gives one interval (``"3.5 <= age < 7"``, one-sided
+        when open); a categorical one ``"colour in {red}"`` once a step says
+        which category it is, else ``"colour not in {red, blue}"`` (the
+        categories excluded so far; unseen categories take that branch too).
+        Numbers are shown to 4 significant digits; the exact cuts are in
+        ``cuts_``.
+        """
+        owner = "ThresholdEncoder.describe"
+        self._check_fitted("describe")
+        variable = check_int(owner, "variable", variable, 0, self.n_bits - 1)
+        if isinstance(bit, bool) or not isinstance(bit, Integral) or bit not in (-1, 1):
+            raise ValueError(f"The 'bit' parameter of {owner} must be -1 or +1. "
+                             f"Got {bit!r} instead.")
+        for var, value in tuple(path):
+            if var == variable and value != bit:
+                raise ValueError(f"{owner}: the path fixes variable {var} to {value:+d}, "
+                                 f"which contradicts the bit {bit:+d} being described.")
+        feature = self.feature_index(variable)
+        name = self.feature_names[feature]
+        allowed = self.region(feature, (*path, (variable, int(bit))))
+        if isinstance(allowed, frozenset):
+            levels = self.categories_[feature].tolist()
+            start, stop = int(self.offsets_[feature]), int(self.offsets_[feature + 1])
+            if any(start <= v < stop and value > 0 for v, value in (*path, (variable, bit))):
+                shown = sorted(allowed)
+                return f"{name} in {{{', '.join(_fmt(plain(levels[c])) for c in shown)}}}"
+            excluded = sorted(set(range(len(levels))) - allowed)
+            return f"{name} not in {{{', '.join(_fmt(plain(levels[c])) for c in excluded)}}}"
+        low, high = allowed
+        if low == -np.inf:
+            return f"{name} < {_fmt(high)}"
+        if high == np.inf:
+            return f"{name} >= {_fmt(low)}"
+        return f"{_fmt(low)} <= {name} < {_fmt(high)}"
+
+    def decode(self, points: Any) -> Any:
+        """Not defined: a threshold point is a region of rows, not one row."""
+        raise TypeError("ThresholdEncoder.decode: points of threshold questions are regions, "
+                        "not rows; a data-mode Surrogate asks the model about rows.")
+
+    def __repr__(self) -> str:
+        given = self.categorical
+        extra = "" if isinstance(given, str) and given == "auto" else \
+            f", categorical={tuple(given)!r}"
+        return f"ThresholdEncoder(cuts={self.cuts!r}{extra})"

@@ -1,0 +1,101 @@
+"""Write tests/data/rows_answers.json: known answers of a data-mode Surrogate.
+
+Run it only to make a deliberate compatibility break of docs/randomness.md
+§10 (data-mode nodes):
+
+    python scripts/make_rows_answers.py
+
+The file holds synthetic rows (drawn once from ``numpy.random.default_rng(SEED)``
+and stored, so a change in numpy's generators cannot move them), the
+parameters, the rows' digest, a handful of rows with the surrogate's answer
+and path, every decision of the whole tree, and its text. The model is
+:func:`model`, a plain function, and is part of the case.
+``tests/test_rows_answers.py`` recomputes :func:`compute` on the stored rows
+and compares exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "rows_answers.json"
+SEED = 20261125
+COLUMNS = ["a", "b", "colour"]
+PARAMETERS = {"depth": 5, "seed": 3, "rows_per_node": 32, "min_rows": 4, "cuts": 16}
+EXPLAINED = 8  # rows whose answer and path are stored
+
+
+def model(frame: pd.DataFrame) -> np.ndarray:
+    """The case's model: 0/1 labels of a fixed rule over the three columns."""
+    a, b = frame["a"].to_numpy(float), frame["b"].to_numpy(float)
+    red = (frame["colour"] == "red").to_numpy()
+    return (((a + 0.3 * b > 1.0) & ~red) | (red & (a < 0.5))).astype(int)
+
+
+def model_row(row: list) -> int:
+    """:func:`model` of one row ``[a, b, colour]``, as ``+1`` / ``-1`` (for the reference)."""
+    a, b, colour = float(row[0]), float(row[1]), row[2]
+    red = colour == "red"
+    return 1 if ((a + 0.3 * b > 1.0) and not red) or (red and a < 0.5) else -1
+
+
+def make_rows() -> list[list]:
+    rng = np.random.default_rng(SEED)
+    rows = 240
+    a = rng.normal(0.5, 1.0, rows).round(2)
+    b = rng.integers(0, 8, rows)
+    colour = rng.choice(["blue", "green", "red"], rows, p=[0.4, 0.35, 0.25])
+    return [[float(x), int(y), str(z)] for x, y, z in zip(a, b, colour, strict=True)]
+
+
+def frame_of(rows: list[list]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def compute(rows: list[list]) -> dict:
+    """Everything the file freezes, computed by the library from ``rows``."""
+    from lca.models import Surrogate, ThresholdEncoder
+
+    X = frame_of(rows)
+    params = dict(PARAMETERS)
+    cuts = params.pop("cuts")
+    explained = Surrogate(model, positive=1, distribution="data",
+                          encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
+    answers = []
+    for i in range(EXPLAINED):
+        rules = explained.explain(X.iloc[i])
+        answers.append({"row": rows[i], "answer": int(rules.prediction),
+                        "path": [list(step) for step in rules.path]})
+    local_queries = explained.queries_
+    whole = Surrogate(model, positive=1, distribution="data",
+                      encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
+    tree = whole.tree()
+    decisions = [{"path": [list(step) for step in path], "kind": type(node).__name__,
+                  "decision": dataclasses.asdict(node),
+                  "rows": None if path not in tree.leaves else
+                  dataclasses.asdict(whole.leaf_rows_[path])}
+                 for path, node in tree.walk()]
+    return {
+        "description": "Known answers of lca.models.Surrogate(distribution='data') "
+                       "(docs/randomness.md section 10); model: scripts/make_rows_answers.py "
+                       "model().",
+        "columns": COLUMNS, "parameters": PARAMETERS, "rows": rows,
+        "rows_digest": whole.rows_digest_,
+        "answers": answers, "queries_for_answers": local_queries,
+        "queries_whole_tree": whole.queries_,
+        "decisions": decisions, "text": tree.to_text(),
+    }
+
+
+def main() -> None:
+    OUT.write_text(json.dumps(compute(make_rows()), indent=1) + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""tests/rows_reference.py, written from docs/randomness.md §10 alone, decides as lca does."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from rows_reference import Reference
+
+ROOT = Path(__file__).resolve().parent.parent
+STORED = json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
+
+
+def test_the_reference_imports_nothing_of_lca_or_numpy():
+    source = (ROOT / "tests" / "rows_reference.py").read_text()
+    assert "import lca" not in source and "from lca" not in source
+    assert "import numpy" not in source and "from numpy" not in source
+
+
+@pytest.fixture(scope="module")
+def reference():
+    spec = importlib.util.spec_from_file_location(
+        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    p = STORED["parameters"]
+    return Reference(STORED["rows"], {2}, module.model_row, p["seed"], p["depth"],
+                     p["rows_per_node"], p["min_rows"], p["cuts"])
+
+
+def test_every_node_of_the_stored_tree(reference):
+    assert len(STORED["decisions"]) > 10
+    for entry in STORED["decisions"]:
+        path = tuple(tuple(step) for step in entry["path"])
+        mine = reference.decide(path)
+        decision = entry["decision"]
+        if entry["kind"] == "NodeDecision":
+            assert mine == {"kind": "node", "variable": decision["variable"],
+                            "samples": decision["samples"]}, path
+        else:
+            assert mine == {"kind": "leaf", "label": decision["label"],
+                            "samples": decision["samples"], "total": decision["total"],
+                            "rows": entry["rows"]["rows"], "agree": entry["rows"]["agree"]}, path
+
+
+def test_the_reference_answers_the_stored_rows(reference):
+    for answer in STORED["answers"]:
+        path = ()
+        while True:
+            decision = reference.decide(path)
+            if decision["kind"] == "leaf":
+                break
+            variable = decision["variable"]
+            path += ((variable, reference.q.value(answer["row"], variable)),)
+        assert [list(step) for step in path] == answer["path"]
+        assert (decision["label"] > 0) == (answer["answer"] == 1)
+
+
+def test_the_rows_digest_follows_the_text():
+    from rows_reference import rows_digest
+
+    assert rows_digest(STORED["rows"], {2}) == STORED["rows_digest"]

@@ -1,0 +1,350 @@
+"""Surrogate(distribution="data"): each rule of docs/randomness.md §10 pinned by a test."""
+
+import json
+import multiprocessing
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from rows_support import fitted_json, rule, table
+
+from lca.decisions import LeafDecision, NodeDecision
+from lca.models import Surrogate, ThresholdEncoder, UnseenValueWarning
+from lca.models.rows import best_split, row_order
+
+
+def data_surrogate(rows=600, **kwargs):
+    kwargs = {"positive": 1, "distribution": "data", "depth": 6, **kwargs}
+    return Surrogate(rule, **kwargs).fit(table(rows))
+
+
+# -- parameters ---------------------------------------------------------------------------
+
+def test_an_unknown_distribution_is_refused_naming_the_parameter_and_its_values():
+    with pytest.raises(ValueError, match=r"'distribution' parameter of Surrogate.fit must be "
+                                         r"one of \('product', 'data'\)\. Got 'rows'"):
+        Surrogate(rule, positive=1, distribution="rows").fit(table(50))
+
+
+def test_data_mode_refuses_product_parameters_and_encoders():
+    with pytest.raises(ValueError, match=r"'params' parameter of Surrogate.fit configures the "
+                                         r"product distribution"):
+        Surrogate(rule, positive=1, distribution="data", params={"pairs": 8}).fit(table(50))
+    from lca.models import QuantileEncoder
+    with pytest.raises(TypeError, match=r"must be a ThresholdEncoder or None with "
+                                        r"distribution='data'. Got QuantileEncoder"):
+        Surrogate(rule, positive=1, distribution="data",
+                  encoder=QuantileEncoder()).fit(table(50))
+    with pytest.raises(ValueError, match=r"'rows_per_node' parameter of Surrogate.fit"):
+        Surrogate(rule, positive=1, distribution="data", rows_per_node=4097).fit(table(50))
+
+
+def test_data_mode_is_the_default_and_product_mode_is_asked_for_by_name():
+    surrogate = Surrogate(rule, positive=1, depth=3).fit(table(200))
+    assert surrogate.distribution_ == "data" and hasattr(surrogate, "rows_tree_")
+    assert isinstance(surrogate.encoder_, ThresholdEncoder)
+    product = surrogate.set_params(distribution="product").fit(table(200))
+    assert product.distribution_ == "product" and hasattr(product, "reconstructor_")
+    assert not hasattr(product, "rows_tree_") and not hasattr(product, "rows_digest_")
+    assert repr(Surrogate(rule, distribution="product")) == \
+        "Surrogate(function, distribution='product')"
+
+
+# -- questions ------------------------------------------------------------------------------
+
+def test_every_midpoint_is_a_cut_up_to_the_limit_then_row_quantiles():
+    few = pd.DataFrame({"v": [1.0, 2.0, 2.0, 4.0]})
+    assert ThresholdEncoder().fit(few).cuts_[0].tolist() == [1.5, 3.0]
+    many = pd.DataFrame({"v": np.arange(100.0)})
+    encoder = ThresholdEncoder(cuts=3).fit(many)
+    # Rows floor(k * 100 / 4) = 25, 50, 75: the cut just below each of those values.
+    assert encoder.cuts_[0].tolist() == [24.5, 49.5, 74.5]
+    assert ThresholdEncoder(cuts=99).fit(many).cuts_[0].size == 99
+
+
+def test_questions_are_plus_one_when_they_hold():
+    encoder = ThresholdEncoder().fit(pd.DataFrame({"v": [0.0, 1.0, 2.0],
+                                                   "c": ["a", "b", "a"]}))
+    # variables: v >= 0.5, v >= 1.5, c == a, c == b
+    assert encoder.encode(pd.DataFrame({"v": [1.0], "c": ["b"]})).tolist() == [[1, -1, -1, 1]]
+    assert encoder.encode(pd.DataFrame({"v": [-7.0], "c": ["a"]})).tolist() == [[-1, -1, 1, -1]]
+
+
+def test_an_unseen_category_answers_no_to_each_category_with_one_warning():
+    encoder = ThresholdEncoder().fit(pd.DataFrame({"v": [0.0, 1.0], "c": ["a", "b"]}))
+    with pytest.warns(UnseenValueWarning, match=r"'c' \(column 1\): 2 rows") as caught:
+        points = encoder.encode(pd.DataFrame({"v": [0.5, 9.0], "c": ["z", "y"]}))
+    assert len(caught) == 1
+    assert points[:, 1:].tolist() == [[-1, -1], [-1, -1]]
+    assert points[:, 0].tolist() == [1, 1]  # any real value encodes: 9.0 >= 0.5
+
+
+def test_conditions_are_intersected_per_feature():
+    encoder = ThresholdEncoder().fit(pd.DataFrame({"v": [0.0, 1.0, 2.0, 3.0],
+                                                   "c": ["a", "b", "c", "a"]}))
+    # v >= 0.5 (+1), then v >= 2.5 (-1): one interval.
+    assert encoder.describe(2, -1, ((0, 1),)) == "0.5 <= v < 2.5"
+    assert encoder.describe(3, -1) == "c not in {a}"
+    assert encoder.describe(4, -1, ((3, -1),)) == "c not in {a, b}"
+    assert encoder.describe(4, 1, ((3, -1),)) == "c in {b}"
+    surrogate = data_surrogate()
+    rules = surrogate.explain(table(600).iloc[0])
+    names = [condition.split()[0] if not condition[0].isdigit() and condition[0] != "-"
+             else condition.split()[2] for condition in rules.by_feature]
+    assert len(names) == len(set(names))  # one condition per feature
+
+
+# -- rows and regions ------------------------------------------------------------------------
+
+def test_rows_are_ranked_by_their_derived_key_ties_to_the_lower_index():
+    order = row_order(5, 1000)
+    from lca import derive
+    keys = derive.raw_words(derive.node_key(5, "surrogate-rows", ()), 0, 0, 1000)
+    assert order.tolist() == sorted(range(1000), key=lambda i: (int(keys[i]), i))
+
+
+def test_a_node_takes_the_first_rows_of_its_region_including_its_ancestors_rows():
+    surrogate = data_surrogate(rows_per_node=64)
+    builder = surrogate.rows_tree_
+    root = builder.decide(())
+    assert isinstance(root, NodeDecision)
+    parent_rows = builder.region(())[:64]
+    for bit in (-1, 1):
+        child = ((root.variable, bit),)
+        region = builder.region(child)
+        # The region: exactly the fitted rows that answer the step so.
+        every = builder.encoder.encode_columns(builder.columns)[0]
+        assert set(region.tolist()) == set(np.flatnonzero(
+            every[:, root.variable] == bit).tolist())
+        mine = set(region[:64].tolist())
+        assert {i for i in parent_rows.tolist() if i in set(region.tolist())} <= mine
+
+
+def test_top_up_fills_a_node_to_rows_per_node_points_and_counts_every_query():
+    surrogate = Surrogate(rule, positive=1, distribution="data", rows_per_node=100,
+                          depth=0).fit(table(30))
+    leaf = surrogate.rows_tree_.decide(())
+    # 30 fitted rows and 100 - 30 drawn ones: 100 model queries.
+    assert isinstance(leaf, LeafDecision) and leaf.samples == 100
+    assert surrogate.queries_ == 100
+    assert surrogate.rows_tree_.leaf_rows[()].rows == 30
+    full = Surrogate(rule, positive=1, distribution="data", rows_per_node=20,
+                     depth=0).fit(table(30))
+    full.rows_tree_.decide(())
+    assert full.rows_tree_.leaf_rows[()].rows == 20 and full.queries_ == 20
+
+
+def test_drawn_rows_stay_in_the_region_of_their_node():
+    surrogate = data_surrogate(rows=200, rows_per_node=150)
+    builder = surrogate.rows_tree_
+    tree = surrogate.tree()
+    from lca.models.rows import topup_columns
+    for path in list(tree.decisions)[:12]:
+        drawn = topup_columns(builder.encoder, builder.sorted_columns, 0, path, 50)
+        points, _ = builder.encoder.encode_columns(drawn)
+        for variable, bit in path:
+            assert (points[:, variable] == bit).all()
+
+
+# -- the split --------------------------------------------------------------------------------
+
+def _gini_scores(points, labels, candidates):
+    out = {}
+    n, p = labels.size, int((labels > 0).sum())
+    parent = Fraction(p * p + (n - p) ** 2, n)
+    for v in candidates:
+        score = 0
+        for side in (-1, 1):
+            chosen = labels[points[:, v] == side]
+            k, kp = chosen.size, int((chosen > 0).sum())
+            score += Fraction(kp * kp + (k - kp) ** 2, k)
+        if score > parent:
+            out[int(v)] = score
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_split_is_the_largest_gini_gain_compared_exactly(seed):
+    rng = np.random.default_rng(seed)
+    points = rng.choice(np.array([-1, 1], dtype=np.int8), size=(40, 12))
+    labels = np.where(points[:, 3] + points[:, 7] + rng.normal(0, 1, 40) > 0, 1, -1)
+    candidates = np.arange(12)
+    scores = _gini_scores(points, labels, candidates)
+    best = max(scores, key=lambda v: (scores[v], -v)) if scores else None
+    assert best_split(points, labels, candidates) == best
+
+
+def test_ties_go_to_the_lowest_variable_and_no_gain_is_no_split():
+    column = np.array([-1, -1, 1, 1], dtype=np.int8)
+    points = np.stack([column, -column, column], axis=1)  # three equally good questions
+    labels = np.array([1, 1, -1, -1])
+    assert best_split(points, labels, np.array([2, 1, 0])) == 0
+    assert best_split(points, labels, np.array([2, 1])) == 1
+    flat = np.array([[-1], [1], [-1], [1]], dtype=np.int8)
+    assert best_split(flat, np.array([1, 1, -1, -1]), np.array([0])) is None
+
+
+def test_stopping_rules():
+    # Depth cap: depth 0 is one leaf.
+    assert isinstance(data_surrogate(depth=0).rows_tree_.decide(()), LeafDecision)
+    # Fewer than min_rows fitted rows in the region: a leaf; as many: not on that account.
+    builder = data_surrogate(min_rows=600).rows_tree_
+    assert isinstance(builder.decide(()), NodeDecision)
+    builder = data_surrogate(min_rows=601).rows_tree_
+    assert isinstance(builder.decide(()), LeafDecision)
+    # Pure labels: a leaf labelled by them.
+    constant = Surrogate(lambda X: np.ones(len(X), dtype=int), positive=1,
+                         distribution="data").fit(table(100))
+    leaf = constant.rows_tree_.decide(())
+    assert isinstance(leaf, LeafDecision) and leaf.label == 1 and leaf.total == leaf.samples
+
+
+def test_a_tied_leaf_is_labelled_plus_one():
+    X = pd.DataFrame({"v": [0.0, 0.0, 1.0, 1.0]})
+    # The model's labels are 1, 0, 1, 0 on rows of equal questions: no split has any gain.
+    def alternating(frame):
+        return (np.arange(len(frame)) % 2 == 0).astype(int) if len(frame) == 4 else \
+            np.zeros(len(frame), dtype=int)
+    surrogate = Surrogate(alternating, positive=1, distribution="data", rows_per_node=4,
+                          min_rows=1).fit(X)
+    leaf = surrogate.rows_tree_.decide(())
+    assert isinstance(leaf, LeafDecision) and leaf.total == 0 and leaf.label == 1
+
+
+# -- locality, identity, replicas ----------------------------------------------------------------
+
+def test_one_depth_8_path_costs_well_under_a_tenth_of_the_whole_tree():
+    rows = table(3000, seed=1)
+    whole = Surrogate(rule, positive=1, distribution="data", depth=8).fit(rows)
+    tree = whole.tree()
+    points = whole.encoder_.encode(rows)
+    deep = next(i for i in range(len(rows)) if len(tree.trace(points[i])[0]) == 8)
+    local = Surrogate(rule, positive=1, distribution="data", depth=8).fit(rows)
+    rules = local.explain(rows.iloc[deep])
+    # The path built alone is the whole tree's path, at a twentieth of its queries.
+    assert rules.path == tree.trace(points[deep])[0] and len(rules.path) == 8
+    assert 20 * local.queries_ < whole.queries_
+
+
+def test_the_rows_digest_is_part_of_the_identity():
+    rows = table(300)
+    first = data_surrogate(300).rows_digest_
+    assert data_surrogate(300).rows_digest_ == first
+    changed = rows.copy()
+    changed.loc[17, "x"] += 0.001
+    other = Surrogate(rule, positive=1, distribution="data").fit(changed).rows_digest_
+    assert other != first and other.startswith("sha256:") and len(other) == 7 + 64
+    renamed = rows.copy()
+    renamed.loc[3, "colour"] = "green" if rows.loc[3, "colour"] != "green" else "blue"
+    assert Surrogate(rule, positive=1, distribution="data").fit(renamed).rows_digest_ != first
+    report = data_surrogate(300, depth=3).report()
+    assert first in report and "300 fitted rows" in report
+
+
+def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
+    surrogate = data_surrogate(400)
+    text = surrogate.to_json()
+    document = json.loads(text)
+    assert document["version"] == 2 and document["distribution"] == "data"
+    assert document["rows"]["digest"] == surrogate.rows_digest_
+    assert document["rows"]["count"] == 400
+    back = Surrogate.from_json(text)
+    assert surrogate.rows_digest_ in back.report() and "fitted rows" in back.report()
+    assert back.get_params()["distribution"] == "data"
+    product = Surrogate(rule, positive=1, depth=2, distribution="product").fit(table(100))
+    assert Surrogate.from_json(product.to_json()).get_params()["distribution"] == "product"
+    rows = table(500, seed=9)
+    assert (back.predict(rows) == surrogate.predict(rows)).all()
+    assert back.to_json() == text
+    assert str(back.explain(rows.iloc[4])) == str(surrogate.explain(rows.iloc[4]))
+    assert [str(r) for r in back.leaves()] == [str(r) for r in surrogate.leaves()]
+    assert "fitted rows agree" in str(back.leaves()[0])
+    with_model = Surrogate.from_json(text, model=rule)
+    fidelity = with_model.fidelity(rows)
+    assert fidelity.product is None and fidelity.data is not None
+    assert fidelity.data.rate == surrogate.fidelity(rows).data.rate
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["rows"].update(count=0), r"'rows.count' must be an int in \[1, "),
+    (lambda d: d["rows"]["leaves"].pop(), r"'rows.leaves' must be a list of \d+ \[path, rows, "),
+    (lambda d: d["rows"]["leaves"][0].__setitem__(2, 10 ** 6), r"'rows.leaves\[0\]' must be"),
+    (lambda d: d.update(distribution="rows"), r"'distribution' must be 'data'"),
+    (lambda d: d["encoder"].update(kind="QuantileEncoder"), r"'encoder"),
+    (lambda d: d["rows"].update(digest="sha256:" + "0" * 64), r"'digest' does not match"),
+    (lambda d: d["encoder"]["thresholds"]["0"].reverse(),
+     r"'encoder.thresholds.0' must be strictly increasing cuts"),
+    (lambda d: d["encoder"]["thresholds"]["0"].pop(),
+     r"'tree.n' is \d+, but the encoder makes \d+ bits"),
+    (lambda d: d["encoder"].update(cuts=0), r"'encoder.cuts' must be an int in \[1, 4096\]"),
+])
+def test_a_forged_data_document_is_refused_naming_the_field(edit, match):
+    document = json.loads(data_surrogate(200, depth=3).to_json())
+    edit(document)
+    with pytest.raises(ValueError, match=match):
+        Surrogate.from_json(json.dumps(document))
+
+
+def test_replicas_in_two_processes_save_the_same_surrogate():
+    here = fitted_json(500, 4)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        there = pool.apply(fitted_json, (500, 4))
+    assert there == here
+    assert fitted_json(500, 5) != here  # another seed, another tree
+
+
+def test_a_saved_data_surrogate_is_served(tmp_path):
+    from lca.serve.saved import load_saved
+
+    surrogate = data_surrogate(300, depth=4)
+    path = tmp_path / "data.json"
+    path.write_text(surrogate.to_json())
+    answerer, oracle = load_saved(str(path))
+    points = surrogate.encoder_.encode(table(50, seed=3))
+    assert (answerer.answer_many(points, surrogate.seed_) ==
+            surrogate.tree().query(points)).all()
+    assert oracle.n == surrogate.encoder_.n_bits
+
+
+def test_clean_use_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        surrogate = data_surrogate(300, depth=4)
+        surrogate.predict(table(100, seed=2))
+        surrogate.report()
+
+
+@pytest.mark.parametrize("distribution", ["data", "product"])
+def test_lca_distill_takes_the_distribution(tmp_path, capsys, distribution):
+    joblib = pytest.importorskip("joblib")
+    from sklearn.tree import DecisionTreeClassifier
+
+    from lca.cli import main
+
+    rows = table(300)
+    numeric = rows[["x", "y", "k"]]
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(numeric, rule(rows))
+    joblib.dump(model, tmp_path / "model.joblib")
+    numeric.to_csv(tmp_path / "rows.csv", index=False)
+    code = main(["distill", str(tmp_path / "model.joblib"), "--data", str(tmp_path / "rows.csv"),
+                 "--depth", "3", "--quiet", "--distribution", distribution])
+    printed = capsys.readouterr().out
+    expected = Surrogate(model, depth=3, distribution=distribution).fit(numeric)
+    assert code == 0 and expected.tree().to_text() in printed
+    assert ("threshold questions" in printed) == (distribution == "data")
+
+
+def test_a_row_of_an_unseen_category_is_answered_on_the_not_in_side():
+    surrogate = data_surrogate(600, depth=4)
+    tree = surrogate.tree()
+    row = table(1, seed=5).assign(colour="purple")
+    with pytest.warns(UnseenValueWarning, match=r"'colour' \(column 3\): 1 row"):
+        rules = surrogate.explain(row)
+    assert not any("colour in {" in condition for condition in rules.conditions)
+    assert any("colour not in {" in condition for condition in rules.conditions)
+    with pytest.warns(UnseenValueWarning):
+        assert surrogate.predict(row).tolist() == [rules.prediction]
+    assert rules.path in tree.leaves
