@@ -28,7 +28,7 @@ FORMAT_VERSION = 1
 _OWNER = "ReconstructedTree.from_json"
 _KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision}
 _TOP_KEYS = ("format", "version", "seed", "n", "oracle", "params", "nodes")
-_READABLE_KEYS = ("features", "class_names")
+_READABLE_KEYS = ("features", "class_names", "uniform_mass")
 
 
 def read_document(text: Any) -> dict[str, Any]:
@@ -120,7 +120,8 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
-    """The optional display fields: feature names by variable, the labels' class names."""
+    """The optional display fields: feature names by variable, the labels' class names,
+    whether leaves have a share of the inputs."""
     features = document.get("features", {})
     if not isinstance(features, dict) or getattr(features, "repeated", None) or not all(
             _variable_key(key, n) and isinstance(name, str) for key, name in features.items()):
@@ -132,8 +133,13 @@ def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
                                   and all(isinstance(name, str) for name in names)):
         raise ValueError(f"{_OWNER}: 'class_names' must be two strings [minus, plus]. "
                          f"Got {show(names)} instead.")
+    uniform = document.get("uniform_mass", True)
+    # Written only as false (true is the default): anything else is an edit.
+    if uniform is not False and "uniform_mass" in document:
+        raise ValueError(f"{_OWNER}: 'uniform_mass' is written only as false. "
+                         f"Got {show(uniform)} instead.")
     return {"features": {int(key): name for key, name in features.items()},
-            "class_names": None if names is None else tuple(names)}
+            "class_names": None if names is None else tuple(names), "uniform_mass": uniform}
 
 
 def _variable_key(key: str, n: int) -> bool:

@@ -81,6 +81,12 @@ class ReconstructedTree:
             as ``x<i>``.
         class_names: readable names of the ``-1`` and ``+1`` labels (from
             the oracle's ``label_names``), or ``None`` for ``-1``/``+1``.
+        uniform_mass: whether a leaf's probability under uniform points is
+            its share of the inputs (true when the variables are independent
+            uniform bits, as for a reconstructed oracle or the encoder's
+            product distribution). False for a data-mode surrogate's
+            threshold questions, which are neither: its text then shows no
+            share.
     """
 
     seed: int
@@ -91,6 +97,7 @@ class ReconstructedTree:
     conditions: Mapping[Path, tuple[str, str]]
     features: Mapping[int, str] = dataclasses.field(default_factory=dict)
     class_names: tuple[str, str] | None = None
+    uniform_mass: bool = True
 
     # -- structure -------------------------------------------------------------
 
@@ -247,8 +254,9 @@ class ReconstructedTree:
         ``"conditions": [if_minus, if_plus]``. A child of a ``"node"`` that is
         not listed is unexplored. Decisions are written field by field
         (``dataclasses.asdict``), so new decision fields are carried without
-        changes here. Optional: ``"features"`` (``{variable: name}``) and
-        ``"class_names"`` (``[minus, plus]``), written when the tree has them.
+        changes here. Optional: ``"features"`` (``{variable: name}``),
+        ``"class_names"`` (``[minus, plus]``), written when the tree has them,
+        and ``"uniform_mass": false`` when :attr:`uniform_mass` is false.
         """
         nodes = []
         for path, decision in self.walk():
@@ -301,6 +309,8 @@ def _readable_fields(tree: ReconstructedTree) -> dict[str, Any]:
                               sorted(tree.features.items())}
     if tree.class_names is not None:
         fields["class_names"] = list(tree.class_names)
+    if not tree.uniform_mass:
+        fields["uniform_mass"] = False
     return fields
 
 

@@ -143,8 +143,9 @@ def _end_early(bar: Any) -> None:
         bar.refresh()
 
 
-def progress_bar(enabled: bool, total: int, desc: str, unit: str) -> Any:
-    """A tqdm bar on stderr, or a do-nothing stand-in when ``enabled`` is false.
+def progress_bar(enabled: bool, total: int | None, desc: str, unit: str) -> Any:
+    """A tqdm bar on stderr (``total`` ``None``: a count without an end), or a do-nothing
+    stand-in when ``enabled`` is false.
 
     tqdm is imported only when a bar is drawn: worker processes never pay for it.
     """

@@ -87,13 +87,15 @@ def _label_text(tree: ReconstructedTree, label: int) -> str:
     return tree.class_names[0 if label < 0 else 1]
 
 def _leaf_text(tree: ReconstructedTree, view: Shown, lines: bool = False) -> str:
-    """``label (12.5% of inputs, 60/64 samples agree)``, or on three lines."""
-    parts = [f"{_percent(view.mass)} of inputs"]
+    """``label (12.5% of inputs, 60/64 samples agree)``, or on three lines (no share of
+    the inputs when the tree has none: ``tree.uniform_mass`` false)."""
+    parts = [f"{_percent(view.mass)} of inputs"] if tree.uniform_mass else []
     if view.samples:
         parts.append(f"{view.agree}/{view.samples} samples agree")
     if lines:
         return "\n".join([_label_text(tree, view.label), *parts])
-    return f"{_label_text(tree, view.label)} ({', '.join(parts)})"
+    label = _label_text(tree, view.label)
+    return f"{label} ({', '.join(parts)})" if parts else label
 
 def _node_name(tree: ReconstructedTree, variable: int) -> str:
     return tree.features.get(variable, f"x{variable}")
@@ -115,7 +117,8 @@ def to_text(tree: ReconstructedTree, merge: bool = True) -> str:
     A leaf is shown as its class name (``class_names``; else
     ``+1``/``-1``) with its share of the inputs (its probability under
     the uniform distribution of points, which is the encoder's product
-    distribution for a model) and how many of its samples agree with its
+    distribution for a model; none when ``tree.uniform_mass`` is false, as
+    for a data-mode surrogate) and how many of its samples agree with its
     label; an unexplored subtree as ``(unexplored)``. With ``merge``
     (the default) a split whose leaves all have one label is shown as
     one leaf, and the header says how many: the function is unchanged.

@@ -299,10 +299,26 @@ class TestJsonIsChecked:
          r"'class_names' must be two strings \[minus, plus\]\. Got \['a', 'b', 'c'\]"),
         (lambda d, leaf, inner: _set(d, "class_names", ["a", 1]), r"'class_names' must be two"),
         (lambda d, leaf, inner: _set(d, "class_names", "ab"), r"'class_names' must be two"),
+        # Only false is ever written (true is the default and is omitted).
+        (lambda d, leaf, inner: _set(d, "uniform_mass", True),
+         r"'uniform_mass' is written only as false\. Got True"),
+        (lambda d, leaf, inner: _set(d, "uniform_mass", 0), r"'uniform_mass' is written only"),
     ])
     def test_one_past_each_other_edge_is_refused(self, change, match):
         with pytest.raises(ValueError, match=r"^ReconstructedTree\.from_json: .*" + match):
             ReconstructedTree.from_json(_edit(change))
+
+    def test_a_tree_without_a_share_of_the_inputs_keeps_it_through_json(self):
+        tree, document, _, _ = _document()
+        assert "uniform_mass" not in document and "of inputs" in tree.to_text()
+        shareless = dataclasses.replace(tree, uniform_mass=False)
+        text = shareless.to_json()
+        assert json.loads(text)["uniform_mass"] is False
+        back = ReconstructedTree.from_json(text)
+        assert back.uniform_mass is False and back.to_json() == text
+        # Each leaf keeps its label and samples; only the share is gone.
+        assert "of inputs" not in back.to_text() and "samples agree" in back.to_text()
+        assert back.to_text() == re.sub(r"\(\S+% of inputs, ", "(", tree.to_text())
 
     @pytest.mark.parametrize("features", [{"0": "a", "9": "b"}, {}])
     def test_features_of_the_first_and_last_variables_are_read(self, features):

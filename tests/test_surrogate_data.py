@@ -261,6 +261,11 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
     assert str(back.explain(rows.iloc[4])) == str(surrogate.explain(rows.iloc[4]))
     assert [str(r) for r in back.leaves()] == [str(r) for r in surrogate.leaves()]
     assert "fitted rows agree" in str(back.leaves()[0])
+    # A leaf of threshold questions has no share of uniform points: none is shown,
+    # before or after the round trip.
+    assert not surrogate.tree().uniform_mass and not back.tree().uniform_mass
+    assert "of inputs" not in back.tree().to_text()
+    assert back.tree().to_text() == surrogate.tree().to_text()
     with_model = Surrogate.from_json(text, model=rule)
     fidelity = with_model.fidelity(rows)
     assert fidelity.product is None and fidelity.data is not None
@@ -348,3 +353,15 @@ def test_a_row_of_an_unseen_category_is_answered_on_the_not_in_side():
     with pytest.warns(UnseenValueWarning):
         assert surrogate.predict(row).tolist() == [rules.prediction]
     assert rules.path in tree.leaves
+
+
+def test_tree_draws_a_bar_over_the_nodes_it_decides_and_none_unless_asked(capsys):
+    quiet = data_surrogate(400, depth=4)
+    tree = quiet.tree()
+    assert capsys.readouterr().err == ""
+    loud = data_surrogate(400, depth=4)
+    assert loud.tree(progress=True).to_json() == tree.to_json()
+    err = capsys.readouterr().err
+    # One count per node decided (internal nodes and leaves), no total to reach.
+    decided = len(tree.internal_nodes) + len(tree.leaves)
+    assert f"deciding:{decided}nodes[" in err.replace(" ", "")

@@ -45,6 +45,7 @@ from lca.export import ReconstructedTree, tree_from_decisions
 from lca.models.oracle import ModelOracle
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
+from lca.reconstruct import progress_bar
 
 __all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_split", "row_order", "topup_columns"]
 
@@ -338,18 +339,32 @@ class RowsTree:
             groups = later
         return out
 
-    def materialize(self, depth: int | None = None) -> ReconstructedTree:
-        """Every node down to ``depth`` (``None``: the whole tree), as a readable tree."""
+    def materialize(self, depth: int | None = None, progress: bool = False) -> ReconstructedTree:
+        """Every node down to ``depth`` (``None``: the whole tree), as a readable tree.
+
+        ``progress=True`` draws a tqdm bar on stderr over the nodes decided (their
+        number is not known in advance).
+        """
         level: list[Path] = [()]
-        while level:
-            below = []
-            self.prepare(level)
-            for path in level:
-                decision = self.decide(path)
-                if isinstance(decision, NodeDecision) and (depth is None or len(path) < depth):
-                    below += [path + ((decision.variable, bit),) for bit in (-1, 1)]
-            level = below
+        bar = progress_bar(progress, None, "deciding", "nodes")
+        try:
+            while level:
+                below = []
+                self.prepare(level)
+                for path in level:
+                    decision = self.decide(path)
+                    if isinstance(decision, NodeDecision) and (depth is None
+                                                               or len(path) < depth):
+                        below += [path + ((decision.variable, bit),) for bit in (-1, 1)]
+                bar.update(len(level))
+                level = below
+        finally:
+            bar.close()
         known = {path: decision for path, decision in self.decisions.items()
                  if depth is None or len(path) <= depth}
-        return tree_from_decisions(self.oracle, self.params, self.seed, known)
+        # Threshold questions are not independent uniform bits: a leaf's
+        # 2^-depth is no share of anything, so the text shows none.
+        return dataclasses.replace(
+            tree_from_decisions(self.oracle, self.params, self.seed, known),
+            uniform_mass=False)
 

@@ -614,8 +614,8 @@ class Surrogate:
         The whole tree is kept and then answers :meth:`predict` and
         :meth:`explain` (the same answers as the reconstructor's, or in data
         mode as the nodes decided one path at a time). ``progress=True``
-        draws a tqdm bar on stderr over the decisions (product mode; data
-        mode decides a level at a time and draws none).
+        draws a tqdm bar on stderr over the decisions (in data mode over
+        the nodes decided, whose number is not known in advance).
         """
         self._check_fitted("tree")
         owner = "Surrogate.tree"
@@ -629,7 +629,7 @@ class Surrogate:
             raise ValueError(f"{owner}: this Surrogate was read from JSON without its model "
                              "and holds no complete tree.")
         if hasattr(self, "rows_tree_"):
-            tree = self.rows_tree_.materialize(depth)
+            tree = self.rows_tree_.materialize(depth, progress)
             if depth is None or tree.complete:
                 self.tree_ = tree
                 self.leaf_rows_ = {path: self.rows_tree_.leaf_rows[path] for path in tree.leaves}
