@@ -350,9 +350,8 @@ class RowsTree:
                 f"{path} is not a node of this tree"
         points, labels, r = self.node_points(path)
         if self.classes:
-            decision = self._decide_classes(path, points, labels, r)
-            self.decisions[path] = decision
-            return decision
+            self.decisions[path] = self._decide_classes(path, points, labels, r)
+            return self.decisions[path]
         total = int(labels.astype(np.int64).sum())
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \

@@ -34,8 +34,13 @@ from lca.export import ReconstructedTree
 from lca.models._data import is_frame, is_series, plain
 from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
-from lca.models.oracle import (ModelOracle, from_classifier, from_estimator, model_classes,
-                               positive_class)
+from lca.models.oracle import (
+    ModelOracle,
+    from_classifier,
+    from_estimator,
+    model_classes,
+    positive_class,
+)
 from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows, RowsTree, topup_columns
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
