@@ -118,19 +118,31 @@ def test_a_pure_node_is_a_leaf_of_its_class():
     assert split.predict(rows).tolist() == labels
 
 
+class ByValue:
+    """Three classes of one column ``v``: below 30, "a" on even values and "c" on odd ones;
+    from 30, "b"."""
+
+    classes_ = np.array(["a", "b", "c"])
+
+    def predict(self, frame):
+        v = frame["v"].to_numpy(float)
+        return np.where(v >= 30, "b", np.where(v % 2 == 0, "a", "c"))
+
+
 def test_a_class_unseen_in_a_region_or_in_the_rows_never_answers_there():
-    surrogate = multiclass()
+    # The root splits "b" off (v >= 29.5: S = 450/30 + 900/30 = 45, the largest); below
+    # it, at the depth cap, "b" is unseen and the leaf answers "a" or "c"; the other side
+    # is pure "b".
+    rows = pd.DataFrame({"v": np.arange(60.0)})
+    surrogate = Surrogate(ByValue(), depth=1, rows_per_node=60).fit(rows)
     tree = surrogate.tree()
-    points = surrogate.encoder_.encode(table(600))
-    model = surrogate.oracle_.class_rows(table(600))
-    for path, leaf in tree.leaves.items():
-        reach = np.ones(points.shape[0], dtype=bool)
-        for variable, bit in path:
-            reach &= points[:, variable] == bit
-        # "red" rows are all "x": a region of red rows only answers "x" (index 2).
-        seen = set(model[reach].tolist())
-        if len(seen) == 1 and reach.sum() >= 4 and leaf.total == leaf.samples:
-            assert leaf.label in seen
+    root = tree.decisions[()]
+    assert tree.conditions[()] == ("v < 29.5", "v >= 29.5")
+    below, above = (tree.decisions[((root.variable, bit),)] for bit in (-1, 1))
+    assert isinstance(below, ClassLeafDecision) and below.label in (0, 2)
+    assert below.samples == 60 and 30 <= below.total < 60  # drawn rows: "a" and "c" only
+    assert above == ClassLeafDecision(1, 60, 60)
+    assert set(surrogate.predict(rows[:30]).tolist()) == {"abc"[below.label]}
     # A class the model never predicts on these rows ("q") is never answered.
     model = Fixed(["q", "a", "b"], ["a"] * 20 + ["b"] * 20)
     rows = pd.DataFrame({"i": np.arange(40), "v": np.r_[np.zeros(20), np.ones(20)]})
