@@ -17,7 +17,7 @@ import typing
 from typing import Any
 
 from lca._validate import MAX_N, SEED_LIMIT, is_int, show
-from lca.decisions import Decision, LeafDecision, NodeDecision
+from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision
 from lca.derive import Path, check_path
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "read_document"]
@@ -26,7 +26,8 @@ FORMAT = "lca.ReconstructedTree"
 FORMAT_VERSION = 1
 
 _OWNER = "ReconstructedTree.from_json"
-_KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision}
+_KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision,
+                           "class": ClassLeafDecision}
 _TOP_KEYS = ("format", "version", "seed", "n", "oracle", "params", "nodes")
 _READABLE_KEYS = ("features", "class_names", "uniform_mass")
 
@@ -37,8 +38,10 @@ def read_document(text: Any) -> dict[str, Any]:
     seed, n, longest = _header(document)
     decisions, conditions = _entries(document["nodes"], n, longest)
     _one_tree(decisions)
+    readable = _readable(document, n, _class_leaves(decisions))
+    _class_labels(decisions, readable["class_names"])
     return dict(seed=seed, n=n, oracle=document["oracle"], params=dict(document["params"]),
-                decisions=decisions, conditions=conditions, **_readable(document, n))
+                decisions=decisions, conditions=conditions, **readable)
 
 
 class _Object(dict):
@@ -119,9 +122,9 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
     return int(seed), int(n), min(int(params["depth"]), int(n))
 
 
-def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
-    """The optional display fields: feature names by variable, the labels' class names,
-    whether leaves have a share of the inputs."""
+def _readable(document: dict[str, Any], n: int, multiclass: bool) -> dict[str, Any]:
+    """The optional display fields: feature names by variable, the labels' class names
+    (one per class for a tree of class leaves), whether leaves have a share of the inputs."""
     features = document.get("features", {})
     if not isinstance(features, dict) or getattr(features, "repeated", None) or not all(
             _variable_key(key, n) and isinstance(name, str) for key, name in features.items()):
@@ -129,8 +132,14 @@ def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
                          f"as to_json writes them (\"7\", not \"07\"), to names, each once. "
                          f"Got {show(features)} instead.")
     names = document.get("class_names")
-    if names is not None and not (isinstance(names, list) and len(names) == 2
-                                  and all(isinstance(name, str) for name in names)):
+    if multiclass and not (isinstance(names, list) and len(names) > 2
+                           and all(isinstance(name, str) for name in names)):
+        raise ValueError(f"{_OWNER}: 'class_names' must be one string per class (at least "
+                         "3) in a tree whose leaves answer a class ('kind': 'class'). "
+                         f"Got {show(names)} instead.")
+    if not multiclass and names is not None and not (
+            isinstance(names, list) and len(names) == 2
+            and all(isinstance(name, str) for name in names)):
         raise ValueError(f"{_OWNER}: 'class_names' must be two strings [minus, plus]. "
                          f"Got {show(names)} instead.")
     uniform = document.get("uniform_mass", True)
@@ -140,6 +149,27 @@ def _readable(document: dict[str, Any], n: int) -> dict[str, Any]:
                          f"Got {show(uniform)} instead.")
     return {"features": {int(key): name for key, name in features.items()},
             "class_names": None if names is None else tuple(names), "uniform_mass": uniform}
+
+
+def _class_leaves(decisions: dict[Path, Decision]) -> bool:
+    """Are the leaves class leaves (a multi-class tree)? All or none of them."""
+    kinds = {isinstance(d, ClassLeafDecision) for d in decisions.values()
+             if isinstance(d, LeafDecision)}
+    if len(kinds) > 1:
+        raise ValueError(f"{_OWNER}: the leaves mix kinds 'leaf' (labels -1/+1) and 'class' "
+                         "(a class index); a tree's leaves are all of one kind.")
+    return kinds == {True}
+
+
+def _class_labels(decisions: dict[Path, Decision], names: tuple[str, ...] | None) -> None:
+    """Every class leaf names one of the tree's classes."""
+    for path, decision in decisions.items():
+        if isinstance(decision, ClassLeafDecision):
+            assert names is not None, "_readable requires class names for class leaves"
+            if not 0 <= decision.label < len(names):
+                raise ValueError(f"{_OWNER}: node {path}: a class leaf's label must be a class "
+                                 f"index in [0, {len(names)}). Got {show(decision.label)} "
+                                 "instead.")
 
 
 def _variable_key(key: str, n: int) -> bool:
@@ -206,8 +236,14 @@ def _node_conditions(where: str, entry: dict[str, Any], decision: NodeDecision, 
 
 
 def _check_leaf(where: str, entry: dict[str, Any], decision: LeafDecision) -> None:
-    """A leaf's label is -1 or +1 and it has no conditions."""
-    if decision.label not in (-1, 1):
+    """A leaf's label is -1 or +1 (a class leaf's: a class index, checked against the class
+    names later, and its points of that class within its points) and it has no conditions."""
+    if isinstance(decision, ClassLeafDecision):
+        if not 0 <= decision.total <= decision.samples:
+            raise ValueError(f"{_OWNER}: {where}: a class leaf's 'total' (its points of its "
+                             f"class) must be in [0, samples={decision.samples}]. Got "
+                             f"{show(decision.total)} instead.")
+    elif decision.label not in (-1, 1):
         raise ValueError(f"{_OWNER}: {where}: a leaf's label must be -1 or +1. "
                          f"Got {show(decision.label)} instead.")
     if "conditions" in entry:

@@ -14,7 +14,8 @@ import numpy as np
 
 from lca.derive import Path
 
-__all__ = ["AnswerStats", "Decision", "LeafDecision", "NodeDecision", "is_guessed"]
+__all__ = ["AnswerStats", "ClassLeafDecision", "Decision", "LeafDecision", "NodeDecision",
+           "agreeing", "is_guessed"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,25 @@ class LeafDecision:
     samples: int
     total: int
     certified: bool | None = None
+
+
+@dataclass(frozen=True)
+class ClassLeafDecision(LeafDecision):
+    """A leaf of a multi-class tree (one whose leaves answer one of ``K > 2`` classes).
+
+    ``label`` is the class's index in the tree's ``class_names`` (``0 .. K-1``,
+    not ``±1``); ``samples`` the points behind the leaf; ``total`` how many
+    of them the model labels with that class (they agree with the leaf).
+    A subclass so that everything that routes a point to its leaf treats it
+    as a leaf; what reads ``label`` as ``±1`` checks for it.
+    """
+
+
+def agreeing(leaf: LeafDecision) -> int:
+    """How many of the leaf's ``samples`` points carry its label."""
+    if isinstance(leaf, ClassLeafDecision):
+        return leaf.total
+    return (leaf.samples + leaf.label * leaf.total) // 2
 
 
 Decision = NodeDecision | LeafDecision

@@ -32,7 +32,7 @@ import numpy as np
 
 from lca import render
 from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
-from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
+from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
 from lca.oracle import Oracle, check_points
 from lca.params import Params
@@ -80,7 +80,9 @@ class ReconstructedTree:
             wrapped by :mod:`lca.models`); a variable without one is shown
             as ``x<i>``.
         class_names: readable names of the ``-1`` and ``+1`` labels (from
-            the oracle's ``label_names``), or ``None`` for ``-1``/``+1``.
+            the oracle's ``label_names``), or ``None`` for ``-1``/``+1``; in
+            a multi-class tree (leaves :class:`lca.decisions.ClassLeafDecision`,
+            whose label is a class index) one name per class.
         uniform_mass: whether a leaf's probability under uniform points is
             its share of the inputs (true when the variables are independent
             uniform bits, as for a reconstructed oracle or the encoder's
@@ -96,7 +98,7 @@ class ReconstructedTree:
     decisions: Mapping[Path, Decision]
     conditions: Mapping[Path, tuple[str, str]]
     features: Mapping[int, str] = dataclasses.field(default_factory=dict)
-    class_names: tuple[str, str] | None = None
+    class_names: tuple[str, ...] | None = None
     uniform_mass: bool = True
 
     # -- structure -------------------------------------------------------------
@@ -131,6 +133,11 @@ class ReconstructedTree:
     def complete(self) -> bool:
         """Whether every root-to-leaf path ends in a decided leaf."""
         return not self.unexplored
+
+    @property
+    def multiclass(self) -> bool:
+        """Whether the leaves answer a class index into :attr:`class_names` (not ``±1``)."""
+        return any(isinstance(d, ClassLeafDecision) for d in self.decisions.values())
 
     def describe_path(self, path: Path) -> str:
         """The conditions along ``path`` joined by ``' -> '``, or ``'(root)'``."""
@@ -169,14 +176,15 @@ class ReconstructedTree:
         return path, tuple(nodes), tuple(conditions), decision
 
     def query(self, points: Any) -> np.ndarray:
-        """The tree's label on every row of an ``(m, n)`` array of ``±1``, as ``int8``.
+        """The tree's label on every row of an ``(m, n)`` array of ``±1``, as ``int8``
+        (a multi-class tree: the class index into :attr:`class_names`, as ``int64``).
 
         Raises:
             UnexploredNodeError: a row reaches an unexplored node (the error
                 names the node and the first such row).
         """
         points = check_points(points, self.n, what="points")
-        out = np.zeros(points.shape[0], dtype=np.int8)
+        out = np.zeros(points.shape[0], dtype=np.int64 if self.multiclass else np.int8)
         groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
         while groups:
             next_groups: dict[Path, np.ndarray] = {}
@@ -202,6 +210,10 @@ class ReconstructedTree:
         ``DecisionTree`` has no notion of an unexplored subtree, so an
         incomplete tree is refused with ``ValueError`` rather than filled in.
         """
+        if self.multiclass:
+            raise ValueError("ReconstructedTree.to_decision_tree: the leaves of this tree "
+                             f"answer one of {len(self.class_names or ())} classes, and "
+                             "lca.targets.DecisionTree holds -1/+1 labels only")
         missing = self.unexplored
         if missing:
             raise ValueError(
@@ -249,13 +261,14 @@ class ReconstructedTree:
         ``"version": 1``, ``"seed"``, ``"n"``, ``"oracle"`` (its name),
         ``"params"`` (the :class:`lca.Params` fields) and ``"nodes"``: the
         decided nodes in pre-order (``-1`` branch first), each
-        ``{"path": [[variable, bit], ...], "kind": "node" | "leaf",
+        ``{"path": [[variable, bit], ...], "kind": "node" | "leaf" | "class",
         "decision": {field: value, ...}}`` plus, for ``"node"``,
         ``"conditions": [if_minus, if_plus]``. A child of a ``"node"`` that is
-        not listed is unexplored. Decisions are written field by field
+        not listed is unexplored; ``"class"`` is the leaf of a multi-class
+        tree (:class:`lca.decisions.ClassLeafDecision`). Decisions are written field by field
         (``dataclasses.asdict``), so new decision fields are carried without
         changes here. Optional: ``"features"`` (``{variable: name}``),
-        ``"class_names"`` (``[minus, plus]``), written when the tree has them,
+        ``"class_names"`` (``[minus, plus]``, or one per class), written when the tree has them,
         and ``"uniform_mass": false`` when :attr:`uniform_mass` is false.
         """
         nodes = []
@@ -264,7 +277,8 @@ class ReconstructedTree:
                 continue
             entry: dict[str, Any] = {
                 "path": [list(step) for step in path],
-                "kind": "node" if isinstance(decision, NodeDecision) else "leaf",
+                "kind": "node" if isinstance(decision, NodeDecision) else
+                        "class" if isinstance(decision, ClassLeafDecision) else "leaf",
                 "decision": dataclasses.asdict(decision),
             }
             if isinstance(decision, NodeDecision):

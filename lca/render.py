@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lca._validate import check_int
-from lca.decisions import LeafDecision
+from lca.decisions import LeafDecision, agreeing
 from lca.derive import Path
 
 if TYPE_CHECKING:  # the tree's module imports this one
@@ -60,7 +60,7 @@ def shown(tree: ReconstructedTree, merge: bool = True) -> dict[Path, Shown]:
             views[path] = Shown("unexplored")
         elif isinstance(decision, LeafDecision):
             views[path] = Shown("leaf", decision.label, decision.samples,
-                                (decision.samples + decision.label * decision.total) // 2,
+                                agreeing(decision),
                                 0.5 ** len(path))
         else:
             minus, plus = (views[path + ((decision.variable, bit),)] for bit in (-1, 1))
@@ -84,6 +84,8 @@ def shown(tree: ReconstructedTree, merge: bool = True) -> dict[Path, Shown]:
 def _label_text(tree: ReconstructedTree, label: int) -> str:
     if tree.class_names is None:
         return f"{label:+d}"
+    if len(tree.class_names) > 2:  # a multi-class tree: the label is a class index
+        return tree.class_names[label]
     return tree.class_names[0 if label < 0 else 1]
 
 def _leaf_text(tree: ReconstructedTree, view: Shown, lines: bool = False) -> str:

@@ -26,6 +26,15 @@ model, or a regressor's prediction >= a threshold). Surrogates of depth
 * **sklearn tree, bits**: the same ``Q`` points, but the tree sees the
   ``±1`` bits lca sees (lca's split vocabulary: one bit = one dyadic cut of
   one feature). A diagnosis, not a product.
+* **lca data, all classes** (the multi-class pairs: wine, iris, digits):
+  ``Surrogate(model, depth=D).fit(X_train).tree()`` without ``positive=``,
+  one tree whose leaves answer the model's class; it spends ``Q_all``
+  model queries. Its fidelity is agreement on the class (the same class as
+  the model's ``predict``), beside the share of the most common class.
+* **sklearn tree, rows + product (all classes)**: its peer,
+  ``DecisionTreeClassifier(max_depth=D)`` trained on the model's classes of
+  the training rows plus ``Q_all - len(X_train)`` model-labelled product
+  points (the same points as the careful peer's): ``Q_all`` queries.
 * **Trustee** (``trustee`` from PyPI, when installed): ``ClassificationTrustee``
   with ``max_depth=D`` on the training rows, 10 x 5 iterations; its model
   queries are counted by a wrapper.
@@ -335,14 +344,51 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
             product=float(np.mean(student.predict(product_rows) == on_product)),
             time=time.perf_counter() - start, leaves=int(student.get_n_leaves()),
             queries=expert.rows)
+    if pair.threshold is None and getattr(pair.model, "classes_", np.zeros(0)).size > 2:
+        row |= all_classes(pair, depth, encoder, oracle.n, product, train_rows, held_coded,
+                           product_rows)
     return row
+
+
+def all_classes(pair: Pair, depth: int, encoder, n: int, product: np.ndarray,
+                train_rows: np.ndarray, held_coded: np.ndarray,
+                product_rows: np.ndarray) -> dict[str, Any]:
+    """A multi-class pair: lca data's one tree over every class, and its equal-query peer."""
+    start = time.perf_counter()
+    every = Surrogate(pair.model, depth=depth, distribution="data").fit(pair.X)
+    every_tree = every.tree()
+    spent = time.perf_counter() - start
+    classes = every.classes_
+    model = lambda frame: classes[every.oracle_.class_rows(frame)]  # noqa: E731
+    on_held = model(pair.held_out)
+    product_frame = encoder.decode(product)
+    on_product = model(product_frame)
+    out: dict[str, Any] = {"class_baseline": float(
+        np.unique(on_held, return_counts=True)[1].max() / on_held.size)}
+    out["all"] = dict(held=float(np.mean(every.predict(pair.held_out) == on_held)),
+                      product=float(np.mean(every.predict(product_frame) == on_product)),
+                      time=spent, leaves=len(every_tree.leaves), queries=every.queries_)
+    rows = len(pair.X)
+    extra = max(every.queries_ - rows, 0)
+    start = time.perf_counter()
+    more = encoder.decode(derive.sample_points(8, "bench-surrogates-peer-extra", n, extra))
+    features = np.vstack([train_rows, coded(encoder, more)])
+    labels = np.concatenate([model(pair.X), model(more)]) if extra else model(pair.X)
+    fitted = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(features, labels)
+    out["all_peer"] = dict(held=float(np.mean(fitted.predict(held_coded) == on_held)),
+                           product=float(np.mean(fitted.predict(product_rows) == on_product)),
+                           time=time.perf_counter() - start,
+                           leaves=int(fitted.get_n_leaves()), queries=rows + extra)
+    return out
 
 
 METHODS = [("lca", "lca product"), ("careful", "sklearn tree, rows + product"),
            ("data", "lca data"),
            ("careful_data", "sklearn tree, rows + product (lca data's queries)"),
            ("alone", "sklearn tree, rows alone"), ("product", "sklearn tree, product"),
-           ("on_bits", "sklearn tree, bits"), ("trustee", "Trustee (rows)")]
+           ("on_bits", "sklearn tree, bits"), ("trustee", "Trustee (rows)"),
+           ("all", "lca data, all classes"),
+           ("all_peer", "sklearn tree, rows + product (all classes, lca data's queries)")]
 
 
 def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
@@ -363,6 +409,8 @@ def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
                 continue
             r = row[key]
             time_text = f"{r['time']:.2f}" if "time" in r else "(same points)"
+            if key in ("all", "all_peer"):  # agreement on the class, its own baseline
+                label += f" (same class; most common class {row['class_baseline']:.3f})"
             lines.append(f"| {pair} | {label} | {r['held']:.3f} | {r['product']:.3f} | "
                          f"{r['leaves']} | {r['queries']:,} | {time_text} |")
     count = len(rows)
@@ -382,7 +430,20 @@ def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
                   f"on bits on {wins('on_bits', 'product')} of {count}. Median ratio of lca's "
                   f"time to the careful peer's (both including model calls): {slower:.1f}.",
               "", data_summary(rows)]
+    several = [row for row in rows if "all" in row]
+    if several:
+        lines += ["", classes_summary(several)]
     return "\n".join(lines)
+
+
+def classes_summary(rows: list[dict[str, Any]]) -> str:
+    """lca data's one tree over every class against its equal-query peer."""
+    text = "; ".join(
+        f"{row['pair'].split(' (')[0].split(' x ')[-1]} {row['all']['held']:.3f} against "
+        f"{row['all_peer']['held']:.3f} (most common class {row['class_baseline']:.3f})"
+        for row in rows)
+    return ("lca data, all classes, on held-out rows (same class as the model) against its "
+            f"equal-query peer: {text}.")
 
 
 def data_summary(rows: list[dict[str, Any]]) -> str:

@@ -12,10 +12,18 @@ and path, every decision of the whole tree, and its text. The model is
 :func:`model`, a plain function, and is part of the case.
 ``tests/test_rows_answers.py`` recomputes :func:`compute` on the stored rows
 and compares exactly.
+
+    python scripts/make_rows_answers.py --multiclass
+
+writes tests/data/rows_multiclass_answers.json instead: the same rows and
+parameters, the multi-class tree (leaves answer a class) of
+:class:`ThreeClasses`; ``tests/test_rows_multiclass.py`` recomputes
+:func:`compute_multiclass`.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 from pathlib import Path
@@ -24,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "rows_answers.json"
+OUT_MULTICLASS = OUT.parent / "rows_multiclass_answers.json"
 SEED = 20261125
 COLUMNS = ["a", "b", "colour"]
 PARAMETERS = {"depth": 5, "seed": 3, "rows_per_node": 32, "min_rows": 4, "cuts": 16}
@@ -42,6 +51,29 @@ def model_row(row: list) -> int:
     a, b, colour = float(row[0]), float(row[1]), row[2]
     red = colour == "red"
     return 1 if ((a + 0.3 * b > 1.0) and not red) or (red and a < 0.5) else -1
+
+
+class ThreeClasses:
+    """The multi-class case's model: three classes of a fixed rule. ``classes_`` is not in
+    sorted order, so that ties (to the lowest index) follow ``classes_``, not the labels."""
+
+    classes_ = np.array(["low", "mid", "high"])
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        a, b = frame["a"].to_numpy(float), frame["b"].to_numpy(float)
+        red = (frame["colour"] == "red").to_numpy()
+        score = a + 0.3 * b
+        out = np.where(score > 1.5, "high", np.where(score > 0.5, "mid", "low"))
+        return np.where(red & (a < 0.5), "high", out)
+
+
+def class_row(row: list) -> int:
+    """:class:`ThreeClasses` of one row ``[a, b, colour]``, as its index in ``classes_``."""
+    a, b, colour = float(row[0]), float(row[1]), row[2]
+    if colour == "red" and a < 0.5:
+        return 2
+    score = a + 0.3 * b
+    return 2 if score > 1.5 else 1 if score > 0.5 else 0
 
 
 def make_rows() -> list[list]:
@@ -92,7 +124,50 @@ def compute(rows: list[list]) -> dict:
     }
 
 
+def compute_multiclass(rows: list[list]) -> dict:
+    """Everything the multi-class file freezes, computed by the library from ``rows``."""
+    from lca.models import Surrogate, ThresholdEncoder
+
+    X = frame_of(rows)
+    params = dict(PARAMETERS)
+    cuts = params.pop("cuts")
+    explained = Surrogate(ThreeClasses(), distribution="data",
+                          encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
+    answers = []
+    for i in range(EXPLAINED):
+        rules = explained.explain(X.iloc[i])
+        answers.append({"row": rows[i], "answer": rules.prediction,
+                        "path": [list(step) for step in rules.path]})
+    local_queries = explained.queries_
+    whole = Surrogate(ThreeClasses(), distribution="data",
+                      encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
+    tree = whole.tree()
+    decisions = [{"path": [list(step) for step in path], "kind": type(node).__name__,
+                  "decision": dataclasses.asdict(node),
+                  "rows": None if path not in tree.leaves else
+                  dataclasses.asdict(whole.leaf_rows_[path])}
+                 for path, node in tree.walk()]
+    return {
+        "description": "Known answers of a multi-class lca.models.Surrogate(distribution="
+                       "'data') (docs/randomness.md section 10, multi-class trees); model: "
+                       "scripts/make_rows_answers.py ThreeClasses.",
+        "columns": COLUMNS, "parameters": PARAMETERS,
+        "classes": ThreeClasses.classes_.tolist(), "rows": rows,
+        "rows_digest": whole.rows_digest_,
+        "answers": answers, "queries_for_answers": local_queries,
+        "queries_whole_tree": whole.queries_,
+        "decisions": decisions, "text": tree.to_text(),
+    }
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--multiclass", action="store_true",
+                        help="write tests/data/rows_multiclass_answers.json instead")
+    if parser.parse_args().multiclass:
+        OUT_MULTICLASS.write_text(json.dumps(compute_multiclass(make_rows()), indent=1) + "\n")
+        print(f"wrote {OUT_MULTICLASS}")
+        return
     OUT.write_text(json.dumps(compute(make_rows()), indent=1) + "\n")
     print(f"wrote {OUT}")
 

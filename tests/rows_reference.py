@@ -152,3 +152,36 @@ def rows_digest(rows: list[list], categorical: set[int]) -> str:
         else:
             data += b"f" + b"".join(struct.pack("<d", float(row[j]) + 0.0) for row in rows)
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def decide_classes(reference: Reference, path, classes: int) -> dict:
+    """A node of the multi-class tree of §10 (``reference.model`` returns a class index in
+    ``[0, classes)``), as a dict (kind, variable or label, samples, total, rows, agree)."""
+    ref = reference
+    region = [i for i in ref.order if ref.in_region(ref.rows[i], path)]
+    mine = region[:ref.per_node]
+    points = [ref.rows[i] for i in mine]
+    points += ref.drawn(path, ref.per_node - len(mine))
+    labels = [ref.model(row) for row in points]
+    n = len(points)
+    counts = [labels.count(c) for c in range(classes)]
+    label = max(range(classes), key=lambda c: (counts[c], -c))  # ties: the lowest index
+    r = len(mine)
+    leaf = {"kind": "class", "label": label, "samples": n, "total": counts[label], "rows": r,
+            "agree": sum(1 for lab in labels[:r] if lab == label)}
+    if len(path) >= ref.depth or len(region) < ref.min_rows or counts[label] == n:
+        return leaf
+    parent = Fraction(sum(c * c for c in counts), n)
+    best, best_score = None, None
+    for v in range(len(ref.q.owner)):
+        if {ref.q.value(ref.rows[i], v) for i in mine} != {-1, 1}:
+            continue
+        sides = {-1: [0] * classes, 1: [0] * classes}  # side -> points of each class
+        for row, lab in zip(points, labels, strict=True):
+            sides[ref.q.value(row, v)][lab] += 1
+        score = sum(Fraction(sum(c * c for c in side), sum(side)) for side in sides.values())
+        if score > parent and (best_score is None or score > best_score):
+            best, best_score = v, score
+    if best is None:
+        return leaf
+    return {"kind": "node", "variable": best, "samples": n}

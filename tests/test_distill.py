@@ -55,6 +55,28 @@ def test_distill_prints_the_report_and_writes_the_tree(saved, extension, capsys)
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_distill_of_a_multiclass_model_writes_one_tree_of_its_classes(tmp_path,
+                                                                     capsys) -> None:
+    from sklearn.datasets import load_iris
+    from sklearn.tree import DecisionTreeClassifier
+
+    data = load_iris(as_frame=True)
+    y = data.target.map(dict(enumerate(data.target_names)))
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(data.data, y)
+    joblib.dump(model, tmp_path / "model.joblib")
+    data.data.to_csv(tmp_path / "rows.csv", index=False)
+    out = tmp_path / "tree.json"
+    code = main(["distill", str(tmp_path / "model.joblib"), "--data", str(tmp_path / "rows.csv"),
+                 "--depth", "3", "--out", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    expected = Surrogate(model, depth=3).fit(data.data)
+    assert code == 0 and printed.startswith(
+        "Surrogate of DecisionTreeClassifier: one tree over its 3 classes ['setosa', "
+        "'versicolor', 'virginica']\n")
+    assert expected.tree().to_text() in printed
+    assert out.read_text() == expected.to_json(indent=1) + "\n"
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--positive", "healthy"], "The 'positive' parameter must be one of the model's classes "
                                 "['benign', 'malignant']. Got 'healthy'."),

@@ -754,6 +754,31 @@ def test_a_saved_surrogate_is_served_for_its_seed_without_its_model(saved_surrog
         assert client.answer(points[:3], 5).tolist() == tree.query(points[:3]).tolist()
 
 
+def test_a_saved_multiclass_surrogate_is_served_with_its_class_labels(tmp_path):
+    from sklearn.datasets import load_iris
+    from sklearn.tree import DecisionTreeClassifier
+
+    from lca.models import Surrogate
+
+    iris = load_iris()
+    labels = np.array(["setosa", "versicolor", "virginica"])[iris.target]
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(iris.data, labels)
+    surrogate = Surrogate(model, depth=3, seed=2).fit(iris.data)
+    path = tmp_path / "multiclass.json"
+    path.write_text(surrogate.to_json())
+    points = surrogate.encoder_.encode(iris.data[::10])
+    expected = surrogate.predict(iris.data[::10]).tolist()
+    with running("--model", str(path)) as server:
+        status, reply, _ = post(server.url, "/answer",
+                                json.dumps({"seed": 2, "points": points.tolist()}).encode())
+        assert status == 200 and reply["answers"] == expected and reply["queries"] == 0
+        status, reply, _ = post(server.url, "/explain",
+                                json.dumps({"seed": 2, "point": points[0].tolist()}).encode())
+        assert status == 200 and reply["label"] == expected[0]
+        status, described = get(server.url, "/describe")
+        assert described["classes"] == ["setosa", "versicolor", "virginica"]
+
+
 @pytest.mark.parametrize("options, message", [
     (["--model", "/no/such/surrogate.json"], "cannot read '/no/such/surrogate.json'"),
     (["--model", __file__], "is not a saved lca.models.Surrogate"),

@@ -5,7 +5,8 @@
   ``predict`` in the model's own labels, ``explain(row)`` the row's rules,
   ``tree()``, ``fidelity()``, ``report()``, JSON with the encoder inside.
 * :func:`from_estimator` — a model as an :class:`lca.Oracle`
-  (:class:`ModelOracle`), for the reconstructor, the pool or Dask.
+  (:class:`ModelOracle`), for the reconstructor, the pool or Dask;
+  :func:`from_classifier` — a multi-class model whose answer is its class.
 * Encoders (:class:`QuantileEncoder`, :class:`BinaryEncoder`) — uniform
   ``±1`` bits to the model's input rows and data rows back to bits
   (:mod:`lca.models.encoders` says under which distribution the tree is
@@ -16,7 +17,7 @@
 """
 
 from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
-from lca.models.oracle import ModelOracle, from_estimator
+from lca.models.oracle import ModelOracle, from_classifier, from_estimator
 from lca.models.surrogate import (
     Agreement,
     Fidelity,
@@ -39,5 +40,6 @@ __all__ = [
     "Surrogate",
     "ThresholdEncoder",
     "UnseenValueWarning",
+    "from_classifier",
     "from_estimator",
 ]

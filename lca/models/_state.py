@@ -15,7 +15,11 @@ forger who recomputes it.
 A data-mode surrogate's document (``"distribution": "data"``) holds a
 :class:`ThresholdEncoder` (its cuts and categories, checked) and ``"rows"``:
 the fitted rows' digest and count, ``rows_per_node``, ``min_rows`` and each
-leaf's fitted rows, checked against the tree's leaves.
+leaf's fitted rows, checked against the tree's leaves. Only a data-mode
+document may hold a multi-class tree: ``"classes"`` lists the model's
+``K > 2`` classes, ``"positive"`` is null, and the tree's leaves are class
+leaves whose ``class_names`` are those classes as text (each leaf's class
+index within them, checked by :mod:`lca._tree_json`).
 
 Floats go through Python's ``repr`` (what :mod:`json` writes), so every cut,
 representative and mass reads back bit for bit, and a document read back
@@ -376,7 +380,7 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
         raise _bad("threshold", "null or a finite number", threshold)
     depth = _int_in("depth", document["depth"], 0, MAX_DEPTH)
     seed = _int_in("seed", document["seed"], 0, SEED_LIMIT - 1)
-    classes = _classes(document["classes"], positive)
+    classes = _classes(document["classes"], positive, data)
     encoder = _encoder(document["encoder"])
     if data != isinstance(encoder, ThresholdEncoder):
         raise ValueError(f"{OWNER}: 'encoder.kind' is {type(encoder).__name__!r}, but a "
@@ -447,8 +451,19 @@ def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int)
     return SavedRows(given, count, per_node, min_rows, found)
 
 
-def _classes(value: Any, positive: Any) -> np.ndarray:
-    """The two labels ``[negative, positive]``: a binary model's classes, or ``[false, true]``."""
+def _classes(value: Any, positive: Any, data: bool) -> np.ndarray:
+    """The two labels ``[negative, positive]``: a binary model's classes, or ``[false, true]``;
+    a data-mode multi-class tree's: the model's ``K > 2`` classes, with no positive class."""
+    if data and isinstance(value, list) and len(value) > 2:
+        if not (all(_scalar(c) and type(c) is type(value[0]) for c in value)
+                and len({json.dumps(c) for c in value}) == len(value)
+                and all(-(1 << 63) <= c < 1 << 63 for c in value if _is_int(c))):
+            raise _bad("classes", "different labels of one type (strings, numbers within "
+                                  "int64, or bools), one per class", value)
+        if positive is not None:
+            raise _bad("positive", f"null: a tree over the {len(value)} 'classes' answers a "
+                                   "class, with no positive one", positive)
+        return np.array(value)
     if not (isinstance(value, list) and len(value) == 2 and all(_scalar(c) for c in value)
             and type(value[0]) is type(value[1]) and value[0] != value[1]
             and all(-(1 << 63) <= c < 1 << 63 for c in value if _is_int(c))):
@@ -750,7 +765,7 @@ def _tree(value: Any, model: str, seed: int, encoder: Encoder,
         raise ValueError(f"{OWNER}: 'tree.class_names' is missing; a saved Surrogate's tree "
                          "names its two answers.")
     if not (values == [False, True] and classes.dtype == np.bool_) \
-            and tree.class_names != (str(values[0]), str(values[1])):
+            and tree.class_names != tuple(str(value) for value in values):
         raise ValueError(f"{OWNER}: 'tree.class_names' {_brief.repr(list(tree.class_names))} "
                          f"must be the 'classes' {_brief.repr(values)} as text.")
     return tree, params

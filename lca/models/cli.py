@@ -38,7 +38,9 @@ def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
                         help="CSV of rows the model works on, with a header (needs pandas)")
     parser.add_argument("--positive", metavar="LABEL",
                         help="the class on the positive side (matched against the model's "
-                             "classes as text; default: a binary model's second class)")
+                             "classes as text; default: a binary model's second class; a "
+                             "model of more than two classes without it: one tree whose leaves "
+                             "answer its class, in data mode)")
     parser.add_argument("--threshold", type=float, metavar="T",
                         help="cut on scores: probability of --positive, or a regressor's "
                              "prediction (predict >= T is the positive side)")

@@ -25,6 +25,7 @@ from lca.oracle import Oracle, OracleError, check_points
 
 __all__ = [
     "ModelOracle",
+    "from_classifier",
     "from_estimator",
 ]
 
@@ -115,6 +116,42 @@ class ModelOracle(Oracle):
         """The model's ``±1`` label of each row of ``columns`` (in the encoder's order)."""
         return self._map(self._call(self._for_model(columns)), len(columns[0]))
 
+    @property
+    def multiclass(self) -> bool:
+        """Whether this oracle answers the model's class (:func:`from_classifier`), not ``±1``."""
+        # from_estimator never builds a predict oracle without positive= for a classifier.
+        return self.threshold is None and self.positive is None \
+            and self.classes is not None and self.classes.size > 2
+
+    def class_rows(self, X: Any) -> np.ndarray:
+        """The index in ``classes`` of the model's class of each row of data ``X`` (as
+        :meth:`label_rows` calls the model), as int64."""
+        data = self.encoder._select("ModelOracle.class_rows", X)
+        return self.class_columns(list(data.columns))
+
+    def class_columns(self, columns: list[np.ndarray]) -> np.ndarray:
+        """The index in ``classes`` of ``predict``'s class of each row of ``columns``
+        (in the encoder's order), as int64; a label not among them is an OracleError."""
+        assert self.classes is not None and self.method == "predict", \
+            "class indices need a classifier's predict (from_classifier)"
+        m = len(columns[0])
+        outputs = self._call(self._for_model(columns))
+        if outputs.ndim == 2 and outputs.shape[1:] == (1,):
+            outputs = outputs[:, 0]
+        if outputs.shape != (m,):
+            raise self._fail(f"returned shape {outputs.shape} for {m} rows; expected "
+                             f"({m},) or ({m}, 1) class labels")
+        found = np.full(m, -1, dtype=np.int64)
+        if _numeric(outputs) == _numeric(self.classes):
+            for index, label in enumerate(self.classes.tolist()):
+                found[outputs == label] = index
+        if (found < 0).any():
+            bad = outputs[found < 0][0]
+            bad = bad.item() if isinstance(bad, np.generic) else bad
+            raise self._fail(f"returned {bad!r}, which is not one of its classes "
+                             f"{self.classes.tolist()}")
+        return found
+
     def _map(self, outputs: np.ndarray, m: int) -> np.ndarray:
         if self.threshold is None:
             return self._labels(outputs, m)
@@ -124,6 +161,9 @@ class ModelOracle(Oracle):
         return OracleError(f"model {self.name!r} ({self.method}) {message}")
 
     def _labels(self, outputs: np.ndarray, m: int) -> np.ndarray:
+        if self.multiclass:
+            raise self._fail(f"answers one of {self.classes.size} classes "  # type: ignore[union-attr]
+                             "(from_classifier), not -1/+1; ask class_columns or class_rows")
         if outputs.ndim == 2 and outputs.shape[1:] == (1,):
             outputs = outputs[:, 0]
         if outputs.shape != (m,):
@@ -206,8 +246,11 @@ class ModelOracle(Oracle):
         return self.encoder.feature_of(variable)
 
     @property
-    def label_names(self) -> tuple[str, str]:
-        """Readable names of the ``-1`` and ``+1`` answers, e.g. ``("malignant", "benign")``."""
+    def label_names(self) -> tuple[str, ...]:
+        """Readable names of the ``-1`` and ``+1`` answers, e.g. ``("malignant", "benign")``;
+        of a multi-class oracle, one per class (in ``classes`` order)."""
+        if self.multiclass:
+            return tuple(str(plain(c)) for c in self.classes.tolist())  # type: ignore[union-attr]
         positive = plain(self.positive)
         if self.classes is not None and (self.threshold is None or self.method ==
                                          "predict_proba" or self.classes.size == 2):
@@ -368,6 +411,38 @@ def from_estimator(model: Any, encoder: Encoder | None = None, *, positive: Any 
     _check_width(owner, model, name, encoder)
     return ModelOracle(model, encoder, method, auto, positive, threshold, classes, column,
                        name, _model_columns(owner, model, name, encoder))
+
+
+def from_classifier(model: Any, encoder: Encoder) -> ModelOracle:
+    """A classifier of more than two classes whose answer is its class, not a yes/no.
+
+    The oracle's :meth:`ModelOracle.class_columns` and
+    :meth:`ModelOracle.class_rows` give the index in ``model.classes_`` of
+    ``predict``'s class of each row; its ``label_names`` are the classes as
+    text. It has no ``±1`` side: ``query`` and the ``label_*`` methods
+    raise :class:`lca.OracleError`. The model is called as
+    :func:`from_estimator` calls it (a DataFrame under its fitted names).
+
+    Raises:
+        TypeError: a model without ``predict``, an unfitted encoder.
+        ValueError: a model without ``classes_`` or with fewer than three,
+            or whose width differs from the encoder's.
+    """
+    owner = "lca.models.from_classifier"
+    name = getattr(model, "__name__", None) or type(model).__name__
+    if not callable(getattr(model, "predict", None)):
+        raise TypeError(f"The 'model' parameter of {owner} must have predict (its class of "
+                        f"each row). Got {type(model).__name__}.")
+    classes = model_classes(model)
+    if classes is None or classes.size < 3:
+        raise ValueError(f"The 'model' parameter of {owner} must be a classifier of more than "
+                         "two classes (classes_). Got "
+                         + ("no classes_." if classes is None else
+                            f"classes {classes.tolist()}."))
+    encoder = _encoder_for(owner, model, name, encoder, None)
+    _check_width(owner, model, name, encoder)
+    return ModelOracle(model, encoder, "predict", True, None, None, classes, None, name,
+                       _model_columns(owner, model, name, encoder))
 
 
 def _check_threshold(owner: str, method: str, threshold: Any,

@@ -28,6 +28,14 @@ questions) is decided so:
    points; otherwise the variable of largest gain (exact integer
    comparison), ties to the lowest variable. Leaves take the majority label
    of their points, ``+1`` on a tie.
+
+A multi-class tree (``classes=K``, one leaf answers one of ``K > 2``
+classes) labels its points with the model's class (its index in
+``classes_``), sums squared counts over the ``K`` classes in the gain
+(:func:`best_class_split`), and its leaves (:class:`ClassLeafDecision`)
+answer the most common class of their points, the lowest class index on a
+tie; a node is pure when its points hold one class. Everything else is as
+above.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from lca import derive
-from lca.decisions import Decision, LeafDecision, NodeDecision, split_rows
+from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
 from lca.export import ReconstructedTree, tree_from_decisions
 from lca.models.oracle import ModelOracle
@@ -47,7 +55,8 @@ from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import progress_bar
 
-__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_split", "row_order", "topup_columns"]
+__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_class_split", "best_split", "row_order",
+           "topup_columns"]
 
 ORDER_PURPOSE = "surrogate-rows"
 TOPUP_PURPOSE = "surrogate-topup"
@@ -88,7 +97,48 @@ def best_split(points: np.ndarray, labels: np.ndarray,
     a = (p1 * p1 + q1 * q1) * n2 + (p2 * p2 + q2 * q2) * n1
     b = n1 * n2
     parent = total_p * total_p + (k - total_p) * (k - total_p)
-    gains = a * k > parent * b
+    return _largest(candidates, a, b, a * k > parent * b)
+
+
+def best_class_split(points: np.ndarray, labels: np.ndarray, classes: int,
+                     candidates: np.ndarray) -> int | None:
+    """:func:`best_split` over ``classes`` classes (``labels`` are class indices).
+
+    With ``n_s`` points on side ``s`` and ``n_{s,c}`` of them of class ``c``,
+    ``A_s = sum_c n_{s,c}^2``; the gain orders as ``S = A_- / n_- + A_+ / n_+``,
+    compared exactly as ``A = A_- n_+ + A_+ n_-`` over ``B = n_- n_+``, and is
+    positive when ``A N > (sum_c N_c^2) B`` for the node's ``N`` points,
+    ``N_c`` of class ``c``. Ties go to the lowest variable. With two classes
+    this is :func:`best_split`'s rule.
+    """
+    k = labels.size
+    if candidates.size == 0:
+        return None
+    candidates = np.sort(candidates)
+    minus = points[:, candidates] < 0
+    n1 = minus.sum(axis=0, dtype=np.int64)
+    n2 = k - n1
+    a1 = np.zeros(candidates.size, dtype=np.int64)
+    a2 = np.zeros(candidates.size, dtype=np.int64)
+    parent = 0
+    for c in range(classes):
+        mine = labels == c
+        total = int(mine.sum())
+        if not total:
+            continue
+        c1 = minus[mine].sum(axis=0, dtype=np.int64)
+        c2 = total - c1
+        a1 += c1 * c1
+        a2 += c2 * c2
+        parent += total * total
+    a = a1 * n2 + a2 * n1
+    b = n1 * n2
+    return _largest(candidates, a, b, a * k > parent * b)
+
+
+def _largest(candidates: np.ndarray, a: np.ndarray, b: np.ndarray,
+             gains: np.ndarray) -> int | None:
+    """The candidate of largest ``a / b`` among those with ``gains``, the first on a tie."""
     if not gains.any():
         return None
     # Correctly rounded division is monotone: the exact maximum is among the
@@ -167,6 +217,9 @@ class RowsTree:
         columns: the fitted rows' columns in the encoder's order (ordered:
             float64; categorical: the category values).
         seed, depth, rows_per_node, min_rows: see :class:`lca.models.Surrogate`.
+        classes: ``0`` for a yes/no tree (the oracle's ``±1`` labels); ``K > 2``
+            for a multi-class tree over the oracle's class indices
+            (:func:`lca.models.oracle.from_classifier`).
 
     ``queries`` counts every model query (fitted rows once each, drawn rows
     each time).
@@ -174,7 +227,7 @@ class RowsTree:
 
     def __init__(self, encoder: ThresholdEncoder, oracle: ModelOracle,
                  columns: Sequence[np.ndarray], seed: int, depth: int, rows_per_node: int,
-                 min_rows: int) -> None:
+                 min_rows: int, classes: int = 0) -> None:
         self.encoder = encoder
         self.oracle = oracle
         self.columns = list(columns)
@@ -198,7 +251,9 @@ class RowsTree:
                                                        minlength=encoder.categories_[j].size))
             else:
                 self.sorted_columns.append(np.sort(column))
-        self.labels = np.zeros(self.m, dtype=np.int8)  # 0: not asked yet
+        self.classes = classes
+        self.labels = np.zeros(self.m, dtype=np.int64 if classes else np.int8)
+        self.asked = np.zeros(self.m, dtype=bool)
         self.queries = 0
         self.oracle_calls = 0
         self.decisions: dict[Path, Decision] = {}
@@ -249,7 +304,7 @@ class RowsTree:
         if not chosen:
             return
         every = np.concatenate(list(chosen.values()))
-        missing = np.unique(every[self.labels[every] == 0])
+        missing = np.unique(every[~self.asked[every]])
         drawn: dict[Path, list[np.ndarray]] = {}
         for path, rows in chosen.items():
             extra = self.topup_count(int(rows.size))
@@ -263,10 +318,12 @@ class RowsTree:
             # One model call: the fitted rows not asked yet, then every drawn row.
             together = [_concatenate([part[j] for part in parts])
                         for j in range(self.encoder.n_features_in_)]
-            found = self.oracle.label_columns(together)
+            found = (self.oracle.class_columns(together) if self.classes else
+                     self.oracle.label_columns(together))
             self.queries += int(found.size)
             self.oracle_calls += 1
             self.labels[missing] = found[:missing.size]
+            self.asked[missing] = True
             sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
             labels = iter(np.split(found[missing.size:], sizes))
         for path, rows in chosen.items():
@@ -292,6 +349,9 @@ class RowsTree:
             assert isinstance(parent, NodeDecision) and parent.variable == path[-1][0], \
                 f"{path} is not a node of this tree"
         points, labels, r = self.node_points(path)
+        if self.classes:
+            self.decisions[path] = self._decide_classes(path, points, labels, r)
+            return self.decisions[path]
         total = int(labels.astype(np.int64).sum())
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
@@ -309,6 +369,22 @@ class RowsTree:
         self.decisions[path] = decision
         return decision
 
+    def _decide_classes(self, path: Path, points: np.ndarray, labels: np.ndarray,
+                        r: int) -> Decision:
+        """A multi-class node: split as :func:`best_class_split` says, or a class leaf."""
+        counts = np.bincount(labels, minlength=self.classes)
+        variable = None
+        if len(path) < self.depth and self.region(path).size >= self.min_rows \
+                and int(counts.max()) < labels.size:
+            own = points[:r]
+            varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
+            variable = best_class_split(points, labels, self.classes, varied)
+        if variable is not None:
+            return NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
+        label = int(np.argmax(counts))  # the first maximum: the lowest class index
+        self.leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
+        return ClassLeafDecision(label, int(labels.size), int(counts[label]))
+
     # -- answers ----------------------------------------------------------------------
 
     def trace(self, z: np.ndarray) -> tuple[Path, tuple[str, ...], LeafDecision]:
@@ -324,8 +400,9 @@ class RowsTree:
         return path, tuple(conditions), decision
 
     def answer_many(self, points: np.ndarray) -> np.ndarray:
-        """The tree's label of each point, deciding the nodes they reach."""
-        out = np.zeros(points.shape[0], dtype=np.int8)
+        """The tree's label of each point (a multi-class tree: its class index), deciding
+        the nodes they reach."""
+        out = np.zeros(points.shape[0], dtype=np.int64 if self.classes else np.int8)
         groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
         while groups:
             later: dict[Path, np.ndarray] = {}

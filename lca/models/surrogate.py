@@ -28,13 +28,19 @@ import numpy as np
 
 from lca import derive
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import LeafDecision, NodeDecision, split_rows
+from lca.decisions import LeafDecision, NodeDecision, agreeing, split_rows
 from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.models._data import is_frame, is_series, plain
 from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
-from lca.models.oracle import ModelOracle, from_estimator, model_classes, positive_class
+from lca.models.oracle import (
+    ModelOracle,
+    from_classifier,
+    from_estimator,
+    model_classes,
+    positive_class,
+)
 from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows, RowsTree, topup_columns
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
@@ -110,7 +116,9 @@ class Rules:
         path: the ``(variable, bit)`` steps of the path.
         leaf: the leaf's decision: its label and the product samples behind it
             (``leaf.samples`` points of the encoder's product distribution,
-            ``(samples + label * total) / 2`` of them agreeing with the label).
+            ``(samples + label * total) / 2`` of them agreeing with the label;
+            a multi-class tree's :class:`lca.decisions.ClassLeafDecision`:
+            its class index, ``total`` of its points of that class).
         by_feature: one condition per feature on the path, in the order the
             path first tests it: the intersection of that feature's steps (an
             interval, or a set of categories; a feature's later steps are
@@ -133,7 +141,7 @@ class Rules:
     fitted: LeafRows | None = None
 
     def __str__(self) -> str:
-        agree = (self.leaf.samples + self.leaf.label * self.leaf.total) // 2
+        agree = agreeing(self.leaf)
         # A union of intervals ("a < 1 or 2 <= a < 3") is bracketed among the ANDs.
         rules = " AND ".join(f"({rule})" if " or " in rule else rule
                              for rule in self.by_feature) or "(every row)"
@@ -178,7 +186,8 @@ class Fidelity:
             which no longer holds the rows to draw from.
         data: agreement on the rows given, or ``None`` when none were.
         baseline: on the rows given, the share of the model's most common
-            label: the agreement of a tree that always answers it.
+            label (a multi-class tree: its most common class): the agreement
+            of a tree that always answers it.
         concerns: what :class:`LowFidelityWarning` said, one sentence each
             (empty when nothing was wrong).
     """
@@ -222,9 +231,13 @@ class Surrogate:
       (``predict_proba``, else ``decision_function``) is ``>= threshold``.
       ``predict`` returns the model's labels; ``classes_`` is
       ``[other class, positive]``.
-    * a multi-class classifier: ``positive=`` is required, the question is
-      "the model predicts ``positive``" (one surrogate per class for all of
-      them); ``classes_`` is ``[False, True]``.
+    * a multi-class classifier (``K > 2`` classes) in data mode, without
+      ``positive=``: not a yes/no question but ONE tree whose leaves answer
+      a class (the model's ``predict``; :mod:`lca.models.rows`); ``predict``
+      returns the model's classes and ``classes_`` is the model's. With
+      ``positive=`` (required in product mode) the question is "the model
+      predicts ``positive``" (the one-vs-rest tree); ``classes_`` is
+      ``[False, True]``.
     * a regressor (no ``classes_``): ``threshold=`` is required, the
       question is ``model.predict(x) >= threshold``; ``classes_`` is
       ``[False, True]``.
@@ -346,6 +359,8 @@ class Surrogate:
         if not isinstance(distribution, str) or distribution not in DISTRIBUTIONS:
             raise ValueError(f"The 'distribution' parameter of {owner} must be one of "
                              f"{DISTRIBUTIONS!r}. Got {distribution!r} instead.")
+        if distribution == "data" and self._all_classes(owner):
+            return self._fit_data(owner, X, depth, seed, None, None, multiclass=True)
         positive, method = self._mapping(owner)
         if distribution == "data":
             return self._fit_data(owner, X, depth, seed, positive, method)
@@ -386,8 +401,9 @@ class Surrogate:
         return self
 
     def _fit_data(self, owner: str, X: Any, depth: int, seed: int, positive: Any,
-                  method: str | None) -> Surrogate:
-        """Data mode: threshold questions over the rows of ``X``, a :class:`RowsTree`."""
+                  method: str | None, multiclass: bool = False) -> Surrogate:
+        """Data mode: threshold questions over the rows of ``X``, a :class:`RowsTree`
+        (``multiclass``: one tree over the model's classes)."""
         rows_per_node = _PARAMETER_CONSTRAINTS["rows_per_node"](owner, "rows_per_node",
                                                                self.rows_per_node)
         min_rows = _PARAMETER_CONSTRAINTS["min_rows"](owner, "min_rows", self.min_rows)
@@ -405,10 +421,12 @@ class Surrogate:
                             "or None with distribution='data'. Got "
                             f"{type(self.encoder).__name__} instead.")
         encoder.fit(X)
-        oracle = from_estimator(self.model, encoder, positive=positive, method=method,
-                                threshold=self.threshold)
+        oracle = from_classifier(self.model, encoder) if multiclass else \
+            from_estimator(self.model, encoder, positive=positive, method=method,
+                           threshold=self.threshold)
         builder = RowsTree(encoder, oracle, encoder.columns_of(owner, X), seed, depth,
-                           rows_per_node, min_rows)
+                           rows_per_node, min_rows,
+                           classes=oracle.classes.size if multiclass else 0)  # type: ignore[union-attr]
         self.encoder_ = encoder
         self.oracle_ = oracle
         self.params_ = builder.params
@@ -418,6 +436,20 @@ class Surrogate:
         if hasattr(self, "reconstructor_"):
             del self.reconstructor_
         return self._fitted(X, seed, oracle)
+
+    def _all_classes(self, owner: str) -> bool:
+        """Whether the tree answers a class of a multi-class model (no ``positive=``)."""
+        classes = model_classes(self.model)
+        if classes is None or classes.size <= 2 or self.positive is not None:
+            return False
+        if self.threshold is not None:
+            raise ValueError(
+                f"{owner}: threshold={self.threshold!r} cuts the score of one class, but model "
+                f"{type(self.model).__name__} has {classes.size} classes "
+                f"{classes.tolist()} and no positive= is given. Pass positive=c for the "
+                "tree of 'score of c >= threshold', or drop threshold for one tree whose "
+                "leaves answer the model's class.")
+        return True
 
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
         """The ``positive`` and ``method`` to wrap the model with."""
@@ -437,8 +469,10 @@ class Surrogate:
                     f"{owner}: model {name} has {classes.size} classes "
                     f"{classes.tolist()}, and a surrogate tree answers one yes/no "
                     "question. Pass positive=c for 'the model predicts c' (predict "
-                    "then returns True/False); for every class fit one surrogate per "
-                    "class: {c: Surrogate(model, positive=c).fit(X) for c in "
+                    "then returns True/False); for ONE tree whose leaves answer the "
+                    "model's class use distribution='data' (the default) without "
+                    "positive=; for a product-distribution tree of every class fit one "
+                    "surrogate per class: {c: Surrogate(model, positive=c).fit(X) for c in "
                     "model.classes_}.")
             positive = positive_class(None, classes)
         if self.threshold is None:
@@ -473,8 +507,11 @@ class Surrogate:
 
     @staticmethod
     def _classes_of(oracle: ModelOracle) -> np.ndarray:
-        """``[negative, positive]`` labels: a binary model's classes, else ``[False, True]``."""
+        """``[negative, positive]`` labels: a binary model's classes, else ``[False, True]``;
+        the model's classes for a multi-class tree."""
         classes = oracle.classes
+        if oracle.multiclass:
+            return np.array(classes)
         if classes is not None and classes.size == 2:
             positive = positive_class(oracle.positive, classes)
             other = [c for c in classes.tolist() if c != positive][0]
@@ -506,7 +543,14 @@ class Surrogate:
             return self.rows_tree_.queries
         return self.reconstructor_.stats.queries
 
+    @property
+    def _multiclass(self) -> bool:
+        """Whether the tree's answers are class indices into ``classes_`` (not ``±1``)."""
+        return len(self.classes_) > 2
+
     def _labels(self, answers: np.ndarray) -> np.ndarray:
+        if self._multiclass:
+            return self.classes_[answers]
         return np.where(answers > 0, self.classes_[1], self.classes_[0])
 
     def predict(self, X: Any) -> np.ndarray:
@@ -600,13 +644,14 @@ class Surrogate:
                      leaf, tuple(last.values()), on_rows, fitted)
 
     def _rows_and_labels(self, owner: str, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The encoded rows of ``X`` and the model's ``±1`` label of each (one model call)."""
+        """The encoded rows of ``X`` and the model's ``±1`` label of each (a multi-class
+        tree: its class index) (one model call)."""
         oracle = self._oracle(owner)
         points = self.encoder_.encode(X)
         if points.shape[0] == 0:  # checked before the model is asked about no rows
             raise ValueError(f"The 'X' parameter of Surrogate.{owner} must have at least "
                              "one row: agreement on no rows is undefined. Got 0 rows.")
-        return points, oracle.label_rows(X)
+        return points, oracle.class_rows(X) if self._multiclass else oracle.label_rows(X)
 
     def tree(self, depth: int | None = None, *, progress: bool = False) -> ReconstructedTree:
         """``T_seed`` decided down to ``depth`` (``None``: the whole tree), readable.
@@ -679,7 +724,8 @@ class Surrogate:
             columns = topup_columns(builder.encoder, builder.sorted_columns, self.seed_, (),
                                     samples, purpose="surrogate-fidelity")
             tree = self._answers(builder.encoder.encode_columns(columns)[0])
-            model = oracle.label_columns(columns)
+            model = (oracle.class_columns(columns) if self._multiclass else
+                     oracle.label_columns(columns))
         if self.distribution_ == "product" or hasattr(self, "rows_tree_"):
             product = _agreement(tree, model)
             on_product = Fraction(int((tree == model).sum()), samples)
@@ -689,9 +735,14 @@ class Surrogate:
         answers = self._answers(encoded)
         data = _agreement(answers, labels)
         rows, agree = labels.size, int((answers == labels).sum())
-        positive = int((labels > 0).sum())
-        majority = max(positive, rows - positive)
-        common = self.classes_[1] if positive >= rows - positive else self.classes_[0]
+        if self._multiclass:
+            counts = np.bincount(labels, minlength=len(self.classes_))
+            majority = int(counts.max())
+            common = self.classes_[int(np.argmax(counts))]
+        else:
+            positive = int((labels > 0).sum())
+            majority = max(positive, rows - positive)
+            common = self.classes_[1] if positive >= rows - positive else self.classes_[0]
         concerns = []
         if agree <= majority:
             concerns.append(
@@ -732,9 +783,10 @@ class Surrogate:
         tree = self.tree()
         views = tree.shown()
         merged = sum(view.merged for view in views.values())
-        negative, positive = (str(c) for c in self.classes_)
+        names = [str(c) for c in self.classes_]
         lines = [
-            f"Surrogate of {tree.oracle}: {positive!r} vs {negative!r}"
+            (f"Surrogate of {tree.oracle}: one tree over its {len(names)} classes {names!r}"
+             if self._multiclass else f"Surrogate of {tree.oracle}: {names[1]!r} vs {names[0]!r}")
             + (f" ({self.oracle_.method} >= {self.threshold:g})" if hasattr(self, "oracle_")
                and self.threshold is not None else ""),
             f"  encoder: {self.encoder_!r}, {self.n_features_in_} features -> "
@@ -854,9 +906,12 @@ class Surrogate:
             surrogate.feature_names_in_ = np.array(saved.feature_names_in, dtype=object)
         surrogate.tree_ = saved.tree
         if model is not None:
-            positive, method = surrogate._mapping(owner)
-            oracle = from_estimator(model, surrogate.encoder_, positive=positive,
-                                    method=method, threshold=surrogate.threshold)
+            if surrogate._multiclass:
+                oracle = from_classifier(model, surrogate.encoder_)
+            else:
+                positive, method = surrogate._mapping(owner)
+                oracle = from_estimator(model, surrogate.encoder_, positive=positive,
+                                        method=method, threshold=surrogate.threshold)
             classes = cls._classes_of(oracle)
             assert saved.tree.class_names is not None, "read_document refuses a tree without them"
             if classes.tolist() != saved.classes.tolist() or \

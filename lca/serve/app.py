@@ -3,7 +3,9 @@
 Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
 
 * ``POST /answer`` ``{"seed": 7, "points": [[1, -1, ...], ...]}`` ->
-  ``{"answers": [...], "queries": Q}``: ``T_seed`` at every point, in order.
+  ``{"answers": [...], "queries": Q}``: ``T_seed`` at every point, in order
+  (``±1``; a saved multi-class surrogate's class labels, as ``"label"`` of
+  ``/explain`` is).
   ``{"seed": 7, "signs": ["+-...", ...]}`` is the same request, each point a
   string of ``n`` characters ``+`` (1) or ``-`` (-1): about ten times
   cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md §7).
@@ -18,7 +20,8 @@ Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
   "queued"}``.
 * ``GET /describe`` -> the oracle's name, ``n`` and source, the mode, the
   parameters (``lca.Params(**describe["params"])`` rebuilds them, so
-  ``lca.answer`` gives the same bits in process), the limits and versions.
+  ``lca.answer`` gives the same bits in process), the limits and versions;
+  ``"classes"`` for a saved multi-class surrogate.
 
 Statuses: 200; 4xx for a bad request (:mod:`lca.serve.validate`), 404/405
 for an unknown path or method; 500 when answering raised (the oracle's
@@ -150,11 +153,12 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     ``settings.load_oracle()``.
     """
     only_seed = None
+    classes = None  # a saved multi-class surrogate: its answers index these labels
     answerer: Answerer
     if settings.source == "model":
         # A saved Surrogate: its tree answers, for its own seed only (lca.serve.saved).
         answerer, oracle = load_saved(settings.spec)
-        params, only_seed = answerer.params, answerer.seed
+        params, only_seed, classes = answerer.params, answerer.seed, answerer.classes
     else:
         if oracle is None:
             oracle = settings.load_oracle()
@@ -182,6 +186,12 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
                    "batch_wait": settings.batch_wait},
         "versions": {"lca": lca.__version__},
     }
+    if classes is not None:
+        description["classes"] = classes
+
+    def labelled(answer: Any) -> Any:
+        """An answer as served: the class label of a multi-class tree's class index."""
+        return answer if classes is None else classes[answer]
 
     async def body(request: Request, deadline: float) -> bytes:
         return await read_body(request.headers, request.stream(),
@@ -196,7 +206,9 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
         done = await queue.answer(points, seed, deadline)
         request.state.log |= {"queries": done.queries, "batch_requests": done.batch_requests,
                               "batch_points": done.batch_points}
-        return _json({"answers": done.answers.tolist(), "queries": done.queries})
+        answers = [labelled(a) for a in done.answers.tolist()] if classes is not None \
+            else done.answers.tolist()
+        return _json({"answers": answers, "queries": done.queries})
 
     @_refusals
     async def explain(request: Request) -> Response:
@@ -207,7 +219,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
         done = await queue.explain(point, seed, deadline)
         found = done.explanation
         request.state.log |= {"queries": done.queries}
-        return _json({"seed": seed, "label": found.label,
+        return _json({"seed": seed, "label": labelled(found.label),
                       "path": [[variable, value] for variable, value in found.path],
                       "conditions": list(found.conditions),
                       "low_margin": [node.low_margin for node in found.nodes],

@@ -5,7 +5,9 @@ tree ``T_seed`` of its seed (and its encoder), so a replica started with
 ``lca serve --model FILE`` answers that tree with no oracle and no query:
 ``/answer`` and ``/explain`` take points of the encoder's bits (``±1``, as
 everywhere in lca) and must name the saved seed; another seed would need the
-model, and is refused with a 422 naming ``seed``.
+model, and is refused with a 422 naming ``seed``. A multi-class surrogate
+(one tree whose leaves answer a class) answers the model's class labels,
+which ``/describe`` lists under ``"classes"``.
 """
 
 from __future__ import annotations
@@ -42,16 +44,20 @@ class SavedTree:
     """Answers like a :class:`lca.Reconstructor`, from a complete saved tree of one seed.
 
     Only the methods and attributes ``lca.serve`` uses: :meth:`answer_many`,
-    :meth:`explain`, :attr:`last_stats` (no query is ever spent).
+    :meth:`explain`, :attr:`last_stats` (no query is ever spent), and
+    :attr:`classes`: the model's class labels of a multi-class tree (whose
+    answers are indices into them), else ``None`` (answers ``±1``).
     """
 
-    def __init__(self, tree: ReconstructedTree, params: Params) -> None:
+    def __init__(self, tree: ReconstructedTree, params: Params,
+                 classes: list[Any] | None = None) -> None:
         if not tree.complete:
             raise ValueError("lca serve --model: the saved tree has unexplored nodes; save "
                              "the Surrogate after Surrogate.tree() (to_json does)")
         self.tree = tree
         self.seed = tree.seed
         self.params = params
+        self.classes = classes
         self.last_stats = AnswerStats()
 
     def answer_many(self, points: np.ndarray, seed: int, **_: Any) -> np.ndarray:
@@ -75,6 +81,7 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
     ``argument --model:`` if the file cannot be read or is not a saved Surrogate.
     """
     from lca.models import Surrogate
+    from lca.models._data import plain
 
     try:
         # A device or a pipe (/dev/zero, a FIFO) would be read forever or block: files only.
@@ -93,4 +100,5 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
         raise ValueError(f"argument --model: {path!r} is not a saved lca.models.Surrogate: "
                          f"{error}") from None
     tree = surrogate.tree()
-    return SavedTree(tree, surrogate.params_), TreeOracle(tree)
+    classes = [plain(c) for c in surrogate.classes_] if tree.multiclass else None
+    return SavedTree(tree, surrogate.params_, classes), TreeOracle(tree)
