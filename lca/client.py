@@ -72,10 +72,11 @@ class ServerUnavailable(ConnectionError):
 @dataclass(frozen=True)
 class ServedExplanation:
     """``POST /explain``: the point's path through ``T_seed``, its label and the queries
-    the server spent (0 when the path was cached)."""
+    the server spent (0 when the path was cached). The label is ``±1``, or one of
+    :attr:`Client.classes` from a saved multi-class surrogate."""
 
     seed: int
-    label: int
+    label: Any
     path: Path
     conditions: tuple[str, ...]
     low_margin: tuple[bool, ...]
@@ -106,6 +107,10 @@ class Client:
             point a string of ``+`` and ``-``, about 10 times cheaper for the
             server to read than ``"points"``, lists of ints ``±1``. Answers are
             the same either way.
+
+    A server of a saved multi-class surrogate (``lca serve --model``) answers
+    class labels, listed by its ``/describe`` (:attr:`classes`); the client
+    returns those labels, each checked to be one of them.
 
     A client may be shared by threads: each thread keeps its own connections.
     """
@@ -139,6 +144,7 @@ class Client:
         """Oracle queries the server(s) spent on the last :meth:`answer` or :meth:`explain`."""
         self._preferred = 0
         self._n: int | None = None
+        self._classes: list[Any] | None = None
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[http.client.HTTPConnection] = []
@@ -159,7 +165,8 @@ class Client:
     # -- the API ---------------------------------------------------------------
 
     def answer(self, points: Any, seed: int) -> np.ndarray:
-        """``T_seed`` at every row of an ``(m, n)`` array of ``±1``, as ``int8``.
+        """``T_seed`` at every row of an ``(m, n)`` array of ``±1``, as ``int8`` (class
+        labels, as an array of them, from a multi-class server: :attr:`classes`).
 
         Checked here like :meth:`lca.Reconstructor.answer_many` (``TypeError``
         for a wrong type or shape, ``ValueError`` for values; ``n`` comes from
@@ -172,10 +179,13 @@ class Client:
             rows = points[lo:lo + self.chunk]
             sent = _signs(rows) if self.encoding == "signs" else rows.tolist()
             reply = self._request("POST", "/answer", {"seed": seed, self.encoding: sent})
-            answers.append(_answers(reply, len(rows)))
+            answers.append(_answers(reply, len(rows), self.classes))
             queries += _field(reply, "/answer", "queries", _is_count, "an int >= 0")
         self.last_queries = queries
-        return np.concatenate(answers) if answers else np.zeros(0, dtype=np.int8)
+        if not answers:
+            return np.zeros(0, dtype=np.int8) if self.classes is None else \
+                _labels([], self.classes)
+        return np.concatenate(answers)
 
     def explain(self, point: Any, seed: int) -> ServedExplanation:
         """The path of one point (``n`` values ``±1``) through ``T_seed``, and its label."""
@@ -186,7 +196,7 @@ class Client:
                             f"{self.n} values ±1. Got shape {point.shape} instead.")
         point = check_points(point[None, :], self.n, what="point")[0]
         reply = self._request("POST", "/explain", {"seed": seed, "point": point.tolist()})
-        explained = _explanation(reply, seed, self.n)
+        explained = _explanation(reply, seed, self.n, self.classes)
         self.last_queries = explained.queries
         return explained
 
@@ -206,12 +216,27 @@ class Client:
     def n(self) -> int:
         """The oracle's ``n``, asked of the server once."""
         if self._n is None:
-            reply = self._request("GET", "/describe", None)
-            oracle = _field(reply, "/describe", "oracle", lambda value: isinstance(
-                value, dict) and type(value.get("n")) is int and 1 <= value["n"] <= MAX_N,
-                "an object whose 'n' is an int in [1, 2**31 - 1]")
-            self._n = oracle["n"]
+            self._read_description()
+        assert self._n is not None, "set by _read_description"
         return self._n
+
+    @property
+    def classes(self) -> list[Any] | None:
+        """The class labels a saved multi-class surrogate answers (``/describe``'s
+        ``"classes"``), or ``None`` when answers are ``±1``; asked of the server once."""
+        if self._n is None:
+            self._read_description()
+        return self._classes
+
+    def _read_description(self) -> None:
+        reply = self._request("GET", "/describe", None)
+        oracle = _field(reply, "/describe", "oracle", lambda value: isinstance(
+            value, dict) and type(value.get("n")) is int and 1 <= value["n"] <= MAX_N,
+            "an object whose 'n' is an int in [1, 2**31 - 1]")
+        if "classes" in reply:
+            self._classes = _field(reply, "/describe", "classes", _are_classes,
+                                   "a list of at least 3 distinct strings or numbers")
+        self._n = oracle["n"]
 
     # -- transport ---------------------------------------------------------------
 
@@ -324,24 +349,52 @@ def _list_of(check: Any, length: int) -> Any:
         check(item) for item in value)
 
 
-def _answers(reply: dict[str, Any], count: int) -> np.ndarray:
-    """The ``answers`` of an ``/answer`` reply to ``count`` points, as ``int8``."""
+def _answers(reply: dict[str, Any], count: int, classes: list[Any] | None) -> np.ndarray:
+    """The ``answers`` of an ``/answer`` reply to ``count`` points: ``int8`` ``±1``, or
+    labels among ``classes``."""
     got = _field(reply, "/answer", "answers", lambda value: isinstance(value, list)
                  and len(value) == count, f"a list of {count} answers, one per point sent")
-    if not all(_is_sign(value) for value in got):
-        i = next(i for i, value in enumerate(got) if not _is_sign(value))
-        raise _malformed(reply, "/answer", f"'answers[{i}]' must be the int -1 or 1; got "
+    valid, expected = _label_check(classes)
+    if not all(valid(value) for value in got):
+        i = next(i for i, value in enumerate(got) if not valid(value))
+        raise _malformed(reply, "/answer", f"'answers[{i}]' must be {expected}; got "
                                            f"{_shown(got[i])}")
-    return np.array(got, dtype=np.int8)
+    return np.array(got, dtype=np.int8) if classes is None else _labels(got, classes)
 
 
-def _explanation(reply: dict[str, Any], seed: int, n: int) -> ServedExplanation:
+def _labels(values: list[Any], classes: list[Any]) -> np.ndarray:
+    """Class labels as one array: of their type, or of objects when the classes mix
+    types (numpy would turn the number 3 among strings into the string '3')."""
+    if len({type(c) for c in classes}) > 1:
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    return np.array(values, dtype=np.array(classes).dtype)
+
+
+def _label_check(classes: list[Any] | None) -> tuple[Any, str]:
+    """What an answer must be: ``±1``, or one of ``classes`` (of the same JSON type: 1
+    is not ``true``, nor ``1.0``)."""
+    if classes is None:
+        return _is_sign, "the int -1 or 1"
+    return (lambda value: any(type(value) is type(c) and value == c for c in classes),
+            f"one of the classes {classes}")
+
+
+def _are_classes(value: Any) -> bool:
+    return isinstance(value, list) and len(value) >= 3 and all(
+        type(item) in (str, int, float) for item in value) and len(
+        {(type(item), item) for item in value}) == len(value)
+
+
+def _explanation(reply: dict[str, Any], seed: int, n: int,
+                 classes: list[Any] | None = None) -> ServedExplanation:
     """The :class:`ServedExplanation` of an ``/explain`` reply for ``seed``, every field
     checked: a path of distinct variables in ``[0, n)``, one condition and one margin
     flag per step."""
     _field(reply, "/explain", "seed", lambda value: type(value) is int and value == seed,
            f"the seed asked, {seed}")
-    label = _field(reply, "/explain", "label", _is_sign, "the int -1 or 1")
+    label = _field(reply, "/explain", "label", *_label_check(classes))
     raw = _field(reply, "/explain", "path", lambda value: isinstance(value, list),
                  "a list of [variable, value] pairs")
     try:

@@ -339,6 +339,43 @@ class TestRepliesAreChecked:
         assert re.fullmatch(rf"http://127\.0\.0\.1:1/answer sent a malformed reply: {message}",
                             text), text
 
+    CLASSES = ["setosa", "versicolor", 3]
+    CLASS_DESCRIPTION = {"oracle": {"n": 4}, "classes": CLASSES}
+
+    def test_a_multiclass_server_answers_its_class_labels(self, monkeypatch):
+        client = self.client(monkeypatch, "/answer", {"answers": ["versicolor", 3, "setosa"],
+                                                      "queries": 0},
+                             describe=self.CLASS_DESCRIPTION)
+        assert client.classes == self.CLASSES
+        answers = client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+        # The classes mix a number with strings: kept as they are, not turned into '3'.
+        assert answers.tolist() == ["versicolor", 3, "setosa"] and answers.dtype == object
+        assert client.answer(np.ones((0, self.N), dtype=np.int8), 7).dtype == object
+
+    @pytest.mark.parametrize("answers, message", [
+        (["versicolor", 1, "setosa"], r"'answers\[1\]' must be one of the classes "
+                                      r"\['setosa', 'versicolor', 3\]; got 1$"),
+        (["versicolor", 3.0, "setosa"], r"'answers\[1\]' must be one of the classes .*; got 3\.0$"),
+        ([1, 3, 3], r"'answers\[0\]' must be one of the classes .*; got 1$"),
+        (["Setosa", 3, 3], r"'answers\[0\]' must be one of the classes .*; got 'Setosa'$"),
+    ])
+    def test_a_multiclass_answer_must_be_one_of_its_classes(self, monkeypatch, answers, message):
+        client = self.client(monkeypatch, "/answer", {"answers": answers, "queries": 0},
+                             describe=self.CLASS_DESCRIPTION)
+        with pytest.raises(ServerError) as raised:
+            client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+        assert re.fullmatch(rf"http://127\.0\.0\.1:1/answer sent a malformed reply: {message}",
+                            str(raised.value)), str(raised.value)
+
+    @pytest.mark.parametrize("classes", [["a", "b"], ["a", "a", "b"], ["a", None, "b"],
+                                         "abc", [1, True, 2]])
+    def test_a_description_with_bad_classes_is_refused(self, monkeypatch, classes):
+        client = self.client(monkeypatch, "/answer", {"answers": [], "queries": 0},
+                             describe={"oracle": {"n": 4}, "classes": classes})
+        with pytest.raises(ServerError, match=r"/describe sent a malformed reply: 'classes' "
+                                              r"must be a list of at least 3 distinct"):
+            _ = client.classes
+
     def test_a_long_bad_list_is_shown_short(self, monkeypatch):
         text = self.answer(monkeypatch, {"answers": [1] * 999 + [7], "queries": 0}, rows=1000)
         assert text.endswith("'answers[999]' must be the int -1 or 1; got 7")

@@ -777,6 +777,11 @@ def test_a_saved_multiclass_surrogate_is_served_with_its_class_labels(tmp_path):
         assert status == 200 and reply["label"] == expected[0]
         status, described = get(server.url, "/describe")
         assert described["classes"] == ["setosa", "versicolor", "virginica"]
+        # lca.Client reads the class labels the server lists and checks each answer.
+        with Client(server.url) as client:
+            assert client.classes == ["setosa", "versicolor", "virginica"]
+            assert client.answer(points, 2).tolist() == expected
+            assert client.explain(points[0], 2).label == expected[0]
 
 
 @pytest.mark.parametrize("options, message", [
