@@ -20,6 +20,9 @@ model, or a regressor's prediction >= a threshold). Surrogates of depth
   values): ``Q`` model queries in all, as lca.
 * **sklearn tree, rows + product (lca data's queries)**: the same peer at
   ``Q_data`` queries, lca data's equal-query peer.
+* **lca data, product_rows=64** (a stated mix): every node takes at most 64
+  fitted rows and draws the rest of its 128 points from the product of the
+  fitted marginals inside its region; beside it, its own equal-query peer.
 * **sklearn tree, rows alone**: the same tree on the model's labels of the
   training rows (``len(X_train)`` queries).
 * **sklearn tree, product**: ``Q`` model-labelled product points, no rows.
@@ -274,6 +277,12 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
                         depth=depth, distribution="data").fit(pair.X)
     data_tree = on_data.tree()
     data_time = time.perf_counter() - start
+    # A stated mix: half of every node's points drawn from the product inside its region.
+    start = time.perf_counter()
+    on_mix = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
+                       depth=depth, distribution="data", product_rows=MIX).fit(pair.X)
+    mix_tree = on_mix.tree()
+    mix_time = time.perf_counter() - start
     side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
     on_held = side(pair.held_out)
     product = derive.sample_points(99, "bench-surrogates-fidelity", oracle.n, fidelity_samples)
@@ -293,6 +302,11 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
         product=float(np.mean((on_data.predict(encoder.decode(product)) == on_data.classes_[1])
                               == on_product)),
         time=data_time, leaves=len(data_tree.leaves), queries=on_data.queries_)
+    row["mix"] = dict(
+        held=float(np.mean((on_mix.predict(pair.held_out) == on_mix.classes_[1]) == on_held)),
+        product=float(np.mean((on_mix.predict(encoder.decode(product)) == on_mix.classes_[1])
+                              == on_product)),
+        time=mix_time, leaves=len(mix_tree.leaves), queries=on_mix.queries_)
 
     def sklearn_tree(key: str, features: np.ndarray, labels: np.ndarray, spent: float,
                      used: int) -> None:
@@ -317,7 +331,8 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
     sklearn_tree("product", decoded, labels, time.perf_counter() - start, queries)
     # The careful user's peer: the rows plus Q - rows product points (Q queries in all;
     # the rows alone when lca spent fewer queries than there are rows).
-    for key, spent in (("careful", queries), ("careful_data", on_data.queries_)):
+    for key, spent in (("careful", queries), ("careful_data", on_data.queries_),
+                       ("careful_mix", on_mix.queries_)):
         extra = max(spent - rows, 0)
         start = time.perf_counter()
         more = derive.sample_points(8, "bench-surrogates-peer-extra", oracle.n, extra)
@@ -382,9 +397,13 @@ def all_classes(pair: Pair, depth: int, encoder, n: int, product: np.ndarray,
     return out
 
 
+MIX = 64  # product_rows of the stated mix: half of the default 128 points of a node
+
 METHODS = [("lca", "lca product"), ("careful", "sklearn tree, rows + product"),
            ("data", "lca data"),
            ("careful_data", "sklearn tree, rows + product (lca data's queries)"),
+           ("mix", f"lca data, product_rows={MIX}"),
+           ("careful_mix", f"sklearn tree, rows + product (product_rows={MIX}'s queries)"),
            ("alone", "sklearn tree, rows alone"), ("product", "sklearn tree, product"),
            ("on_bits", "sklearn tree, bits"), ("trustee", "Trustee (rows)"),
            ("all", "lca data, all classes"),
@@ -429,7 +448,7 @@ def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
                   f"product points on {wins('product', 'product')} of {count} and as the tree "
                   f"on bits on {wins('on_bits', 'product')} of {count}. Median ratio of lca's "
                   f"time to the careful peer's (both including model calls): {slower:.1f}.",
-              "", data_summary(rows)]
+              "", data_summary(rows), "", mix_summary(rows)]
     several = [row for row in rows if "all" in row]
     if several:
         lines += ["", classes_summary(several)]
@@ -463,6 +482,23 @@ def data_summary(rows: list[dict[str, Any]]) -> str:
             f"{statistics.median(product_gaps):+.3f} (largest {max(product_gaps):+.3f}). "
             "Time of fit + tree() against the peer's: "
             f"median {statistics.median(ratios):.1f}x, largest {max(ratios):.1f}x.")
+
+
+def mix_summary(rows: list[dict[str, Any]]) -> str:
+    """The stated mix against its own equal-query peer, and against lca data."""
+    count = len(rows)
+    held = [row["careful_mix"]["held"] - row["mix"]["held"] for row in rows]
+    product = [row["careful_mix"]["product"] - row["mix"]["product"] for row in rows]
+    moved = [row["mix"]["product"] - row["data"]["product"] for row in rows]
+    lost = [row["data"]["held"] - row["mix"]["held"] for row in rows]
+    return (f"lca data with product_rows={MIX} (half of each node's points drawn from the "
+            "product inside its region) against its equal-query peer: held-out rows within "
+            f"0.005 on {sum(gap <= 0.005 for gap in held)} of {count} (median gap "
+            f"{statistics.median(held):+.3f}), product within 0.01 on "
+            f"{sum(gap <= 0.01 for gap in product)} of {count} (median gap "
+            f"{statistics.median(product):+.3f}, largest {max(product):+.3f}); against lca data "
+            f"(product_rows=0): product {statistics.median(moved):+.3f} (median), held-out "
+            f"rows {-statistics.median(lost):+.3f}.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,9 +56,11 @@ class Reference:
     """Nodes of the data-mode tree of ``seed`` over ``rows`` and ``model``, one at a time."""
 
     def __init__(self, rows: list[list], categorical: set[int], model, seed: int,
-                 depth: int, rows_per_node: int, min_rows: int, cuts: int = 64) -> None:
+                 depth: int, rows_per_node: int, min_rows: int, cuts: int = 64,
+                 product_rows: int = 0) -> None:
         self.rows, self.model, self.seed = rows, model, seed
         self.depth, self.per_node, self.min_rows = depth, rows_per_node, min_rows
+        self.product_rows = product_rows  # D: at most R - D fitted rows a node
         self.q = Questions(rows, categorical, cuts)
         stream = Stream(node_key(seed, "surrogate-rows", ()), 0)
         keys = [stream.word(i) for i in range(len(rows))]
@@ -97,7 +99,7 @@ class Reference:
     def decide(self, path) -> dict:
         """The node's decision as a dict (kind, variable or label, samples, total, rows, agree)."""
         region = [i for i in self.order if self.in_region(self.rows[i], path)]
-        mine = region[:self.per_node]
+        mine = region[:self.per_node - self.product_rows]
         points = [self.rows[i] for i in mine]
         points += self.drawn(path, self.per_node - len(mine))
         labels = [self.model(row) for row in points]
@@ -159,7 +161,7 @@ def decide_classes(reference: Reference, path, classes: int) -> dict:
     ``[0, classes)``), as a dict (kind, variable or label, samples, total, rows, agree)."""
     ref = reference
     region = [i for i in ref.order if ref.in_region(ref.rows[i], path)]
-    mine = region[:ref.per_node]
+    mine = region[:ref.per_node - ref.product_rows]
     points = [ref.rows[i] for i in mine]
     points += ref.drawn(path, ref.per_node - len(mine))
     labels = [ref.model(row) for row in points]

@@ -60,3 +60,34 @@ def test_the_rows_digest_follows_the_text():
     from rows_reference import rows_digest
 
     assert rows_digest(STORED["rows"], {2}) == STORED["rows_digest"]
+
+
+@pytest.mark.parametrize("product_rows", [1, 12, 31])
+def test_a_stated_mix_decides_every_node_as_the_text_says(product_rows):
+    """product_rows = D: every node takes at most R - D fitted rows and draws the rest."""
+    from lca.models import Surrogate, ThresholdEncoder
+
+    spec = importlib.util.spec_from_file_location(
+        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    p = dict(STORED["parameters"])
+    cuts = p.pop("cuts")
+    surrogate = Surrogate(module.model, positive=1, distribution="data",
+                          encoder=ThresholdEncoder(cuts=cuts), product_rows=product_rows,
+                          **p).fit(module.frame_of(STORED["rows"]))
+    tree = surrogate.tree()
+    reference = Reference(STORED["rows"], {2}, module.model_row, p["seed"], p["depth"],
+                          p["rows_per_node"], p["min_rows"], cuts, product_rows)
+    for path, decision in tree.walk():
+        mine = reference.decide(path)
+        if path in tree.leaves:
+            assert (mine["label"], mine["samples"], mine["total"]) == (
+                decision.label, decision.samples, decision.total), path
+            assert mine["rows"] <= p["rows_per_node"] - product_rows
+        else:
+            assert mine == {"kind": "node", "variable": decision.variable,
+                            "samples": decision.samples}, path
+    # The mix changes the tree: the stored one (D = 0) is not this one.
+    assert [list(map(list, path)) for path in tree.leaves] != [
+        entry["path"] for entry in STORED["decisions"] if entry["kind"] == "LeafDecision"]

@@ -28,6 +28,53 @@ def test_an_unknown_distribution_is_refused_naming_the_parameter_and_its_values(
         Surrogate(rule, positive=1, distribution="rows").fit(table(50))
 
 
+@pytest.mark.parametrize("product_rows, rows_per_node, match", [
+    (128, 128, r"'product_rows' parameter of Surrogate.fit must be below rows_per_node=128 "
+               r"\(a node needs a fitted row to split\)\. Got 128"),
+    (8, 4, r"must be below rows_per_node=4 .*Got 8"),
+    (-1, 128, r"'product_rows' parameter of Surrogate.fit must be an int in the range "
+              r"\[0, 4095\]\. Got -1"),
+    (1.0, 128, r"'product_rows' parameter of Surrogate.fit must be an int"),
+])
+def test_product_rows_below_rows_per_node_only(product_rows, rows_per_node, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        data_surrogate(50, product_rows=product_rows, rows_per_node=rows_per_node)
+
+
+def test_a_stated_mix_takes_at_most_r_minus_d_rows_and_draws_the_rest():
+    rows_per_node, product_rows = 64, 24
+    mixed = data_surrogate(2000, depth=3, rows_per_node=rows_per_node,
+                           product_rows=product_rows)
+    builder = mixed.rows_tree_
+    # The root's region holds all 2,000 rows: it takes exactly R - D of them and draws D.
+    points, labels, r = builder.node_points(())
+    assert (r, points.shape[0], labels.size) == (40, 64, 64)
+    assert (builder.region(())[:r] == builder.region(())[:40]).all()
+    assert builder.topup_count(r) == product_rows
+    # A region with fewer rows than R - D takes them all and draws up to R.
+    assert builder.topup_count(5) == 59
+    # Every leaf's fitted rows are at most R - D.
+    tree = mixed.tree()
+    assert max(mixed.leaf_rows_[path].rows for path in tree.leaves) <= 40
+    assert "product_rows=24" in repr(mixed)
+    plain = data_surrogate(2000, depth=3, rows_per_node=rows_per_node)
+    assert plain.rows_tree_.node_points(())[2] == 64 and "product_rows" not in repr(plain)
+
+
+def test_a_stated_mix_is_saved_and_read_back_and_the_default_is_not_written():
+    mixed = data_surrogate(400, depth=3, product_rows=16)
+    text = mixed.to_json()
+    assert json.loads(text)["rows"]["product_rows"] == 16
+    back = Surrogate.from_json(text)
+    assert back.get_params()["product_rows"] == 16 and back.to_json() == text
+    assert "product_rows" not in json.loads(data_surrogate(400, depth=3).to_json())["rows"]
+    document = json.loads(text)
+    for forged in (0, 128, 1.0):  # 0 is the default, never written; at least a fitted row
+        document["rows"]["product_rows"] = forged
+        with pytest.raises(ValueError, match=r"'rows.product_rows' must be an int in \[1, 127\]"):
+            Surrogate.from_json(json.dumps(document))
+
+
 def test_data_mode_refuses_product_parameters_and_encoders():
     with pytest.raises(ValueError, match=r"'params' parameter of Surrogate.fit configures the "
                                          r"product distribution"):

@@ -117,6 +117,7 @@ class SavedRows:
     rows_per_node: int
     min_rows: int
     leaves: dict[Any, LeafRows]
+    product_rows: int = 0
 
 
 # -- writing -------------------------------------------------------------------------
@@ -275,17 +276,19 @@ def _bad(field: str, expected: str, value: Any) -> ValueError:
                       "instead.")
 
 
-def _keys(field: str, value: Any, required: tuple[str, ...]) -> dict[str, Any]:
-    """``value``: an object with exactly the ``required`` keys."""
+def _keys(field: str, value: Any, required: tuple[str, ...],
+          optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``value``: an object with every ``required`` key, maybe ``optional`` ones, no other."""
     if not isinstance(value, dict):
         raise _bad(field, f"an object with keys {list(required)}", value)
     missing = [key for key in required if key not in value]
-    unknown = [key for key in value if key not in required]
+    unknown = [key for key in value if key not in required + optional]
     if missing or unknown:
         wrong = "; ".join(f"{what} {', '.join(map(repr, keys))}" for what, keys in (
             ("misses", missing), ("has unknown", unknown)) if keys)
         where = "the document" if field == "" else repr(field)
-        raise ValueError(f"{OWNER}: {where} {wrong} (keys: {list(required)}).")
+        raise ValueError(f"{OWNER}: {where} {wrong} (keys: {list(required)}"
+                         + (f", optional {list(optional)}" if optional else "") + ").")
     return value
 
 
@@ -417,7 +420,7 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
 
 def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int) -> SavedRows:
     """The ``"rows"`` of a data-mode document, checked against its tree."""
-    value = _keys("rows", value, _ROWS_KEYS)
+    value = _keys("rows", value, _ROWS_KEYS, ("product_rows",))
     given = value["digest"]
     if not (isinstance(given, str) and given.startswith(_DIGEST)
             and len(given) == len(_DIGEST) + 64
@@ -427,6 +430,9 @@ def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int)
     count = _int_in("rows.count", value["count"], 1, (1 << 63) - 1)
     per_node = _int_in("rows.rows_per_node", value["rows_per_node"], 1, MAX_ROWS_PER_NODE)
     min_rows = _int_in("rows.min_rows", value["min_rows"], 1, (1 << 63) - 1)
+    # Written only when not 0 (the default), so 0 itself is an edit.
+    product_rows = _int_in("rows.product_rows", value["product_rows"], 1, per_node - 1) \
+        if "product_rows" in value else 0
     if params.depth != depth:
         raise ValueError(f"{OWNER}: 'tree.params.depth' is {params.depth}, but 'depth' is "
                          f"{depth}; a data-mode tree's depth cap is the surrogate's.")
@@ -439,16 +445,16 @@ def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int)
     found: dict[Any, LeafRows] = {}
     for k, (entry, path) in enumerate(zip(leaves, paths, strict=True)):
         field = f"rows.leaves[{k}]"
-        samples = tree.leaves[path].samples
+        most = min(tree.leaves[path].samples, per_node - product_rows)
         if not (isinstance(entry, list) and len(entry) == 3
                 and entry[0] == [list(step) for step in path]
                 and _is_int(entry[1]) and _is_int(entry[2])
-                and 0 <= entry[2] <= entry[1] and 1 <= entry[1] <= min(samples, per_node)):
+                and 0 <= entry[2] <= entry[1] and 1 <= entry[1] <= most):
             raise _bad(field, f"[{[list(step) for step in path]}, rows, agree]: the leaf's "
-                              f"path, its fitted rows (1 to {min(samples, per_node)}) and "
+                              f"path, its fitted rows (1 to {most}) and "
                               "how many of them agree (0 to rows)", entry)
         found[path] = LeafRows(entry[1], entry[2])
-    return SavedRows(given, count, per_node, min_rows, found)
+    return SavedRows(given, count, per_node, min_rows, found, product_rows)
 
 
 def _classes(value: Any, positive: Any, data: bool) -> np.ndarray:

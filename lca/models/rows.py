@@ -11,8 +11,9 @@ questions) is decided so:
 1. *Region*: the fitted rows whose encoding satisfies every step of ``path``.
 2. *Rows*: fitted rows are ranked once by a derived 64-bit key
    (purpose ``"surrogate-rows"``, word ``i`` of the root key for row ``i``;
-   ties to the lower row index); the node takes the first ``rows_per_node``
-   rows of its region in that order. The order is global, so a node's rows
+   ties to the lower row index); the node takes the first ``rows_per_node -
+   product_rows`` rows of its region in that order (``product_rows`` 0 by
+   default). The order is global, so a node's rows
    include every ancestor row in its region: the split is chosen on the very
    rows it partitions (the selection effect of every tree learner).
 3. *Top-up*: a node with ``r < rows_per_node`` rows adds ``rows_per_node - r``
@@ -216,7 +217,8 @@ class RowsTree:
         oracle: the model (:func:`lca.models.from_estimator` over ``encoder``).
         columns: the fitted rows' columns in the encoder's order (ordered:
             float64; categorical: the category values).
-        seed, depth, rows_per_node, min_rows: see :class:`lca.models.Surrogate`.
+        seed, depth, rows_per_node, min_rows, product_rows: see
+            :class:`lca.models.Surrogate`.
         classes: ``0`` for a yes/no tree (the oracle's ``±1`` labels); ``K > 2``
             for a multi-class tree over the oracle's class indices
             (:func:`lca.models.oracle.from_classifier`).
@@ -227,7 +229,7 @@ class RowsTree:
 
     def __init__(self, encoder: ThresholdEncoder, oracle: ModelOracle,
                  columns: Sequence[np.ndarray], seed: int, depth: int, rows_per_node: int,
-                 min_rows: int, classes: int = 0) -> None:
+                 min_rows: int, product_rows: int = 0, classes: int = 0) -> None:
         self.encoder = encoder
         self.oracle = oracle
         self.columns = list(columns)
@@ -235,6 +237,7 @@ class RowsTree:
         self.depth = depth
         self.rows_per_node = rows_per_node
         self.min_rows = min_rows
+        self.product_rows = product_rows
         self.m = len(self.columns[0]) if self.columns else 0
         # Each feature's values as its questions read them (ordered: doubles;
         # categorical: category numbers, -1 never fitted): a region is filtered
@@ -286,8 +289,10 @@ class RowsTree:
     def topup_count(self, r: int) -> int:
         """How many rows a node with ``r`` fitted rows draws: ``rows_per_node - r``.
 
-        Every node then decides on ``rows_per_node`` points; a region with
-        many rows is decided on rows alone.
+        Every node then decides on ``rows_per_node`` points. A node takes at
+        most ``rows_per_node - product_rows`` fitted rows, so it draws at least
+        ``product_rows``; with the default ``0`` a region with many rows is
+        decided on rows alone.
         """
         return max(0, self.rows_per_node - r)
 
@@ -299,7 +304,8 @@ class RowsTree:
         not per node); the points are kept for :meth:`decide`. Labels are
         the same as node by node.
         """
-        chosen = {path: self.region(path)[:self.rows_per_node] for path in paths
+        chosen = {path: self.region(path)[:self.rows_per_node - self.product_rows]
+                  for path in paths
                   if path not in self.decisions and path not in self._pending}
         if not chosen:
             return

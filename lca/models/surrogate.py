@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder",
-           "distribution", "rows_per_node", "min_rows")
+           "distribution", "rows_per_node", "min_rows", "product_rows")
 DISTRIBUTIONS = ("product", "data")
 
 # What the value-like constructor arguments may be, declared once and checked
@@ -68,6 +68,7 @@ _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "seed": lambda owner, name, value: check_seed(owner, value, name),
     "rows_per_node": functools.partial(check_int, low=1, high=MAX_ROWS_PER_NODE),
     "min_rows": functools.partial(check_int, low=1),
+    "product_rows": functools.partial(check_int, low=0, high=MAX_ROWS_PER_NODE - 1),
 }
 
 # Agreement on the rows given more than this below the agreement on the product
@@ -268,6 +269,12 @@ class Surrogate:
             points with rows drawn in its region; in ``[1, 4096]``.
         min_rows: data mode: a node whose region holds fewer fitted rows is
             a leaf.
+        product_rows: data mode: a stated mix. Every node draws at least
+            this many of its ``rows_per_node`` points from the product of the
+            fitted marginals restricted to its region (and takes at most
+            ``rows_per_node - product_rows`` fitted rows); ``0`` (the
+            default) draws only where the region runs out of rows. In
+            ``[0, rows_per_node)``: a node needs a fitted row to split.
 
     **Data mode** (``distribution="data"``) is a HEURISTIC, a tree learner
     over the user's rows with no accuracy guarantee: every node takes the
@@ -294,7 +301,7 @@ class Surrogate:
     def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
                  depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
                  encoder: Encoder | None = None, distribution: str = "data",
-                 rows_per_node: int = 128, min_rows: int = 4) -> None:
+                 rows_per_node: int = 128, min_rows: int = 4, product_rows: int = 0) -> None:
         self.model = model
         self.positive = positive
         self.threshold = threshold
@@ -305,6 +312,7 @@ class Surrogate:
         self.distribution = distribution
         self.rows_per_node = rows_per_node
         self.min_rows = min_rows
+        self.product_rows = product_rows
 
     # -- scikit-learn protocol -------------------------------------------------
 
@@ -333,7 +341,7 @@ class Surrogate:
         given = {name: getattr(self, name) for name in _PARAMS[1:]}
         defaults = {"positive": None, "threshold": None, "depth": 12, "seed": 0,
                     "params": None, "encoder": None, "distribution": "data",
-                    "rows_per_node": 128, "min_rows": 4}
+                    "rows_per_node": 128, "min_rows": 4, "product_rows": 0}
         extra = "".join(f", {k}={v!r}" for k, v in given.items() if v is not defaults[k]
                         and v != defaults[k])
         return f"Surrogate({type(self.model).__name__}{extra})"
@@ -407,6 +415,12 @@ class Surrogate:
         rows_per_node = _PARAMETER_CONSTRAINTS["rows_per_node"](owner, "rows_per_node",
                                                                self.rows_per_node)
         min_rows = _PARAMETER_CONSTRAINTS["min_rows"](owner, "min_rows", self.min_rows)
+        product_rows = _PARAMETER_CONSTRAINTS["product_rows"](owner, "product_rows",
+                                                             self.product_rows)
+        if product_rows >= rows_per_node:
+            raise ValueError(f"The 'product_rows' parameter of {owner} must be below "
+                             f"rows_per_node={rows_per_node} (a node needs a fitted row to "
+                             f"split). Got {product_rows!r} instead.")
         if self.params is not None:
             raise ValueError(f"The 'params' parameter of {owner} configures the product "
                              "distribution's reconstructor; with distribution='data' pass "
@@ -425,7 +439,7 @@ class Surrogate:
             from_estimator(self.model, encoder, positive=positive, method=method,
                            threshold=self.threshold)
         builder = RowsTree(encoder, oracle, encoder.columns_of(owner, X), seed, depth,
-                           rows_per_node, min_rows,
+                           rows_per_node, min_rows, product_rows,
                            classes=oracle.classes.size if multiclass else 0)  # type: ignore[union-attr]
         self.encoder_ = encoder
         self.oracle_ = oracle
@@ -433,6 +447,7 @@ class Surrogate:
         self.rows_tree_ = builder
         self.rows_digest_ = encoder.rows_digest_
         self.rows_per_node_, self.min_rows_ = rows_per_node, min_rows
+        self.product_rows_ = product_rows
         if hasattr(self, "reconstructor_"):
             del self.reconstructor_
         return self._fitted(X, seed, oracle)
@@ -854,6 +869,8 @@ class Surrogate:
             fields["rows"] = {
                 "digest": self.rows_digest_, "count": getattr(self.encoder_, "n_rows_", 0),
                 "rows_per_node": self.rows_per_node_, "min_rows": self.min_rows_,
+                # Written only for a stated mix: documents of the default read as before.
+                **({"product_rows": self.product_rows_} if self.product_rows_ else {}),
                 "leaves": [[[list(step) for step in path], found.rows, found.agree]
                            for path, node in tree.walk() if isinstance(node, LeafDecision)
                            for found in [self.leaf_rows_[path]]]}
@@ -896,8 +913,10 @@ class Surrogate:
         surrogate.distribution_ = "product" if rows is None else "data"
         surrogate.leaf_rows_ = None
         if rows is not None:
-            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows)
+            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows,
+                                 product_rows=rows.product_rows)
             surrogate.rows_per_node_, surrogate.min_rows_ = rows.rows_per_node, rows.min_rows
+            surrogate.product_rows_ = rows.product_rows
             surrogate.rows_digest_ = rows.digest
             surrogate.leaf_rows_ = dict(rows.leaves)
         surrogate.classes_ = saved.classes
