@@ -249,20 +249,22 @@ def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHy
     :class:`_SegmentHybrids` or :class:`_SelectedHybrids`, by ``n``: all give
     the same rows). Returns the found coordinate of each pair.
     """
-    count = lengths.size
-    lo = np.zeros(count, dtype=np.int64)
-    hi = lengths.astype(np.int64)
-    while True:
-        active = np.flatnonzero(hi - lo > 1)
-        if not active.size:
-            break
-        start, mid = lo[active], (lo[active] + hi[active]) // 2
-        rows = functools.partial(hybrids.rows, active, start, mid)
-        same = (yield Request(ORDER, active.size, rows, paths)) == fx[active]
-        hybrids.advance(active, same, start, mid)
-        lo[active[same]] = mid[same]
-        hi[active[~same]] = mid[~same]
-    return hybrids.found(hi)
+    final = lengths.astype(np.int64)  # each pair's hi once its search ends
+    # The searching pairs and their lo, hi and f(x), compacted: a step costs a
+    # few calls on them, and a pair is dropped only in the step its search ends.
+    active = np.flatnonzero(final > 1)
+    lo, hi, fx = np.zeros(active.size, dtype=np.int64), final[active], fx[active]
+    while active.size:
+        mid = (lo + hi) // 2
+        rows = functools.partial(hybrids.rows, active, lo, mid)
+        same = (yield Request(ORDER, active.size, rows, paths)) == fx
+        hybrids.advance(active, same, lo, mid)
+        lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        going = hi - lo > 1
+        if not going.all():
+            final[active[~going]] = hi[~going]
+            active, lo, hi, fx = active[going], lo[going], hi[going], fx[going]
+    return hybrids.found(final)
 
 
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
