@@ -159,12 +159,11 @@ def node_key(seed: int, purpose: str, path: Path) -> int:
     seed = _check_index(owner, "seed", seed, 0, SEED_LIMIT)
     purpose = _check_purpose(owner, purpose)
     path = check_path(path, None, owner)
-    parts = [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")),
-             _u64le(len(path))]
-    for var, value in path:
-        parts.append(_u64le(var))
-        parts.append(b"\x01" if value == -1 else b"\x00")
-    return xxhash.xxh3_128_intdigest(b"".join(parts))
+    # The path's length and steps in one pack ("<" packs without padding).
+    steps = struct.pack(f"<Q{'QB' * len(path)}", len(path),
+                        *[field for var, value in path for field in (var, value == -1)])
+    return xxhash.xxh3_128_intdigest(b"".join(
+        [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")), steps]))
 
 
 def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:

@@ -325,6 +325,9 @@ def _priority_parts(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     first position in ``members`` and its ``(pairs, n)`` priority rows."""
     for first in range(0, members.size, part):
         chunk = members[first:first + part]
+        if len(keys) == 1:  # a group of one: every pair is its node's
+            yield first, _priorities(keys[0], n, pair[chunk], *round_pairs)
+            continue
         # Pairs come sorted by node: one run of pairs per node.
         owners, starts = np.unique(node[chunk], return_index=True)
         yield first, np.concatenate([
