@@ -102,16 +102,14 @@ def _is_plain_path(path: Any, high: int) -> TypeGuard[Path]:
     """Whether ``path`` is already a valid tuple of ``(int, int)`` tuples (no conversion)."""
     if type(path) is not tuple:
         return False
-    seen = set()
     for step in path:
         if type(step) is not tuple or len(step) != 2:
             return False
         var, value = step
         if type(var) is not int or type(value) is not int or not 0 <= var < high \
-                or (value != 1 and value != -1) or var in seen:
+                or (value != 1 and value != -1):
             return False
-        seen.add(var)
-    return True
+    return len({var for var, _ in path}) == len(path)  # no variable twice
 
 
 def _checked_step(step: Any, high: int, seen: set[int], owner: str) -> tuple[int, int]:
