@@ -103,11 +103,11 @@ def _ranks(order: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
     ``rank[i, order[i, t]] = t`` for ``t < lengths[i]``; coordinates where the
     pair agrees rank ``n`` (never switched). Only for ``n <= _RANKED_MAX_N``.
     """
-    rank = np.full((lengths.size, n), n, dtype=np.int16)
-    valid = np.arange(order.shape[1]) < lengths[:, None]
-    rows = np.repeat(np.arange(lengths.size), lengths)
-    rank[rows, order[valid]] = np.arange(order.shape[1])[np.nonzero(valid)[1]]
-    return rank
+    # The padding past each pair's order (indices >= n) lands in a spare column n.
+    rank = np.full((lengths.size, n + 1), n, dtype=np.int16)
+    rank[np.arange(lengths.size)[:, None], np.minimum(order, n)] = \
+        np.arange(order.shape[1], dtype=np.int16)
+    return rank[:, :n]
 
 
 class _RankedHybrids:
