@@ -147,10 +147,10 @@ class Lineage:
         nodes = list(range(len(rows))) if nodes is None else nodes
         if len(rows) == 1:
             (variable, bit), = steps
-            word, mask, minus = variable >> 6, np.uint64(1 << (variable & 63)), bit == -1
+            word, mask, to_minus = variable >> 6, np.uint64(1 << (variable & 63)), bit == -1
             one = [_NO_ROWS] * len(rows[0])
             for j, flat, own in self._one(rows[0], nodes[0]):
-                one[j] = flat[((own.words[flat, word] & mask) != 0) == minus]
+                one[j] = flat[((own.words[flat, word] & mask) != 0) == to_minus]
             return [tuple(one)]
         out = [[_NO_ROWS] * len(r) for r in rows]
         variables = np.array([variable for variable, _ in steps], dtype=np.int64)
@@ -194,13 +194,13 @@ class Lineage:
         limit = max(1, SEARCH_BYTES // (8 * derive.words_per_point(n)))
         if len(rows) == 1 and sum(flat.size for flat in rows[0]) <= limit:
             # One node's points, gathered at once (within the bound below).
-            picked = [(own.words[flat], own.values[flat])
-                      for _, flat, own in self._one(rows[0], nodes[0])]
-            if not picked:
+            gathered = [(own.words[flat], own.values[flat])
+                        for _, flat, own in self._one(rows[0], nodes[0])]
+            if not gathered:
                 return np.zeros((1, n), dtype=np.int64)
-            values = np.concatenate([v for _, v in picked])
-            return grouped_correlations(np.concatenate([w for w, _ in picked]), values,
-                                        np.array([values.size]), n)
+            signs = np.concatenate([v for _, v in gathered])
+            return grouped_correlations(np.concatenate([w for w, _ in gathered]), signs,
+                                        np.array([signs.size]), n)
         out = np.zeros((len(rows), n), dtype=np.int64)
         pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         held = 0
