@@ -102,16 +102,14 @@ def _is_plain_path(path: Any, high: int) -> TypeGuard[Path]:
     """Whether ``path`` is already a valid tuple of ``(int, int)`` tuples (no conversion)."""
     if type(path) is not tuple:
         return False
-    seen = set()
     for step in path:
         if type(step) is not tuple or len(step) != 2:
             return False
         var, value = step
         if type(var) is not int or type(value) is not int or not 0 <= var < high \
-                or (value != 1 and value != -1) or var in seen:
+                or (value != 1 and value != -1):
             return False
-        seen.add(var)
-    return True
+    return len({var for var, _ in path}) == len(path)  # no variable twice
 
 
 def _checked_step(step: Any, high: int, seen: set[int], owner: str) -> tuple[int, int]:
@@ -159,12 +157,11 @@ def node_key(seed: int, purpose: str, path: Path) -> int:
     seed = _check_index(owner, "seed", seed, 0, SEED_LIMIT)
     purpose = _check_purpose(owner, purpose)
     path = check_path(path, None, owner)
-    parts = [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")),
-             _u64le(len(path))]
-    for var, value in path:
-        parts.append(_u64le(var))
-        parts.append(b"\x01" if value == -1 else b"\x00")
-    return xxhash.xxh3_128_intdigest(b"".join(parts))
+    # The path's length and steps in one pack ("<" packs without padding).
+    steps = struct.pack(f"<Q{'QB' * len(path)}", len(path),
+                        *[field for var, value in path for field in (var, value == -1)])
+    return xxhash.xxh3_128_intdigest(b"".join(
+        [_frame(VERSION_TAG), _u64le(seed), _frame(purpose.encode("ascii")), steps]))
 
 
 def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:

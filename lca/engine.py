@@ -220,6 +220,7 @@ class Scheduler:
         self.max_queries = max_queries
         self.deadline = deadline
         self.on_done = on_done
+        self._step = chunk_rows(oracle.n)  # rows per oracle call
         self.spent = 0
         self.calls = 0
         self.stopped: str | None = None
@@ -296,11 +297,10 @@ class Scheduler:
 
         Returns the queries spent.
         """
-        step = chunk_rows(self.oracle.n)
-        if len(active) == 1 and 0 < active[0].request.count <= step:
+        step = self._step
+        if len(active) == 1 and 0 < (request := active[0].request).count <= step:
             # One request in one call (a single answer's path): no batch bookkeeping.
             task = active[0]
-            request = task.request
             got = _call(self.oracle, request.rows(0, request.count), [request], self.seed)
             self.calls += 1
             self.spent += got.size

@@ -151,7 +151,7 @@ class CountingOracle(Oracle):
                 f"oracle {self.name!r} returned shape {values.shape} for {m} points; "
                 f"expected ({m},)"
             )
-        if values.dtype == np.bool_ or not np.issubdtype(values.dtype, np.integer):
+        if values.dtype.kind not in "iu":  # signed or unsigned integers; not bool
             raise OracleError(
                 f"oracle {self.name!r} returned dtype {values.dtype}; expected "
                 "integers -1/+1"

@@ -344,6 +344,8 @@ KERNELS = {"short rows": 1 << 40, "long rows": 1}  # sums._LONG_ROWS: which kern
     ([2, 3, 0, 4, 1, 5], [0, 0, 1, 1, 1, 3]),
     ([0, 5, 0, 0, 2], [1, 1, 1, 2, 2]),
     ([9], [2]),
+    ([2], None),  # one block within one slice: the single-block sum
+    ([3], [1]),
 ])
 def test_grouped_correlations_equal_the_direct_sums(monkeypatch, kernel, n, counts, owners):
     monkeypatch.setattr(sums, "_LONG_ROWS", KERNELS[kernel])
@@ -361,6 +363,55 @@ def test_grouped_correlations_equal_the_direct_sums(monkeypatch, kernel, n, coun
         assert out is got
         want = 5 + _direct_sums(words, values, counts, n, owners, rows)
     assert got.dtype == np.int64 and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("limit_rows", [None, 2])
+def test_a_lineage_of_one_node_reads_as_in_a_group(monkeypatch, limit_rows):
+    # Two nodes (distinct ancestors from depth 1 on) with kept values and rows at
+    # every depth, some empty: each read alone (the one-node path) equals its
+    # row read in the group, and the sums equal the direct ones.
+    from lca.estimator import Memo, NodeContext
+    from lca.search import lineage
+
+    if limit_rows is not None:  # too many rows to gather at once: the group path
+        monkeypatch.setattr(lineage, "SEARCH_BYTES", 8 * limit_rows)
+    n, seed = 70, 9
+    rng = np.random.default_rng(5)
+    paths = [((3, 1), (10, -1), (66, 1)), ((3, 1), (10, 1), (20, -1))]
+    kept = {path[:k]: np.where(rng.random(12) < 0.4, -1, 1).astype(np.int8)
+            for path in paths for k in range(3)}
+    memo = Memo(1 << 20)
+    contexts = [NodeContext(n, seed, path, None, lambda k, path=path: kept[path[:k]], memo)
+                for path in paths]
+    rows = [tuple(np.flatnonzero(rng.random(12) < 0.5) for _ in range(3)) for _ in paths]
+    rows[1] = (rows[1][0], np.zeros(0, dtype=np.int64), rows[1][2])
+    group = lineage.Lineage(contexts)
+    steps = [(66, -1), (5, 1)]
+    branches = group.on_branch(rows, steps)
+    counts, totals = group.totals(rows)
+    sums = group.sums(rows, [0, 1])
+    for b, path in enumerate(paths):
+        alone = lineage.Lineage([contexts[b]])
+        branch, = alone.on_branch([rows[b]], [steps[b]])
+        assert all(np.array_equal(x, y) for x, y in zip(branch, branches[b], strict=True))
+        one_count, one_total = alone.totals([rows[b]])
+        assert (one_count[0], one_total[0]) == (counts[b], totals[b])
+        words = np.concatenate([derive.uniform_points(
+            derive.node_key(seed, search.rules.PAIRS, path[:k]), n, 0, 12, path[:k])[r]
+            for k, r in enumerate(rows[b])])
+        values = np.concatenate([kept[path[:k]][r] for k, r in enumerate(rows[b])])
+        direct = _direct_sums(words, values, [values.size], n, [0], 1)
+        assert np.array_equal(alone.sums([rows[b]], [0]), direct)
+        assert np.array_equal(sums[b], direct[0])
+        variable, bit = steps[b]
+        for k, r in enumerate(rows[b]):
+            own = derive.unpack_points(derive.uniform_points(
+                derive.node_key(seed, search.rules.PAIRS, path[:k]), n, 0, 12, path[:k]), n)
+            assert np.array_equal(branch[k], r[own[r, variable] == bit])
+    empty = lineage.Lineage([contexts[1]])
+    none = (np.zeros(0, dtype=np.int64),) * 3
+    assert np.array_equal(empty.sums([none], [0]), np.zeros((1, n), dtype=np.int64))
+    assert empty.totals([none])[1][0] == 0
 
 
 def test_grouped_correlations_of_long_rows_without_patching():

@@ -51,22 +51,24 @@ def switching_orders(priority: np.ndarray, differing: np.ndarray,
 
     The order is ascending ``(priority, index)`` over the differing
     coordinates only. One C-level sort over all pairs of ``(priority's high
-    bits | index + 1)`` keys (the index in the low ``b`` bits, ``2^b > n + 1``,
-    padding rows with ``2^64 - 1``); where two keys of a pair share their high
-    bits the sort is redone exactly for that pair.
+    bits | index + 1)`` keys (the index in the low ``b`` bits, ``2^b > n + 1``;
+    coordinates where the pair agrees get ``2^64 - 1`` and sort last, past
+    every differing one); where two keys of a pair share their high bits the
+    sort is redone exactly for that pair. Sorting whole rows is cheaper than
+    first gathering the differing coordinates (measured from n = 30 to 10^5:
+    0.6-0.9x the time).
     """
     diff = derive.unpack_bits(differing, n).view(bool)
     lengths = diff.sum(axis=1)
-    rows, cols = np.nonzero(diff)
     width = max(1, int(lengths.max(initial=0)))
     low_bits = (n + 1).bit_length()
     low = np.uint64((1 << low_bits) - 1)
     high = np.uint64(_ALL_ONES ^ int(low))
-    keys = np.full((diff.shape[0], width), _ALL_ONES, dtype=np.uint64)
-    starts = np.cumsum(lengths) - lengths
-    position = np.arange(rows.size) - np.repeat(starts, lengths)
-    keys[rows, position] = (priority[rows, cols] & high) | (cols.astype(np.uint64) + 1)
+    keys = priority & high
+    keys |= np.arange(1, n + 1, dtype=np.uint64)
+    np.putmask(keys, ~diff, np.uint64(_ALL_ONES))
     keys.sort(axis=1)
+    keys = keys[:, :width]
     shared = (keys[:, 1:] & high) == (keys[:, :-1] & high)
     shared &= np.arange(width - 1) < (lengths - 1)[:, None]
     keys &= low
@@ -101,11 +103,11 @@ def _ranks(order: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
     ``rank[i, order[i, t]] = t`` for ``t < lengths[i]``; coordinates where the
     pair agrees rank ``n`` (never switched). Only for ``n <= _RANKED_MAX_N``.
     """
-    rank = np.full((lengths.size, n), n, dtype=np.int16)
-    valid = np.arange(order.shape[1]) < lengths[:, None]
-    rows = np.repeat(np.arange(lengths.size), lengths)
-    rank[rows, order[valid]] = np.arange(order.shape[1])[np.nonzero(valid)[1]]
-    return rank
+    # The padding past each pair's order (indices >= n) lands in a spare column n.
+    rank = np.full((lengths.size, n + 1), n, dtype=np.int16)
+    rank[np.arange(lengths.size)[:, None], np.minimum(order, n)] = \
+        np.arange(order.shape[1], dtype=np.int16)
+    return rank[:, :n]
 
 
 class _RankedHybrids:
@@ -249,20 +251,22 @@ def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHy
     :class:`_SegmentHybrids` or :class:`_SelectedHybrids`, by ``n``: all give
     the same rows). Returns the found coordinate of each pair.
     """
-    count = lengths.size
-    lo = np.zeros(count, dtype=np.int64)
-    hi = lengths.astype(np.int64)
-    while True:
-        active = np.flatnonzero(hi - lo > 1)
-        if not active.size:
-            break
-        start, mid = lo[active], (lo[active] + hi[active]) // 2
-        rows = functools.partial(hybrids.rows, active, start, mid)
-        same = (yield Request(ORDER, active.size, rows, paths)) == fx[active]
-        hybrids.advance(active, same, start, mid)
-        lo[active[same]] = mid[same]
-        hi[active[~same]] = mid[~same]
-    return hybrids.found(hi)
+    final = lengths.astype(np.int64)  # each pair's hi once its search ends
+    # The searching pairs and their lo, hi and f(x), compacted: a step costs a
+    # few calls on them, and a pair is dropped only in the step its search ends.
+    active = np.flatnonzero(final > 1)
+    lo, hi, fx = np.zeros(active.size, dtype=np.int64), final[active], fx[active]
+    while active.size:
+        mid = (lo + hi) // 2
+        rows = functools.partial(hybrids.rows, active, lo, mid)
+        same = (yield Request(ORDER, active.size, rows, paths)) == fx
+        hybrids.advance(active, same, lo, mid)
+        lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        going = hi - lo > 1
+        if not going.all():
+            final[active[~going]] = hi[~going]
+            active, lo, hi, fx = active[going], lo[going], hi[going], fx[going]
+    return hybrids.found(final)
 
 
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
@@ -323,6 +327,9 @@ def _priority_parts(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     first position in ``members`` and its ``(pairs, n)`` priority rows."""
     for first in range(0, members.size, part):
         chunk = members[first:first + part]
+        if len(keys) == 1:  # a group of one: every pair is its node's
+            yield first, _priorities(keys[0], n, pair[chunk], *round_pairs)
+            continue
         # Pairs come sorted by node: one run of pairs per node.
         owners, starts = np.unique(node[chunk], return_index=True)
         yield first, np.concatenate([

@@ -131,10 +131,27 @@ class Lineage:
             yield j, at, owner, np.concatenate([rows[i][j] for i in at]) + start, start, \
                 words, values
 
+    def _one(self, rows: tuple[np.ndarray, ...], node: int
+             ) -> Iterator[tuple[int, np.ndarray, Labelled]]:
+        """:meth:`_depths` for a group of one (one answer's path): per depth ``j``
+        where the node has rows, those rows and its ancestor's own points, with no
+        stacking and no owner arrays."""
+        context = self.contexts[node]
+        for j, flat in enumerate(rows):
+            if flat.size:
+                yield j, flat, _own(context, j)
+
     def on_branch(self, rows: list[tuple[np.ndarray, ...]], steps: list[tuple[int, int]],
                   nodes: list[int] | None = None) -> list[tuple[np.ndarray, ...]]:
         """The rows of each ``rows[i]`` whose coordinate ``steps[i][0]`` is ``steps[i][1]``."""
         nodes = list(range(len(rows))) if nodes is None else nodes
+        if len(rows) == 1:
+            (variable, bit), = steps
+            word, mask, to_minus = variable >> 6, np.uint64(1 << (variable & 63)), bit == -1
+            one = [_NO_ROWS] * len(rows[0])
+            for j, flat, own in self._one(rows[0], nodes[0]):
+                one[j] = flat[((own.words[flat, word] & mask) != 0) == to_minus]
+            return [tuple(one)]
         out = [[_NO_ROWS] * len(r) for r in rows]
         variables = np.array([variable for variable, _ in steps], dtype=np.int64)
         minus = np.array([bit == -1 for _, bit in steps])
@@ -156,6 +173,11 @@ class Lineage:
     def totals(self, rows: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
         """How many points each ``rows[i]`` selects, and the sum of their values."""
         counts = np.array([sum(r.size for r in node) for node in rows], dtype=np.int64)
+        if len(rows) == 1:  # the kept values alone: no words, no stacking
+            context = self.contexts[0]
+            return counts, np.array([sum(int(context.lineage(j)[flat].sum(dtype=np.int64))
+                                         for j, flat in enumerate(rows[0]) if flat.size)],
+                                    dtype=np.int64)
         totals = np.zeros(len(rows), dtype=np.int64)
         for _, _, owner, flat, _, _, values in self._depths(rows, list(range(len(rows))),
                                                              with_words=False):
@@ -169,8 +191,17 @@ class Lineage:
         bounded number of rows at a time (one sum for a node's whole lineage).
         """
         n = self.contexts[0].n
-        out = np.zeros((len(rows), n), dtype=np.int64)
         limit = max(1, SEARCH_BYTES // (8 * derive.words_per_point(n)))
+        if len(rows) == 1 and sum(flat.size for flat in rows[0]) <= limit:
+            # One node's points, gathered at once (within the bound below).
+            gathered = [(own.words[flat], own.values[flat])
+                        for _, flat, own in self._one(rows[0], nodes[0])]
+            if not gathered:
+                return np.zeros((1, n), dtype=np.int64)
+            signs = np.concatenate([v for _, v in gathered])
+            return grouped_correlations(np.concatenate([w for w, _ in gathered]), signs,
+                                        np.array([signs.size]), n)
+        out = np.zeros((len(rows), n), dtype=np.int64)
         pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         held = 0
 

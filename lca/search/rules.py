@@ -123,13 +123,14 @@ def influence_lead(members: list[int],
     counts the points with an edge on the leader but not the runner-up,
     ``b`` the reverse. With one candidate, ``a`` is its edges and ``b = 0``.
     """
-    ranked = sorted(members, key=lambda c: (-int(edges[c].sum()), c))
+    # Edges are bool arrays: count_nonzero counts them with no reduction machinery.
+    ranked = sorted(members, key=lambda c: (-np.count_nonzero(edges[c]), c))
     leader = ranked[0]
     if len(ranked) == 1:
-        return leader, None, int(edges[leader].sum()), 0
+        return leader, None, int(np.count_nonzero(edges[leader])), 0
     runner = ranked[1]
-    a = int((edges[leader] & ~edges[runner]).sum())
-    b = int((edges[runner] & ~edges[leader]).sum())
+    a = int(np.count_nonzero(edges[leader] & ~edges[runner]))
+    b = int(np.count_nonzero(edges[runner] & ~edges[leader]))
     return leader, runner, a, b
 
 

@@ -65,6 +65,19 @@ def grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarr
     Rows are unpacked a bounded number at a time (3 bytes per variable per
     row).
     """
+    step = max(1, SEARCH_BYTES // (3 * n))
+    if counts.size == 1 and words.shape[0] <= step and n < _LONG_ROWS:
+        # One block in one slice (a single node's points): the short-row sum
+        # below with none of its block bookkeeping.
+        signed = derive.unpack_bits(words, n).view(np.int8) * values[:, None]
+        sums = np.add.reduce(signed, axis=0, dtype=np.int32).astype(np.int64)
+        sums *= -2
+        sums += values.sum(dtype=np.int64)
+        if owners is None:
+            return sums[None]
+        assert out is not None, "blocks with owners add into a given out"
+        out[owners[0]] += sums
+        return out
     if owners is None:
         owners = np.arange(counts.size)
         out = np.zeros((counts.size, n), dtype=np.int64)
@@ -72,7 +85,6 @@ def grouped_correlations(words: np.ndarray, values: np.ndarray, counts: np.ndarr
     assert (np.diff(owners) >= 0).all(), "blocks come in owner order"
     node = np.repeat(owners, counts)
     starts = np.cumsum(counts) - counts
-    step = max(1, SEARCH_BYTES // (3 * n))
     for lo in range(0, words.shape[0], step):
         hi = min(lo + step, words.shape[0])
         # Blocks that meet this slice, and where each starts and ends in it.
