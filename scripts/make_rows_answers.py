@@ -27,6 +27,7 @@ import argparse
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,74 +90,60 @@ def frame_of(rows: list[list]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def compute(rows: list[list]) -> dict:
-    """Everything the file freezes, computed by the library from ``rows``."""
-    from lca.models import Surrogate, ThresholdEncoder
-
+def _frozen(rows: list[list], surrogate: Any, answer_of: Any) -> dict:
+    """What both files freeze of the data-mode surrogates ``surrogate()`` fitted on ``rows``:
+    the explained rows (one fresh surrogate), then every decision of the whole tree (another)."""
     X = frame_of(rows)
-    params = dict(PARAMETERS)
-    cuts = params.pop("cuts")
-    explained = Surrogate(model, positive=1, distribution="data",
-                          encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
+    explained = surrogate().fit(X)
     answers = []
     for i in range(EXPLAINED):
         rules = explained.explain(X.iloc[i])
-        answers.append({"row": rows[i], "answer": int(rules.prediction),
+        answers.append({"row": rows[i], "answer": answer_of(rules.prediction),
                         "path": [list(step) for step in rules.path]})
     local_queries = explained.queries_
-    whole = Surrogate(model, positive=1, distribution="data",
-                      encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
+    whole = surrogate().fit(X)
     tree = whole.tree()
     decisions = [{"path": [list(step) for step in path], "kind": type(node).__name__,
                   "decision": dataclasses.asdict(node),
                   "rows": None if path not in tree.leaves else
                   dataclasses.asdict(whole.leaf_rows_[path])}
                  for path, node in tree.walk()]
+    return {"rows": rows, "rows_digest": whole.rows_digest_,
+            "answers": answers, "queries_for_answers": local_queries,
+            "queries_whole_tree": whole.queries_,
+            "decisions": decisions, "text": tree.to_text()}
+
+
+def _surrogate(model: Any, **kwargs: Any) -> Any:
+    """A factory of the case's data-mode surrogate of ``model`` (PARAMETERS)."""
+    from lca.models import Surrogate, ThresholdEncoder
+
+    params = dict(PARAMETERS)
+    cuts = params.pop("cuts")
+    return lambda: Surrogate(model, distribution="data", encoder=ThresholdEncoder(cuts=cuts),
+                             **kwargs, **params)
+
+
+def compute(rows: list[list]) -> dict:
+    """Everything the file freezes, computed by the library from ``rows``."""
     return {
         "description": "Known answers of lca.models.Surrogate(distribution='data') "
                        "(docs/randomness.md section 10); model: scripts/make_rows_answers.py "
                        "model().",
-        "columns": COLUMNS, "parameters": PARAMETERS, "rows": rows,
-        "rows_digest": whole.rows_digest_,
-        "answers": answers, "queries_for_answers": local_queries,
-        "queries_whole_tree": whole.queries_,
-        "decisions": decisions, "text": tree.to_text(),
+        "columns": COLUMNS, "parameters": PARAMETERS,
+        **_frozen(rows, _surrogate(model, positive=1), int),
     }
 
 
 def compute_multiclass(rows: list[list]) -> dict:
     """Everything the multi-class file freezes, computed by the library from ``rows``."""
-    from lca.models import Surrogate, ThresholdEncoder
-
-    X = frame_of(rows)
-    params = dict(PARAMETERS)
-    cuts = params.pop("cuts")
-    explained = Surrogate(ThreeClasses(), distribution="data",
-                          encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
-    answers = []
-    for i in range(EXPLAINED):
-        rules = explained.explain(X.iloc[i])
-        answers.append({"row": rows[i], "answer": rules.prediction,
-                        "path": [list(step) for step in rules.path]})
-    local_queries = explained.queries_
-    whole = Surrogate(ThreeClasses(), distribution="data",
-                      encoder=ThresholdEncoder(cuts=cuts), **params).fit(X)
-    tree = whole.tree()
-    decisions = [{"path": [list(step) for step in path], "kind": type(node).__name__,
-                  "decision": dataclasses.asdict(node),
-                  "rows": None if path not in tree.leaves else
-                  dataclasses.asdict(whole.leaf_rows_[path])}
-                 for path, node in tree.walk()]
     return {
         "description": "Known answers of a multi-class lca.models.Surrogate(distribution="
                        "'data') (docs/randomness.md section 10, multi-class trees); model: "
                        "scripts/make_rows_answers.py ThreeClasses.",
         "columns": COLUMNS, "parameters": PARAMETERS,
-        "classes": ThreeClasses.classes_.tolist(), "rows": rows,
-        "rows_digest": whole.rows_digest_,
-        "answers": answers, "queries_for_answers": local_queries,
-        "queries_whole_tree": whole.queries_,
-        "decisions": decisions, "text": tree.to_text(),
+        "classes": ThreeClasses.classes_.tolist(),
+        **_frozen(rows, _surrogate(ThreeClasses()), lambda prediction: prediction),
     }
 
 

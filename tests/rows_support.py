@@ -1,7 +1,26 @@
-"""Rows and a model for the data-mode surrogate tests (a module, so spawned processes import it)."""
+"""Rows and a model for the data-mode surrogate tests (a module, so spawned processes import it),
+and the known answers' generating script."""
+
+import functools
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def rows_script() -> ModuleType:
+    """scripts/make_rows_answers.py as a module: the known answers' model, rows and compute."""
+    spec = importlib.util.spec_from_file_location(
+        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def table(rows: int = 600, seed: int = 0) -> pd.DataFrame:

@@ -4,22 +4,18 @@ A failure here is a compatibility break of data-mode nodes: if deliberate, run
 scripts/make_rows_answers.py and say so in docs/surrogates.md.
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from rows_support import rows_script
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
 
 
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return rows_script()
 
 
 @pytest.fixture(scope="module")

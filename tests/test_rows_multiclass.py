@@ -6,12 +6,12 @@ A failure of the known answers is a compatibility break of multi-class nodes: if
 run ``python scripts/make_rows_answers.py --multiclass`` and say so in docs/surrogates.md.
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from rows_reference import Reference, decide_classes
+from rows_support import rows_script
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = json.loads((ROOT / "tests" / "data" / "rows_multiclass_answers.json").read_text())
@@ -19,11 +19,7 @@ STORED = json.loads((ROOT / "tests" / "data" / "rows_multiclass_answers.json").r
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return rows_script()
 
 
 @pytest.fixture(scope="module")

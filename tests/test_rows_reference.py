@@ -1,11 +1,11 @@
 """tests/rows_reference.py, written from docs/randomness.md §10 alone, decides as lca does."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from rows_reference import Reference
+from rows_support import rows_script
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
@@ -19,10 +19,7 @@ def test_the_reference_imports_nothing_of_lca_or_numpy():
 
 @pytest.fixture(scope="module")
 def reference():
-    spec = importlib.util.spec_from_file_location(
-        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = rows_script()
     p = STORED["parameters"]
     return Reference(STORED["rows"], {2}, module.model_row, p["seed"], p["depth"],
                      p["rows_per_node"], p["min_rows"], p["cuts"])
@@ -67,10 +64,7 @@ def test_a_stated_mix_decides_every_node_as_the_text_says(product_rows):
     """product_rows = D: every node takes at most R - D fitted rows and draws the rest."""
     from lca.models import Surrogate, ThresholdEncoder
 
-    spec = importlib.util.spec_from_file_location(
-        "make_rows_answers", ROOT / "scripts" / "make_rows_answers.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = rows_script()
     p = dict(STORED["parameters"])
     cuts = p.pop("cuts")
     surrogate = Surrogate(module.model, positive=1, distribution="data",

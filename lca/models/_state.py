@@ -532,13 +532,8 @@ def _layout(state: dict[str, Any]) -> tuple[list[str], list[Any] | None]:
     return names, columns
 
 
-def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
-    """A :class:`ThresholdEncoder` from its state: cuts and categories, each checked."""
-    names, columns = _layout(state)
-    d = len(names)
-    limit = _int_in("encoder.cuts", state["cuts"], 1, MAX_CUTS)
-    cuts = _by_feature("encoder.thresholds", state["thresholds"], d)
-    categories = _by_feature("encoder.categories", state["categories"], d)
+def _one_home_each(cuts: dict[int, Any], categories: dict[int, Any], d: int) -> None:
+    """Every one of the ``d`` features is ordered (has cuts) or categorical, not both."""
     both = sorted(set(cuts) & set(categories))
     neither = sorted(set(range(d)) - set(cuts) - set(categories))
     if both or neither:
@@ -546,6 +541,16 @@ def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
                          "each list some features, every feature in exactly one of them. "
                          f"Got feature {(both or neither)[0]} in "
                          f"{'both' if both else 'neither'}.")
+
+
+def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
+    """A :class:`ThresholdEncoder` from its state: cuts and categories, each checked."""
+    names, columns = _layout(state)
+    d = len(names)
+    limit = _int_in("encoder.cuts", state["cuts"], 1, MAX_CUTS)
+    cuts = _by_feature("encoder.thresholds", state["thresholds"], d)
+    categories = _by_feature("encoder.categories", state["categories"], d)
+    _one_home_each(cuts, categories, d)
     encoder = ThresholdEncoder(cuts=limit, categorical=sorted(categories), feature_names=names)
     encoder.cuts_ = {}
     for j in sorted(cuts):
@@ -583,13 +588,7 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
     categories = _by_feature("encoder.categories", state["categories"], d)
     homes = _by_feature("encoder.home_bin", state["home_bin"], d)
     labels = _by_feature("encoder.category_labels", state["category_labels"], d)
-    both = sorted(set(cuts) & set(categories))
-    neither = sorted(set(range(d)) - set(cuts) - set(categories))
-    if both or neither:
-        raise ValueError(f"{OWNER}: 'encoder.thresholds' and 'encoder.categories' must "
-                         "each list some features, every feature in exactly one of them. "
-                         f"Got feature {(both or neither)[0]} in "
-                         f"{'both' if both else 'neither'}.")
+    _one_home_each(cuts, categories, d)
     if set(homes) != set(categories):
         raise ValueError(f"{OWNER}: 'encoder.home_bin' must list exactly the categorical "
                          f"features {sorted(categories)}. Got {sorted(homes)}.")
