@@ -47,3 +47,32 @@ def fitted_json(rows: int, seed: int) -> str:
 
     surrogate = Surrogate(rule, positive=1, distribution="data", depth=6, seed=seed)
     return surrogate.fit(table(rows)).to_json()
+
+
+def check_stored_nodes(stored: dict, decide, leaf_kind: str) -> None:
+    """A reference ``decide(path)`` gives every node stored in a known-answer file; its
+    leaves are of kind ``leaf_kind`` (``"leaf"``, or ``"class"`` for a multi-class tree)."""
+    assert len(stored["decisions"]) > 10
+    for entry in stored["decisions"]:
+        path = tuple(tuple(step) for step in entry["path"])
+        mine = decide(path)
+        decision = entry["decision"]
+        if entry["kind"] == "NodeDecision":
+            assert mine == {"kind": "node", "variable": decision["variable"],
+                            "samples": decision["samples"]}, path
+        else:
+            assert mine == {"kind": leaf_kind, "label": decision["label"],
+                            "samples": decision["samples"], "total": decision["total"],
+                            "rows": entry["rows"]["rows"], "agree": entry["rows"]["agree"]}, path
+
+
+def reference_path(decide, value, row: list, leaf_kind: str) -> tuple[list, dict]:
+    """The path of ``row`` through a reference ``decide`` (``value(row, variable)`` its answer
+    to a question), as stored (lists), and the leaf it ends at."""
+    path: tuple = ()
+    while True:
+        decision = decide(path)
+        if decision["kind"] == leaf_kind:
+            return [list(step) for step in path], decision
+        variable = decision["variable"]
+        path += ((variable, value(row, variable)),)

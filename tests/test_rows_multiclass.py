@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from rows_reference import Reference, decide_classes
-from rows_support import rows_script
+from rows_support import check_stored_nodes, reference_path, rows_script
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = json.loads((ROOT / "tests" / "data" / "rows_multiclass_answers.json").read_text())
@@ -62,28 +62,12 @@ def test_the_row_model_is_the_model(script):
 
 
 def test_every_node_of_the_stored_tree(reference):
-    assert len(STORED["decisions"]) > 10
-    for entry in STORED["decisions"]:
-        path = tuple(tuple(step) for step in entry["path"])
-        mine = decide_classes(reference, path, 3)
-        decision = entry["decision"]
-        if entry["kind"] == "NodeDecision":
-            assert mine == {"kind": "node", "variable": decision["variable"],
-                            "samples": decision["samples"]}, path
-        else:
-            assert mine == {"kind": "class", "label": decision["label"],
-                            "samples": decision["samples"], "total": decision["total"],
-                            "rows": entry["rows"]["rows"], "agree": entry["rows"]["agree"]}, path
+    check_stored_nodes(STORED, lambda path: decide_classes(reference, path, 3), "class")
 
 
 def test_the_reference_answers_the_stored_rows(reference):
     for answer in STORED["answers"]:
-        path = ()
-        while True:
-            decision = decide_classes(reference, path, 3)
-            if decision["kind"] == "class":
-                break
-            variable = decision["variable"]
-            path += ((variable, reference.q.value(answer["row"], variable)),)
-        assert [list(step) for step in path] == answer["path"]
+        path, decision = reference_path(lambda path: decide_classes(reference, path, 3),
+                                        reference.q.value, answer["row"], "class")
+        assert path == answer["path"]
         assert STORED["classes"][decision["label"]] == answer["answer"]

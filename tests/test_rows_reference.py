@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from rows_reference import Reference
-from rows_support import rows_script
+from rows_support import check_stored_nodes, reference_path, rows_script
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
@@ -26,30 +26,14 @@ def reference():
 
 
 def test_every_node_of_the_stored_tree(reference):
-    assert len(STORED["decisions"]) > 10
-    for entry in STORED["decisions"]:
-        path = tuple(tuple(step) for step in entry["path"])
-        mine = reference.decide(path)
-        decision = entry["decision"]
-        if entry["kind"] == "NodeDecision":
-            assert mine == {"kind": "node", "variable": decision["variable"],
-                            "samples": decision["samples"]}, path
-        else:
-            assert mine == {"kind": "leaf", "label": decision["label"],
-                            "samples": decision["samples"], "total": decision["total"],
-                            "rows": entry["rows"]["rows"], "agree": entry["rows"]["agree"]}, path
+    check_stored_nodes(STORED, reference.decide, "leaf")
 
 
 def test_the_reference_answers_the_stored_rows(reference):
     for answer in STORED["answers"]:
-        path = ()
-        while True:
-            decision = reference.decide(path)
-            if decision["kind"] == "leaf":
-                break
-            variable = decision["variable"]
-            path += ((variable, reference.q.value(answer["row"], variable)),)
-        assert [list(step) for step in path] == answer["path"]
+        path, decision = reference_path(reference.decide, reference.q.value, answer["row"],
+                                        "leaf")
+        assert path == answer["path"]
         assert (decision["label"] > 0) == (answer["answer"] == 1)
 
 

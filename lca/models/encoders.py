@@ -143,8 +143,11 @@ class Encoder(abc.ABC):
     def describe(self, variable: int, bit: int, path: Path = ()) -> str:
         """The condition ``bit`` on ``variable`` puts on its feature, given ``path``."""
 
+    _fitted_attribute = "table_"
+    """An attribute that ``fit`` sets (and nothing else): present once fitted."""
+
     def _check_fitted(self, owner: str) -> None:
-        if not hasattr(self, "table_"):
+        if not hasattr(self, self._fitted_attribute):
             raise ValueError(f"This {type(self).__name__} is not fitted yet; call "
                              f"fit(X) before {owner}.")
 

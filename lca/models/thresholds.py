@@ -121,10 +121,7 @@ class ThresholdEncoder(Encoder):
         self.categorical = categorical
         self.feature_names_arg = feature_names
 
-    def _check_fitted(self, owner: str) -> None:
-        if not hasattr(self, "offsets_"):
-            raise ValueError(f"This ThresholdEncoder is not fitted yet; call fit(X) before "
-                             f"{owner}.")
+    _fitted_attribute = "offsets_"
 
     @property
     def n_bits(self) -> int:
