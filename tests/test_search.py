@@ -542,6 +542,26 @@ def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(n
     assert np.array_equal(found, selected.found(hi))
 
 
+
+@pytest.mark.parametrize("n", [12, 100, 300])
+def test_a_search_split_in_priority_parts_finds_what_each_pair_finds_alone(monkeypatch, n):
+    # Priorities are derived a part at a time (SEARCH_BYTES // (25 n) pairs); with
+    # one pair per part every part's orders are as wide as its own pair, and the
+    # group's order must still pad past each pair's length (never a coordinate).
+    # Parity of every variable: each hybrid's value counts its switched coordinates,
+    # so one coordinate missing from a hybrid moves the search.
+    f = targets.parity(n, n, seed=5)
+    path = ((3, 1),)
+    pairs = pair_points(f, 7, path, 0, 40)
+    searching = np.flatnonzero(pairs.values[0::2] != pairs.values[1::2])
+    assert searching.size >= 8
+    alone = [int(search_edges(f, 7, path, 0, pairs, searching[i:i + 1])[0])
+             for i in range(searching.size)]
+    monkeypatch.setattr(hybrids, "SEARCH_BYTES", 25 * n)  # one pair per part
+    found = search_edges(f, 7, path, 0, pairs, searching)
+    assert found.tolist() == alone
+
+
 # -- the package: import paths, one-way imports, tunables --------------------------------------
 
 # Every public name lca.search exported before it became a package (its __all__

@@ -308,8 +308,10 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
             for first, priority in parts:
                 hybrids.take_priorities(first, priority)
         else:
-            order = np.empty((members.size, int(lengths.max())),
-                             dtype=np.int32 if n < 1 << 31 else np.int64)
+            # Padded with n past each pair's length, as switching_orders pads: a part's
+            # orders are only as wide as its own longest pair.
+            order = np.full((members.size, int(lengths.max())), n,
+                            dtype=np.int32 if n < 1 << 31 else np.int64)
             for first, priority in parts:
                 chunk = members[first:first + priority.shape[0]]
                 sorted_part, _ = switching_orders(priority, x[chunk] ^ y[chunk], n)
