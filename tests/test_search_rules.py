@@ -250,9 +250,36 @@ def test_pure_noise_spends_past_the_old_statement_and_within_the_proved_bound(mo
     probes = 128  # every pair probed once: 64 at the quiet cap, 64 at the noisy one
     candidate_flips = sum(flips) - probes
     assert 3 * 64 < candidate_flips <= 3 * sum(rounds)
-    assert flips[-1] == 128 - 64 and flips[-3] == 64  # the two probe requests
+    # One flip request per round: the probes ride with the two caps' flips.
+    assert len(flips) == len(rounds)
+    assert flips[-2] > 64 and flips[-1] > 128 - 64
     hybrids = f.queries - 2 * 128 - sum(flips)
     assert 0 < hybrids <= node.disagreements * 6  # ceil(log2 64) = 6
+    assert f.queries <= params.max_node_queries
+
+
+def test_probes_asked_with_a_cap_round_count_only_when_rule_3_does_not_decide(monkeypatch):
+    # One quiet round (first_round = pairs): round 1 is the cap. A dictator on
+    # variable 0 certifies its lead there (rule 3), after its probes were asked in
+    # the same request as the candidates' flips: the node spends them, unread.
+    n = 12
+    f = lca.CountingOracle(lca.from_callable(lambda x: int(x[0]), n))
+    params = lca.Params.efficient(n, depth=3, pairs=64, first_round=64)
+    requests = []
+    original = group.flip_steps
+
+    def counted(n, firsts, node, pair, column, paths):
+        requests.append(column.copy())
+        return (yield from original(n, firsts, node, pair, column, paths))
+
+    monkeypatch.setattr(group, "flip_steps", counted)
+    node = search_node(f, 0, (), params, search.Labelled.empty(n))
+    assert (node.variable, node.rule, node.certified, node.pairs) == (0, "influence", True, 64)
+    assert node.probes == 0  # asked, not counted
+    [columns] = requests  # one request: candidate flips, then one probe per pair
+    probes = columns[-64:]
+    assert np.array_equal(probes, search.probe_variables(0, (), np.ones(n, bool), 0, 64))
+    assert columns.size == 64 * len(set(columns[:-64].tolist())) + 64
     assert f.queries <= params.max_node_queries
 
 

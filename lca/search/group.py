@@ -6,7 +6,10 @@ counts, the group shares derivation, searches and oracle calls. A round is
 a sequence of phases, one method each, run in this order: draw the round's
 points, search the disagreeing pairs, add the correlation sums, rules 1 to 3
 with the candidates' flips, the probes and rule 7 at a node's cap, rules 4
-to 6 at its last round. Each node's decision is a :class:`SearchNode`.
+to 6 at its last round. At a node's cap its probes are asked in the same
+call as that round's flips, before rule 3 is known: they count only if rule
+3 does not decide it (a decided node spends them unread), one oracle call
+fewer per capped node. Each node's decision is a :class:`SearchNode`.
 """
 
 from __future__ import annotations
@@ -154,6 +157,8 @@ class NodeGroup:
         # Per node: each measured candidate's flip edges, pair by pair.
         self.edges: list[dict[int, np.ndarray]] = [{} for _ in paths]
         self.leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
+        # Probe edges asked with a cap round's flips, kept until rule 3 has not decided.
+        self.asked_probes: dict[int, np.ndarray] = {}
         self.results: list[SearchNode | None] = [None] * size_b
         self.active = np.arange(size_b)
         self.last = np.full(size_b, self.quiet)  # each node's last round (rule 7 may raise it)
@@ -166,10 +171,10 @@ class NodeGroup:
             yield from self._search(words, values, size)
             self._add_sums(words, values, size)
             self.done = size
-            yield from self._rules_after_round()
+            yield from self._rules_after_round(index)
             if not self._retire():
                 break
-            capped = yield from self._probe(index)
+            capped = self._probe(index)
             self._rules_at_cap(capped, index)
             if not self._retire():
                 break
@@ -216,12 +221,13 @@ class NodeGroup:
         counts.labelled[active] += 2 * count
         counts.own_total[active] += values.sum(axis=1, dtype=np.int64)
 
-    def _rules_after_round(self) -> Steps:
+    def _rules_after_round(self, index: int) -> Steps:
         """Rule 1 (certified constant), rule 2 (unanimous: wait), rule 3 (influence).
 
         The nodes with minority points flip their candidates on the pairs each
         has not been flipped on, all in one request, and split on a certified
-        influence lead.
+        influence lead. Those at their cap (round ``index`` is their last) ask
+        their probes in the same request; :meth:`_probe` reads them.
         """
         active, done, counts, edges = self.active, self.done, self.counts, self.edges
         constant, unanimous = round_rule(counts.minority(active, done), 2 * done,
@@ -236,8 +242,14 @@ class NodeGroup:
                             self.free[flipping])
         members = dict(zip(flipping.tolist(), chosen, strict=True))
         node, pair, column, blocks = flip_plan(members, edges, done)
-        flipped = yield from flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
-                                        column, self._names(flipping))
+        capped = flipping[self.last[flipping] == index + 1]
+        probe_node, probe_pair, probe_column = self._probe_plan(capped)
+        flipped = yield from flip_steps(
+            self.n, counts.words[:, 0:2 * done:2], np.concatenate([node, probe_node]),
+            np.concatenate([pair, probe_pair]), np.concatenate([column, probe_column]),
+            self._names(flipping))
+        self.asked_probes.update(self._probe_edges(capped, probe_node, probe_pair,
+                                                   flipped[node.size:]))
         at = 0
         for b, c, start in blocks:
             new = flipped[at:at + done - start] != counts.values[b, 2 * start:2 * done:2]
@@ -254,8 +266,8 @@ class NodeGroup:
                                dtype=np.int64)
         return bool(self.active.size)
 
-    def _probe(self, index: int) -> Steps:
-        """At a node's last round (its cap), probe its pairs not yet probed; rule 7.
+    def _probe(self, index: int) -> np.ndarray:
+        """At a node's last round (its cap), its probes of the pairs not yet probed; rule 7.
 
         Only nodes with minority points probe (rules 4 and 7 read the probes).
         At the quiet cap a probing node may go on for :func:`noisy_rounds`
@@ -264,24 +276,39 @@ class NodeGroup:
         active, done, counts = self.active, self.done, self.counts
         capped = active[self.last[active] == index + 1]
         probing = capped[counts.minority(capped, done) > 0]
-        if probing.size:
-            starts = np.array([counts.probes[b].size for b in probing.tolist()])
-            node = np.repeat(probing, done - starts)
-            pair = np.concatenate([np.arange(start, done) for start in starts.tolist()])
-            column = np.concatenate([
-                probe_variables(self.seed, self.paths[b], self.free[b], start, done)
-                for b, start in zip(probing.tolist(), starts.tolist(), strict=True)])
-            flipped = yield from flip_steps(self.n, counts.words[:, 0:2 * done:2], node, pair,
-                                            column, self._names(probing))
-            new = flipped != counts.values[node, 2 * pair]
-            rows = np.split(new, np.cumsum(done - starts)[:-1])
-            for b, row in zip(probing.tolist(), rows, strict=True):
-                counts.probes[b] = np.concatenate([counts.probes[b], row])
+        # Every probing node flipped this round (it has minority points), and its
+        # probes came with those flips.
+        for b in probing.tolist():
+            counts.probes[b] = np.concatenate([counts.probes[b], self.asked_probes.pop(b)])
+        self.asked_probes.clear()
         if index + 1 == self.quiet:
             for b in probing.tolist():
                 self.last[b] += noisy_rounds(int(counts.probes[b].sum()),
                                              int(self.edges[b][self.leads[b][0]].sum()), done)
         return capped
+
+    def _probe_plan(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(node, pair, column)`` of the probe flips of ``nodes`` on their pairs not
+        yet probed (purpose ``"search-probe"``)."""
+        done, counts = self.done, self.counts
+        starts = [counts.probes[b].size for b in nodes.tolist()]
+        node = np.repeat(nodes, [done - start for start in starts]).astype(np.int64)
+        if not node.size:
+            return node, node, node
+        pair = np.concatenate([np.arange(start, done) for start in starts])
+        column = np.concatenate([
+            probe_variables(self.seed, self.paths[b], self.free[b], start, done)
+            for b, start in zip(nodes.tolist(), starts, strict=True)])
+        return node, pair, column.astype(np.int64)
+
+    def _probe_edges(self, nodes: np.ndarray, node: np.ndarray, pair: np.ndarray,
+                     flipped: np.ndarray) -> dict[int, np.ndarray]:
+        """Each node's new probe edges from the values of its :meth:`_probe_plan` flips."""
+        if not nodes.size:
+            return {}
+        new = flipped != self.counts.values[node, 2 * pair]
+        lengths = [self.done - self.counts.probes[b].size for b in nodes.tolist()]
+        return dict(zip(nodes.tolist(), np.split(new, np.cumsum(lengths)[:-1]), strict=True))
 
     def _rules_at_cap(self, capped: np.ndarray, index: int) -> None:
         """Rules 4 to 6 for the nodes of ``capped`` whose last round this still is."""
