@@ -332,14 +332,17 @@ class Params:
                    preset="practical", adaptive=adaptive, tau=tau, eps=eps, delta=delta)
 
     @classmethod
-    def efficient(cls, n: int, depth: int = 12, *, pairs: int = 64, first_round: int = 16,
+    def efficient(cls, n: int, depth: int = 12, *, pairs: int = 64, first_round: int = 64,
                   leaf_samples: int = 64, eps: float = 0.05,
                   delta: float = 0.05) -> Params:
         """The recommended preset: the sensitive-coordinate search estimator.
 
         Not the paper's algorithm (that is :meth:`practical`, :meth:`guaranteed`
         and :meth:`from_theory`): each node draws up to ``pairs`` pairs of
-        independent uniform points in rounds from ``first_round`` and
+        independent uniform points in rounds from ``first_round`` (by default
+        all of them in one round; a smaller ``first_round`` doubles rounds up
+        to ``pairs`` and can stop early on a certified lead, at the cost of an
+        oracle call per round and per binary-search step of each round) and
         binary-searches each disagreeing pair for a sensitive coordinate
         (:mod:`lca.search`); the most found variables and the one most
         correlated with ``f`` are candidates, and it splits on the candidate
@@ -359,7 +362,12 @@ class Params:
         of the tree is measured (docs/benchmarks.md), not proved
         (docs/theory.md §7). The defaults were chosen by
         ``scripts/bench_efficient.py``, a sweep run before the noisy round
-        existed (docs/benchmarks_efficient.md). A node whose probe flips show label
+        existed (docs/benchmarks_efficient.md), except ``first_round``: one
+        round of 64 pairs instead of rounds of 16, 32 and 64 makes about 0.4x
+        the oracle calls per node, 0.90x the queries on trained models (1.14x
+        on noise-free synthetic targets) and no case of the suite worse beyond
+        its 95% interval (``scripts/diagnose_query_levers.py``, docs/benchmarks.md
+        §9). A node whose probe flips show label
         noise draws up to twice ``pairs`` (:func:`lca.search.noisy_rounds`):
         at 20% label noise that costs about twice the queries and brings the
         suite's cases within 0.03 of the best learner's error where the

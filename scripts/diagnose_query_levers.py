@@ -15,6 +15,11 @@ changed; nothing here is a mode):
   so nodes stop rounds (and skip their probes) earlier.
 * ``close second candidate only``: the second vote candidate is flipped
   only when it has at least half the vote leader's votes.
+* ``one quiet round``: ``Params.efficient(..., first_round=64)``, a
+  parameter rather than a rule: the cap's 64 pairs in one round instead of
+  rounds of 16, 32 and 64 (each round is a call for its pairs, the
+  binary-search steps and a call for its flips, and a candidate new to a
+  round is flipped from pair 0).
 
 It also counts the labelled points each node inherits from its ancestors
 (inside its subcube), which today serve only the correlation sums. Prints
@@ -90,7 +95,13 @@ LEVERS: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
     "weaker lead test": lambda: patched(group, "lead_is_certified",
                                         _weaker(group.lead_is_certified)),
     "close second candidate only": lambda: patched(group, "candidates", close_second_only),
+    "one quiet round": contextlib.nullcontext,
 }
+"""Each lever's change of the rules, in this process only."""
+
+PARAMETERS: dict[str, dict[str, int]] = {"one quiet round": {"first_round": 64}}
+"""Levers that are ``Params.efficient`` arguments (the rules unchanged): ``first_round
+= 64`` draws the cap's 64 pairs in one quiet round, not in rounds of 16, 32 and 64."""
 
 
 def group_of(case: Any, trained: bool) -> str:
@@ -101,7 +112,8 @@ def group_of(case: Any, trained: bool) -> str:
     return GROUPS[3] if case.noise == 0.2 else GROUPS[2]
 
 
-def run_suite(peers: dict[str, float | None]) -> dict[str, dict[str, Any]]:
+def run_suite(peers: dict[str, float | None],
+              arguments: dict[str, int]) -> dict[str, dict[str, Any]]:
     """Per case: its group, error with its 95% interval, queries of all answers."""
     config = full_config()
     out = {}
@@ -109,7 +121,7 @@ def run_suite(peers: dict[str, float | None]) -> dict[str, dict[str, Any]]:
         clean, f, info = case_oracles(case, config)
         points = derive.sample_points(config.eval_seed, "bench/eval", case.n,
                                       config.eval_points)
-        params = lca.Params.efficient(case.n, depth=config.depth_for(case.n))
+        params = lca.Params.efficient(case.n, depth=config.depth_for(case.n), **arguments)
         ours = measure_ours(f, clean, params, points, f(points), clean(points), config,
                             all_points(case.n) if case.n <= EXACT_MAX_N else None)
         out[case.name] = {"group": group_of(case, info is not None),
@@ -186,7 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in chosen:
             print(f"{name}:", flush=True)
             with LEVERS[name]():
-                runs[name] = run_suite(peers)
+                runs[name] = run_suite(peers, PARAMETERS.get(name, {}))
         inherited = inherited_points(100)
     print("\n" + "\n".join(table(runs)))
     print("\n" + "\n".join(inherited))

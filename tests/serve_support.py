@@ -63,7 +63,7 @@ class Slow(Oracle):
 
 
 def slow() -> Oracle:
-    return Slow(0.01)
+    return Slow(0.05)
 
 
 not_an_oracle = 42

@@ -677,10 +677,9 @@ class TestBudgets:
         if params.estimator == "score":
             assert params.max_node_queries == 2 * params.score_samples
         else:
-            # Search: rounds 16 ... 256, noisy 512 (Q); per pair of Q, 2 points,
+            # Search: rounds 64, 128, 256, noisy 512 (Q); per pair of Q, 2 points,
             # ceil(log2 10) = 4 hybrids and a probe; 3 candidates a round.
-            assert params.max_node_queries == 512 * (2 + 4 + 1) + 3 * (
-                16 + 32 + 64 + 128 + 256 + 512)
+            assert params.max_node_queries == 512 * (2 + 4 + 1) + 3 * (64 + 128 + 256 + 512)
         assert params.max_leaf_queries == params.leaf_samples
 
     @pytest.mark.parametrize("memo_bytes", [None, 0])

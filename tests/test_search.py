@@ -486,11 +486,14 @@ def test_an_oracle_that_is_not_a_fixed_function_is_named_not_crashed_on():
 
 
 @pytest.mark.parametrize("kwargs, line", [
-    # Z = ceil(ln_upper(2 R / delta) / eps): R = 4 rounds (16, 32, 64 and the noisy 128).
-    ({}, "certified early leaf  102 or more own points unanimous: f there is 0.05-close to "
+    # Z = ceil(ln_upper(2 R / delta) / eps): R = 2 rounds (one quiet round of 64 and the
+    # noisy 128).
+    ({}, "certified early leaf  88 or more own points unanimous: f there is 0.05-close to "
          "constant, except with probability 0.05 per node"),
-    # eps = 0.01: Z = 508 > 256, the most own points a node can draw (2 per pair, 128 pairs).
-    ({"eps": 0.01}, "certified early leaf  never at these values: certifying needs 508 "
+    # R = 4 rounds (16, 32, 64 and the noisy 128).
+    ({"first_round": 16}, "certified early leaf  102 or more own points unanimous"),
+    # eps = 0.01: Z = 439 > 256, the most own points a node can draw (2 per pair, 128 pairs).
+    ({"eps": 0.01}, "certified early leaf  never at these values: certifying needs 439 "
                     "unanimous own points, more than the 256 a node can draw"),
     # pairs = 16 (one quiet round and a noisy one of 32 pairs: R = 2): Z = 88 > 64.
     ({"pairs": 16}, "certified early leaf  never at these values: certifying needs 88 "
@@ -614,7 +617,8 @@ def test_the_tunables_set_on_rules_reach_every_reader(monkeypatch):
     from lca._validate import MAX_ARRAY_BYTES
     from lca.search import rules
 
-    params = lca.Params.efficient(100, depth=12)  # S = 16, 32, 64, 128; log2 100 -> 7
+    # Rounds of 16 (not the preset's one round): S = 16, 32, 64, 128; log2 100 -> 7.
+    params = lca.Params.efficient(100, depth=12, first_round=16)
     monkeypatch.setattr(rules, "NOISY_ROUNDS", 0)
     assert search.schedule(16, 64) == ([16, 32, 64], 3)
     assert search.max_samples(3) == MAX_ARRAY_BYTES // (16 * 3)  # // (16 * 3 * 2) at 1
@@ -643,3 +647,14 @@ def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeyp
         runs.append((rec.answer_many(points, 7), rec.decisions, rec.stats.queries))
     assert np.array_equal(runs[0][0], runs[1][0])
     assert runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({}, "pairs per node        64 in one round, up to 128 at a noisy node"),
+    ({"pairs": 16}, "pairs per node        16 in one round, up to 32 at a noisy node"),
+    ({"first_round": 16}, "pairs per node        16, doubling up to 64, up to 128 at a noisy"),
+    ({"first_round": 8, "pairs": 100},
+     "pairs per node        8, doubling up to 100, up to 200 at a noisy"),
+])
+def test_describe_states_the_rounds_of_pairs(kwargs, text):
+    assert text in lca.Params.efficient(n=100, **kwargs).describe()

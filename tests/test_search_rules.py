@@ -221,8 +221,10 @@ def test_leaf_points_are_the_first_samples_of_the_leaf_stream():
 # -- the query budget: a proved worst case, and an oracle that drives it -------------------
 
 def test_max_node_queries_formula():
-    params = lca.Params.efficient(100, depth=12)  # S = 16, 32, 64, 128; log2 100 -> 7
-    assert params.max_node_queries == 128 * (2 + 7 + 1) + 3 * (16 + 32 + 64 + 128) == 2000
+    params = lca.Params.efficient(100, depth=12)  # S = 64, 128; log2 100 -> 7
+    assert params.max_node_queries == 128 * (2 + 7 + 1) + 3 * (64 + 128) == 1856
+    rounds = lca.Params.efficient(100, depth=12, first_round=16)  # S = 16, 32, 64, 128
+    assert rounds.max_node_queries == 128 * (2 + 7 + 1) + 3 * (16 + 32 + 64 + 128) == 2000
     one = lca.Params.efficient(1, depth=1, pairs=16, first_round=16)  # no hybrid at n = 1
     assert one.max_node_queries == 32 * (2 + 0 + 1) + 3 * (16 + 32)
 
@@ -235,7 +237,7 @@ def test_pure_noise_spends_past_the_old_statement_and_within_the_proved_bound(mo
     n = 64
     f = lca.CountingOracle(targets.with_label_noise(lca.from_callable(lambda x: 1, n),
                                                     0.5, 3))
-    params = lca.Params.efficient(n, depth=4, pairs=64)
+    params = lca.Params.efficient(n, depth=4, pairs=64, first_round=16)
     flips = []
     original = group.flip_steps
 

@@ -225,8 +225,7 @@ class SearchEstimator(Estimator):
             f"  variables n           {params.n}",
             f"  depth cap             {params.depth}"
             + (f"  (paths stop at n = {params.n})" if params.depth > params.n else ""),
-            f"  pairs per node        {params.first_round}, doubling up to "
-            f"{params.score_samples}, up to "
+            f"  pairs per node        {_rounds_text(params)}, up to "
             f"{schedule(params.first_round, params.score_samples)[0][-1]} "
             "at a noisy node  (2 queries each, plus about log2 n per disagreeing "
             f"pair; each round flips at most {rules.SEARCH_CANDIDATES + 1} candidates on the "
@@ -241,6 +240,15 @@ class SearchEstimator(Estimator):
             "  guarantee             determinism and consistency; accuracy measured, "
             "not proved (docs/theory.md)",
         ])
+
+
+def _rounds_text(params: Params) -> str:
+    """The quiet rounds of :func:`schedule` in words: ``"64 in one round"`` or
+    ``"16, doubling up to 64"``."""
+    rounds, quiet = schedule(params.first_round, params.score_samples)
+    if quiet == 1:
+        return f"{rounds[0]} in one round"
+    return f"{rounds[0]}, doubling up to {rounds[quiet - 1]}"
 
 
 def certified_text(params: Params) -> str:
