@@ -533,10 +533,10 @@ def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(n
             switched = order[pair, :mid[row]]
             assert np.array_equal(a[row, switched], ys[pair, switched])
         moved = rng.random(active.size) < 0.5
+        new_lo, new_hi = np.where(moved, mid, start), np.where(moved, hi[active], mid)
         for kernel in kernels:
-            kernel.advance(active, moved, start, mid)
-        lo[active[moved]] = mid[moved]
-        hi[active[~moved]] = mid[~moved]
+            kernel.advance(active, start, hi[active], new_lo, new_hi)
+        lo[active], hi[active] = new_lo, new_hi
     found = ranked.found(hi)
     assert np.array_equal(found, segments.found(hi))
     assert np.array_equal(found, selected.found(hi))
