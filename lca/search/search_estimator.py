@@ -244,10 +244,25 @@ class SearchEstimator(Estimator):
             f"{params.eps:.3g} of the node's points disagree, and the probes say noise "
             "could explain them (a heuristic)",
             f"  points per leaf       {params.leaf_samples}  (ancestors' points reused first)",
+            f"  search steps per call {lookahead_text(params)}",
             f"  queries per answer    at most {params.predicted_queries}  (cold, no cache)",
             "  guarantee             determinism and consistency; accuracy measured, "
             "not proved (docs/theory.md)",
         ])
+
+
+def lookahead_text(params: Params) -> str:
+    """What ``params.lookahead`` does to a node's binary searches, for describe()."""
+    steps = steps_per_request(params.n, params.lookahead)
+    if steps < params.lookahead:
+        return (f"1  (lookahead {params.lookahead} is not used at this n: the search "
+                "selects each step's coordinates without a sorted order, a step per call)")
+    if steps == 1:
+        return "1  (one oracle call per binary-search step; Params.lookahead)"
+    most = (1 << steps) - 1
+    return (f"{steps}  (at most {most} hybrids per searching pair in a call: up to "
+            f"{most / steps:.3g} times the search's queries in about 1/{steps} of its calls, "
+            "the same tree)")
 
 
 def certified_text(params: Params) -> str:
