@@ -260,8 +260,6 @@ class Params:
 
     def __post_init__(self, lookahead: int = 1) -> None:
         owner = "Params"
-        # An attribute, not a field: it changes how a search's questions are
-        # batched, never the tree, so what records the tree leaves it out.
         object.__setattr__(self, "lookahead", checked(owner, "lookahead", lookahead))
         object.__setattr__(self, "n", checked(owner, "n", self.n))
         object.__setattr__(self, "depth", checked(owner, "depth", self.depth))
