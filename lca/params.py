@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import InitVar, dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from lca import derive
 from lca import estimator as estimators
@@ -58,6 +58,7 @@ PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "n": functools.partial(check_int, low=1, high=MAX_N, high_text="2**31 - 1"),
     "depth": functools.partial(check_int, low=0),
     "first_round": functools.partial(check_int, low=1),
+    "lookahead": functools.partial(check_int, low=1, high=8),
     "size": functools.partial(check_int, low=1),
     "s": functools.partial(check_int, low=2),
     "requested_noise_rate": functools.partial(check_real, low=0.0, high=1.0,
@@ -207,6 +208,25 @@ class Params:
             from (reused ancestor points count), ``eps`` is the minority
             share under which a node is certified constant and ``delta`` the
             per-node confidence of its tests; ``noise_rate`` is not used.
+        lookahead: binary-search steps asked per oracle call by the search
+            estimator, an int in ``[1, 8]`` (default 1): each request asks,
+            for every searching pair, the hybrids of every midpoint its next
+            ``lookahead`` steps could query (up to ``2**lookahead - 1``) and
+            replays those steps locally. The found coordinates, decisions and
+            answers are the same for every value; only the queries (more) and
+            the oracle calls (fewer) change, so it pays when a call costs
+            much more than a row (a trained model's ``predict``). The bound
+            8 keeps a request at most 255 hybrids per pair for 8 steps (32
+            times the queries of one step per call); a search at ``n <= 256``
+            is done in one request. At ``n >= 10**5`` the search selects its
+            coordinates step by step and uses 1 whatever is set (a call's cost
+            is its rows there). The score estimator ignores it. It fixes no
+            part of the tree, so it is an init-only value (a
+            :class:`dataclasses.InitVar`, kept as an attribute): equality,
+            ``repr``, :func:`dataclasses.asdict` and every record made from
+            it (known answers, saved trees, ``/describe``) leave it out and
+            read it back as 1; pickling, :func:`copy.copy` and
+            :func:`dataclasses.replace` keep it.
 
     ``n`` is at most ``2**31 - 1``. Each estimator bounds ``score_samples``
     and ``leaf_samples`` (:meth:`lca.estimator.Estimator.check_samples`): the
@@ -230,9 +250,17 @@ class Params:
     adaptive: bool = False
     first_round: int = 64
     estimator: str = "score"
+    # Init-only: it batches a search's questions and fixes nothing of the tree, so
+    # equality and every record of the fields leave it out (a type checker is shown
+    # the int attribute that __post_init__ keeps).
+    if TYPE_CHECKING:
+        lookahead: int = 1
+    else:
+        lookahead: InitVar[int] = 1
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, lookahead: int = 1) -> None:
         owner = "Params"
+        object.__setattr__(self, "lookahead", checked(owner, "lookahead", lookahead))
         object.__setattr__(self, "n", checked(owner, "n", self.n))
         object.__setattr__(self, "depth", checked(owner, "depth", self.depth))
         if self.estimator not in estimators.names():
@@ -334,7 +362,7 @@ class Params:
     @classmethod
     def efficient(cls, n: int, depth: int = 12, *, pairs: int = 64, first_round: int = 64,
                   leaf_samples: int = 64, eps: float = 0.05,
-                  delta: float = 0.05) -> Params:
+                  delta: float = 0.05, lookahead: int = 1) -> Params:
         """The recommended preset: the sensitive-coordinate search estimator.
 
         Not the paper's algorithm (that is :meth:`practical`, :meth:`guaranteed`
@@ -372,6 +400,8 @@ class Params:
         at 20% label noise that costs about twice the queries and brings the
         suite's cases within 0.03 of the best learner's error where the
         depth cap allows it (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
+        ``lookahead`` is :attr:`lookahead`: binary-search steps per oracle
+        call, the same tree in fewer calls and more queries.
         """
         owner = "Params.efficient"
         n = checked(owner, "n", n)
@@ -383,7 +413,7 @@ class Params:
                    preset="efficient",
                    first_round=checked(owner, "first_round", first_round),
                    eps=checked(owner, "eps", eps), delta=checked(owner, "delta", delta),
-                   estimator="search")
+                   estimator="search", lookahead=checked(owner, "lookahead", lookahead))
 
     @classmethod
     def guaranteed(cls, n: int, depth: int, noise_rate: float, tau: float, eps: float,

@@ -141,6 +141,7 @@ class TestDescribeGuarantee:
     ("n", [1, 2**31 - 1], [0, 2**31]),
     ("depth", [0, 10**9], [-1]),
     ("first_round", [1], [0]),
+    ("lookahead", [1, 8], [0, 9]),
     ("size", [1], [0]),
     ("s", [2], [1]),
     ("requested_noise_rate", [1e-12, 1.0], [0.0, 1.0 + 1e-12]),
@@ -168,3 +169,63 @@ def test_every_constructor_checks_the_table_under_its_own_name(make, owner):
     with pytest.raises(ValueError, match=rf"The 'n' parameter of {owner} must be an int in "
                                          r"the range \[1, 2\*\*31 - 1\]"):
         make()
+
+
+# -- lookahead: how a search batches its questions, not part of the tree --------------------
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: Params.efficient(100, lookahead=0), ValueError,
+     r"^The 'lookahead' parameter of Params.efficient must be an int in the range \[1, 8\]\. "
+     r"Got 0 instead\.$"),
+    (lambda: Params.efficient(100, lookahead=9), ValueError,
+     r"^The 'lookahead' parameter of Params.efficient must be an int in the range \[1, 8\]\. "
+     r"Got 9 instead\.$"),
+    (lambda: Params.efficient(100, lookahead=2.0), TypeError,
+     r"^The 'lookahead' parameter of Params.efficient must be an int in the range \[1, 8\]\. "
+     r"Got 2\.0 instead\.$"),
+    (lambda: Params(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
+                    lookahead=True), TypeError,
+     r"^The 'lookahead' parameter of Params must be an int in the range \[1, 8\]\. "
+     r"Got True instead\.$"),
+    (lambda: Params(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
+                    lookahead=0), ValueError,
+     r"^The 'lookahead' parameter of Params must be an int in the range \[1, 8\]\. "
+     r"Got 0 instead\.$"),
+])
+def test_lookahead_is_validated_under_each_constructors_name(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_lookahead_is_kept_by_every_copy_and_left_out_of_every_record():
+    import copy
+    import dataclasses
+
+    import lca
+
+    params = Params.efficient(100, depth=6, lookahead=3)
+    assert params.lookahead == 3 and Params.efficient(100, depth=6).lookahead == 1
+    # Copies keep it: pickling (pool workers get Params and Reconstructors pickled),
+    # copy, deepcopy and dataclasses.replace.
+    for copied in (pickle.loads(pickle.dumps(params)), copy.copy(params),
+                   copy.deepcopy(params), dataclasses.replace(params, depth=7),
+                   pickle.loads(pickle.dumps(lca.Reconstructor(
+                       lca.targets.parity(100, 3, seed=1), params))).params):
+        assert copied.lookahead == 3
+    assert dataclasses.replace(params, lookahead=2).lookahead == 2
+    # It fixes nothing of the tree: equal Params build the same tree, and the field
+    # records (known answers, saved trees, /describe) read back as lookahead 1.
+    assert params == Params.efficient(100, depth=6)
+    assert hash(params) == hash(Params.efficient(100, depth=6))
+    fields = dataclasses.asdict(params)
+    assert "lookahead" not in fields and "lookahead" not in repr(params)
+    again = Params(**fields)
+    assert again == params and again.lookahead == 1
+    assert Params(**fields, lookahead=3).lookahead == 3
+
+
+def test_the_score_estimator_ignores_lookahead():
+    base = dict(n=100, depth=5, noise_rate=0.1, score_samples=10, leaf_samples=10)
+    assert Params(**base, lookahead=5).max_node_queries == Params(**base).max_node_queries \
+        == 20
+    assert Params(**base, lookahead=5).describe() == Params(**base).describe()

@@ -536,10 +536,10 @@ def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(n
             switched = order[pair, :mid[row]]
             assert np.array_equal(a[row, switched], ys[pair, switched])
         moved = rng.random(active.size) < 0.5
+        new_lo, new_hi = np.where(moved, mid, start), np.where(moved, hi[active], mid)
         for kernel in kernels:
-            kernel.advance(active, moved, start, mid)
-        lo[active[moved]] = mid[moved]
-        hi[active[~moved]] = mid[~moved]
+            kernel.advance(active, start, hi[active], new_lo, new_hi)
+        lo[active], hi[active] = new_lo, new_hi
     found = ranked.found(hi)
     assert np.array_equal(found, segments.found(hi))
     assert np.array_equal(found, selected.found(hi))
@@ -658,3 +658,129 @@ def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeyp
 ])
 def test_describe_states_the_rounds_of_pairs(kwargs, text):
     assert text in lca.Params.efficient(n=100, **kwargs).describe()
+
+
+# -- lookahead: several binary-search steps per oracle call, the same search -----------------
+
+def _lookahead_runs(f, n, points, lookaheads):
+    """Per lookahead: batched answers and decisions, one-at-a-time answers, and both
+    routes' queries and oracle calls."""
+    runs = {}
+    for s in lookaheads:
+        params = lca.Params.efficient(n, depth=6, lookahead=s)
+        batched = lca.Reconstructor(f, params, record=True)
+        answers = batched.answer_many(points, 7).tolist()
+        single = lca.Reconstructor(f, params, record=True)
+        alone = [single.answer(z, 7) for z in points]
+        runs[s] = (answers, batched.decisions, alone, single.decisions,
+                   (batched.stats.queries, single.stats.queries),
+                   (batched.stats.oracle_calls, single.stats.oracle_calls))
+    return runs
+
+
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # noisy targets: guesses happen
+@pytest.mark.parametrize("n", [12, 100, 300])  # ranked orders to 256, segments beyond
+@pytest.mark.parametrize("target", ["noisy-tree", "parity"])
+def test_every_lookahead_makes_the_same_decisions_in_fewer_calls(n, target):
+    if target == "parity":  # every hybrid's value counts its switched coordinates
+        f = targets.parity(n, min(n, 6), seed=5)
+    else:
+        f = targets.with_label_noise(targets.random_tree(n=n, leaves=16, seed=3), 0.1, 4)
+    points = derive.sample_points(0, "test/lookahead", n, 30)
+    runs = _lookahead_runs(f, n, points, (1, 2, 3, 4))
+    answers, decisions, alone, alone_decisions, queries, calls = runs[1]
+    assert alone == answers
+    for s in (2, 3, 4):
+        assert runs[s][:4] == (answers, decisions, alone, alone_decisions), s
+        assert all(a >= b for a, b in zip(runs[s][4], queries, strict=True)), s
+        assert all(a <= b for a, b in zip(runs[s][5], calls, strict=True)), s
+    # The searches ran, so batching them saved calls and cost queries.
+    assert runs[4][4][1] > queries[1] and runs[4][5][1] < calls[1]
+
+
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+def test_the_selection_kernel_searches_a_step_per_call_whatever_the_lookahead(monkeypatch):
+    # Forced on at n = 300 (it runs from n = 10^5): it keeps one selection per pair,
+    # so it asks one step per call; answers, decisions and costs are lookahead 1's.
+    monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", 1)
+    f = targets.with_label_noise(targets.random_tree(n=300, leaves=16, seed=3), 0.1, 4)
+    points = derive.sample_points(0, "test/lookahead", 300, 20)
+    runs = _lookahead_runs(f, 300, points, (1, 3))
+    assert runs[3] == runs[1]
+    assert lca.Params.efficient(300, lookahead=3).max_node_queries \
+        == lca.Params.efficient(300).max_node_queries
+    assert "lookahead 3 is not used at this n" in lca.Params.efficient(
+        300, lookahead=3).describe()
+
+
+def _one_search(n, lookahead, target):
+    """One pair, x and y = -x: the requests' sizes and the found coordinate when
+    ``f(h) = f(x)`` exactly while ``h`` differs from ``x`` in at most ``target``
+    coordinates (so the search ends at ``hi = target + 1``)."""
+    key = derive.node_key(1, "test-lookahead", ())
+    x = derive.uniform_points(key, n, 0, 1)
+    xs = derive.unpack_points(x, n)
+    y = derive.pack_points(-xs)
+    steps = hybrids.search_steps(n, [key], np.zeros(1, dtype=np.int64),
+                                 np.zeros(1, dtype=np.int64), x, y, np.ones(1, dtype=np.int8),
+                                 (0, 1), [()], lookahead)
+    sizes = []
+    try:
+        request = next(steps)
+        while True:
+            sizes.append(request.count)
+            rows = request.rows(0, request.count)
+            request = steps.send(np.where((rows != xs).sum(axis=1) <= target, 1, -1)
+                                 .astype(np.int8))
+    except StopIteration as stop:
+        found = int(stop.value[0])
+    priority = hybrids._priorities(key, n, np.zeros(1, dtype=np.int64), 0, 1)
+    order, _ = hybrids.switching_orders(priority, x ^ y, n)
+    return sizes, found, int(order[0, target])
+
+
+@pytest.mark.parametrize("lookahead, sizes", [
+    (1, [1] * 6), (2, [3, 3, 3]), (3, [7, 7]), (4, [15, 3]), (8, [63])])
+def test_a_lookahead_request_asks_every_midpoint_of_its_steps(lookahead, sizes):
+    # L = 64 differing coordinates: 6 steps, each request a full tree of 2^s - 1
+    # midpoints while the interval allows (the last of s = 4 has 2 steps left: 3;
+    # s = 8 stops at intervals of one coordinate: 63 midpoints).
+    for target in (0, 17, 63):
+        asked, found, expected = _one_search(64, lookahead, target)
+        assert asked == sizes and found == expected
+
+
+@pytest.mark.parametrize("n", [5, 45, 300])
+def test_a_lookahead_search_finds_the_sequential_searchs_coordinate(n):
+    # Every place the value changes, every lookahead, both sorted-order kernels (300).
+    for target in range(0, n, max(1, n // 15)):
+        single, found, expected = _one_search(n, 1, target)
+        assert found == expected
+        for lookahead in (2, 3, 4):
+            asked, again, _ = _one_search(n, lookahead, target)
+            assert again == found
+            assert len(asked) == -(-len(single) // lookahead)
+            assert max(asked) <= (1 << lookahead) - 1
+
+
+@pytest.mark.parametrize("lookahead", [1, 2, 3, 4, 8])
+def test_pure_noise_spends_within_the_lookahead_bound(lookahead):
+    # Pure label noise (the worst case: a noisy node, every candidate new in every
+    # round, half its pairs searching), n = 64: ceil(log2 64) = 6 steps per search.
+    from lca.search import rules
+    n = 64
+    f = lca.CountingOracle(targets.with_label_noise(lca.from_callable(lambda x: 1, n),
+                                                    0.5, 3))
+    params = lca.Params.efficient(n, depth=4, pairs=64, first_round=16, lookahead=lookahead)
+    rounds, _ = search.schedule(16, 64)
+    hybrids_bound = ((1 << lookahead) - 1) * -(-6 // lookahead)
+    assert params.max_node_queries == 128 * (3 + hybrids_bound) + \
+        (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
+    node = search_node(f, 0, (), params, search.Labelled.empty(n))
+    assert node.pairs == 128 and f.queries <= params.max_node_queries
+
+
+def test_max_node_queries_counts_each_lookahead_requests_midpoints():
+    # n = 100: ceil(log2 100) = 7 steps; the hybrid term per pair is (2^s - 1) ceil(7 / s).
+    assert [lca.Params.efficient(100, depth=12, lookahead=s).max_node_queries
+            for s in (1, 2, 3, 7)] == [128 * (3 + h) + 3 * (64 + 128) for h in (7, 12, 21, 127)]

@@ -207,7 +207,7 @@ class NodeGroup:
             found = yield from search_steps(
                 self.n, [self.order_keys[b] for b in active], node, done + pair,
                 words[node, 2 * pair], words[node, 2 * pair + 1], firsts[node, pair],
-                (done, size), self._names(active))
+                (done, size), self._names(active), self.params.lookahead)
             np.add.at(counts.votes, (active[node], found), 1)
         counts.disagreements[active] += disagree.sum(axis=1)
 

@@ -2,7 +2,8 @@
 
 A round's pairs that disagree are binary-searched along their hybrid paths
 (:func:`search_steps`: one request per search step for every searching pair
-of the group). Three kernels make the same hybrid rows, chosen by ``n``:
+of the group, or per ``lookahead`` steps, asking every hybrid those steps could
+query). Three kernels make the same hybrid rows, chosen by ``n``:
 ranks in a sorted switching order (short rows), a kept ``h_lo`` and the
 segment each step switches (long rows), and a per-step selection with no
 sorted order (very long rows);
@@ -93,6 +94,10 @@ _RANKED_MAX_N = 256
 # 10^5, even at 10^4 and slower below (a Python loop over the pairs per step).
 _SELECTED_MIN_N = 100_000
 
+# Working bytes of one lookahead slot of one pair (_lookahead_mids, _lookahead_steps:
+# its interval ends, mid, the row's pair, lo and mid as int64s, its value).
+_SLOT_BYTES = 64
+
 # Coordinates negated at a time when hybrids are formed: bounds the index arrays.
 _SEGMENT_ELEMENTS = 1 << 18
 
@@ -126,8 +131,8 @@ class _RankedHybrids:
         np.negative(out, out=out, where=self.rank[chosen] < mid[first:last, None])
         return out
 
-    def advance(self, active: np.ndarray, same: np.ndarray, lo: np.ndarray,
-                mid: np.ndarray) -> None:
+    def advance(self, active: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                new_lo: np.ndarray, new_hi: np.ndarray) -> None:
         """Nothing to keep: every hybrid is made from ``x``."""
 
     def found(self, hi: np.ndarray) -> np.ndarray:
@@ -150,10 +155,13 @@ class _SegmentHybrids:
                          mid[first:last])
         return out
 
-    def advance(self, active: np.ndarray, same: np.ndarray, lo: np.ndarray,
-                mid: np.ndarray) -> None:
+    def advance(self, active: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                new_lo: np.ndarray, new_hi: np.ndarray) -> None:
+        """Each pair's interval went from ``[lo, hi)`` to ``[new_lo, new_hi)``: switch
+        ``order[lo:new_lo]`` in the kept ``h_lo`` of the pairs whose ``lo`` moved."""
+        same = new_lo != lo
         moved = active[same]
-        _negate_segments(self.hybrid, moved, self.order, moved, lo[same], mid[same])
+        _negate_segments(self.hybrid, moved, self.order, moved, lo[same], new_lo[same])
 
     def found(self, hi: np.ndarray) -> np.ndarray:
         return self.order[np.arange(hi.size), hi - 1].astype(np.int64)
@@ -203,8 +211,12 @@ class _SelectedHybrids:
             out[row, cols] = -out[row, cols]
         return out
 
-    def advance(self, active: np.ndarray, same: np.ndarray, lo: np.ndarray,
-                mid: np.ndarray) -> None:
+    def advance(self, active: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                new_lo: np.ndarray, new_hi: np.ndarray) -> None:
+        """One step: the interval kept one half, ``[mid, hi)`` (``lo`` moved) or
+        ``[lo, mid)``; only one step's selection is cached, so no lookahead."""
+        same = new_lo != lo
+        mid = np.where(same, new_lo, new_hi)
         for pair, count, moved in zip(active.tolist(), (mid - lo).tolist(), same.tolist(),
                                       strict=True):
             mask = self._selected(pair, count)
@@ -242,26 +254,87 @@ def _negate_segments(points: np.ndarray, at: np.ndarray, order: np.ndarray,
         first = last
 
 
+def _lookahead_mids(lo: np.ndarray, hi: np.ndarray, lookahead: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Every ``mid`` the next ``lookahead`` steps of each search could query.
+
+    Slots in heap order: slot 0 is the interval ``[lo, hi)``, and slot ``k``'s
+    interval ``[a, b)`` has children ``2k + 1``, ``[a, m)``, and ``2k + 2``,
+    ``[m, b)``, with ``m = (a + b) // 2``: the intervals the sequential search
+    reaches after ``f(h_m) != f(x)`` and ``= f(x)``. Returns each slot's ``mid``
+    ``(pairs, 2**lookahead - 1)`` and whether its interval is still searched
+    (``b - a > 1``); only those slots are ever reached.
+    """
+    a = np.empty((lo.size, (1 << lookahead) - 1), dtype=np.int64)
+    b = np.empty_like(a)
+    a[:, 0], b[:, 0] = lo, hi
+    for depth in range(lookahead - 1):
+        parents = slice((1 << depth) - 1, (1 << (depth + 1)) - 1)
+        lower, upper = a[:, parents], b[:, parents]
+        mid = (lower + upper) // 2
+        first = (1 << (depth + 1)) - 1
+        a[:, first:2 * first + 1:2], b[:, first:2 * first + 1:2] = lower, mid
+        a[:, first + 1:2 * first + 2:2], b[:, first + 1:2 * first + 2:2] = mid, upper
+    return (a + b) // 2, b - a > 1
+
+
+def _lookahead_steps(hybrids: _RankedHybrids | _SegmentHybrids, active: np.ndarray,
+                     lo: np.ndarray, hi: np.ndarray, fx: np.ndarray, paths: Any,
+                     lookahead: int) -> Steps:
+    """``lookahead`` steps of every search in one request: each pair's interval after them.
+
+    The request asks each pair's hybrids at every ``mid`` of
+    :func:`_lookahead_mids` that is still searched, the pair's rows together
+    in heap order; the steps are then replayed with those values as the
+    sequential search takes them (``f(h_mid) = f(x)`` keeps ``[mid, hi)``,
+    else ``[lo, mid)``), until the interval is one coordinate wide.
+    """
+    mids, asked = _lookahead_mids(lo, hi, lookahead)
+    owner, slot = np.nonzero(asked)
+    rows = functools.partial(hybrids.rows, active[owner], lo[owner], mids[owner, slot])
+    same = np.zeros(asked.shape, dtype=bool)
+    same[owner, slot] = (yield Request(ORDER, owner.size, rows, paths)) == fx[owner]
+    pairs, slot = np.arange(lo.size), np.zeros(lo.size, dtype=np.int64)
+    for depth in range(lookahead):
+        going = hi - lo > 1
+        mid, kept_high = mids[pairs, slot], same[pairs, slot]
+        lo, hi = np.where(going & kept_high, mid, lo), np.where(going & ~kept_high, mid, hi)
+        if depth + 1 < lookahead:
+            slot = 2 * slot + 1 + kept_high
+    return lo, hi
+
+
 def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids,
                          lengths: np.ndarray, fx: np.ndarray,
-                         paths: Any) -> Steps:
+                         paths: Any, lookahead: int = 1) -> Steps:
     """Binary searches of a group of disagreeing pairs, all in lockstep.
 
     ``hybrids`` makes each step's rows (:class:`_RankedHybrids`,
     :class:`_SegmentHybrids` or :class:`_SelectedHybrids`, by ``n``: all give
-    the same rows). Returns the found coordinate of each pair.
+    the same rows). Each request asks, for every searching pair, the hybrids
+    of every ``mid`` its next ``lookahead`` steps could query
+    (:func:`_lookahead_mids`, at most ``2**lookahead - 1``), then replays
+    those steps with their values exactly as one request per step would: the
+    found coordinates do not depend on ``lookahead``. Returns the found
+    coordinate of each pair.
     """
     final = lengths.astype(np.int64)  # each pair's hi once its search ends
-    # The searching pairs and their lo, hi and f(x), compacted: a step costs a
-    # few calls on them, and a pair is dropped only in the step its search ends.
+    # The searching pairs and their lo, hi and f(x), compacted: a request costs a
+    # few calls on them, and a pair is dropped only in the request its search ends.
     active = np.flatnonzero(final > 1)
     lo, hi, fx = np.zeros(active.size, dtype=np.int64), final[active], fx[active]
     while active.size:
-        mid = (lo + hi) // 2
-        rows = functools.partial(hybrids.rows, active, lo, mid)
-        same = (yield Request(ORDER, active.size, rows, paths)) == fx
-        hybrids.advance(active, same, lo, mid)
-        lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        if lookahead == 1:  # one step: every searching pair asks f(h_mid)
+            mid = (lo + hi) // 2
+            rows = functools.partial(hybrids.rows, active, lo, mid)
+            same = (yield Request(ORDER, active.size, rows, paths)) == fx
+            new_lo, new_hi = np.where(same, mid, lo), np.where(same, hi, mid)
+        else:
+            assert not isinstance(hybrids, _SelectedHybrids), "it searches one step a call"
+            new_lo, new_hi = yield from _lookahead_steps(hybrids, active, lo, hi, fx, paths,
+                                                         lookahead)
+        hybrids.advance(active, lo, hi, new_lo, new_hi)
+        lo, hi = new_lo, new_hi
         going = hi - lo > 1
         if not going.all():
             final[active[~going]] = hi[~going]
@@ -269,9 +342,15 @@ def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHy
     return hybrids.found(final)
 
 
+def steps_per_request(n: int, lookahead: int) -> int:
+    """Binary-search steps one request asks (``Params.lookahead``): 1 with selected
+    orders (``n >= _SELECTED_MIN_N``), which keep one step's selection per pair."""
+    return 1 if n >= _SELECTED_MIN_N else lookahead
+
+
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                  x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
-                 paths: Any) -> Steps:
+                 paths: Any, lookahead: int = 1) -> Steps:
     """The sensitive coordinate found for each searching pair.
 
     Pair ``i`` is pair ``pair[i]`` of node ``node[i]`` (sorted by node, then
@@ -281,14 +360,21 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     ascending priority (ties to the lower index), switched to ``y``. The
     search keeps ``f(h_lo) = f(x) != f(h_hi)`` from ``lo = 0, hi = L`` and
     queries ``h_mid``, ``mid = (lo + hi) // 2``, until ``hi = lo + 1``; the
-    answer is the ``hi``-th coordinate in order. Pairs are searched in
-    groups whose working arrays fit in :data:`SEARCH_BYTES` (3 bytes per
-    variable per pair with a sorted order, 7 with a selected one), their
-    priorities derived a part at a time.
+    answer is the ``hi``-th coordinate in order. One request asks the
+    hybrids of ``lookahead`` steps (:func:`_binary_search_steps`; the same
+    answers in fewer requests), except with a selected order (``n >=
+    _SELECTED_MIN_N``), which searches one step per request: it keeps one
+    selection per pair, and at such widths a call's cost is its rows, not
+    its count. Pairs are searched in groups whose working arrays fit in
+    :data:`SEARCH_BYTES` (3 bytes per variable per pair with a sorted order,
+    7 with a selected one, and :data:`_SLOT_BYTES` per lookahead slot past
+    the first), their priorities derived a part at a time.
     """
     found = np.empty(node.size, dtype=np.int64)
     selected = n >= _SELECTED_MIN_N
-    group = max(1, SEARCH_BYTES // ((7 if selected else 3) * n))
+    lookahead = steps_per_request(n, lookahead)
+    slots = (1 << lookahead) - 2  # past the one slot a single step asks
+    group = max(1, SEARCH_BYTES // ((7 if selected else 3) * n + _SLOT_BYTES * slots))
     part = max(1, SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
@@ -318,7 +404,8 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                 order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
             hybrids = _RankedHybrids(x[members], order, lengths, n) if n <= _RANKED_MAX_N \
                 else _SegmentHybrids(x[members], order, n)
-        found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths)
+        found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths,
+                                                         lookahead)
     return found
 
 

@@ -23,6 +23,7 @@ from lca.estimator import Estimator, NodeContext
 from lca.params import Params
 from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
 from lca.search.group import NodeGroup, SearchNode
+from lca.search.hybrids import steps_per_request
 from lca.search.lineage import Lineage, Pool
 from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
 from lca.search.sums import grouped_correlations
@@ -186,23 +187,29 @@ class SearchEstimator(Estimator):
         """The most queries one node can spend, a proved worst case (docs/theory.md §7).
 
         With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
-        cap and ``K = SEARCH_CANDIDATES + 1`` the most candidates: ``2 Q``
-        pair points; at most ``ceil(log2 n)`` hybrids for each of the ``Q``
-        pairs (a binary search over ``L <= n`` differing coordinates asks
-        ``ceil(log2 L)``); one probe flip per pair (``Q``); and in round ``r``
-        at most ``K`` candidates, each flipped on at most ``S[r]`` pairs (a
-        candidate new to the round from pair 0): ``Q (3 + ceil(log2 n)) + K
-        sum(S)``. The point and probe terms are reached by every noisy
-        node; the flip term by a noisy node whose candidates are all new in
-        every round, and the hybrid term by pairs that all disagree and
-        differ in more than ``2**(ceil(log2 n) - 1)`` coordinates, which
-        uniform pairs do only by chance. Under pure label noise a node
-        spends more than the old statement (``K`` flips per pair of the cap)
-        and stays within this one (tests/test_search_rules.py).
+        cap, ``K = SEARCH_CANDIDATES + 1`` the most candidates, ``c =
+        ceil(log2 n)`` and ``s`` the lookahead: ``2 Q`` pair points; at most
+        ``H = (2**s - 1) ceil(c / s)`` hybrids for each of the ``Q`` pairs (a
+        binary search over ``L <= n`` differing coordinates takes at most
+        ``ceil(log2 L) <= c`` steps, asked ``s`` at a time in requests of at
+        most ``2**s - 1`` hybrids; ``H = c`` at ``s = 1``); one probe flip per
+        pair (``Q``); and in round ``r`` at most ``K`` candidates, each
+        flipped on at most ``S[r]`` pairs (a candidate new to the round from
+        pair 0): ``Q (3 + H) + K sum(S)``. The point and probe terms are
+        reached by every noisy node; the flip term by a noisy node whose
+        candidates are all new in every round, and the hybrid term by pairs
+        that all disagree and differ in more than ``2**(c - 1)`` coordinates,
+        which uniform pairs do only by chance (and, for ``s > 1``, only when
+        ``s`` divides ``c`` and every request's tree of midpoints is full).
+        Under pure label noise a node spends more than the old statement
+        (``K`` flips per pair of the cap) and stays within this one
+        (tests/test_search_rules.py).
         """
         rounds, _ = schedule(params.first_round, params.score_samples)
-        searches = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
-        return rounds[-1] * (3 + searches) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
+        steps = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
+        lookahead = steps_per_request(params.n, params.lookahead)
+        hybrids = ((1 << lookahead) - 1) * -(-steps // lookahead)
+        return rounds[-1] * (3 + hybrids) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
 
     def max_leaf_queries(self, params: Params) -> int:
         return params.leaf_samples
@@ -236,6 +243,7 @@ class SearchEstimator(Estimator):
             f"{params.eps:.3g} of the node's points disagree, and the probes say noise "
             "could explain them (a heuristic)",
             f"  points per leaf       {params.leaf_samples}  (ancestors' points reused first)",
+            f"  search steps per call {lookahead_text(params)}",
             f"  queries per answer    at most {params.predicted_queries}  (cold, no cache)",
             "  guarantee             determinism and consistency; accuracy measured, "
             "not proved (docs/theory.md)",
@@ -249,6 +257,20 @@ def _rounds_text(params: Params) -> str:
     if quiet == 1:
         return f"{rounds[0]} in one round"
     return f"{rounds[0]}, doubling up to {rounds[quiet - 1]}"
+
+
+def lookahead_text(params: Params) -> str:
+    """What ``params.lookahead`` does to a node's binary searches, for describe()."""
+    steps = steps_per_request(params.n, params.lookahead)
+    if steps < params.lookahead:
+        return (f"1  (lookahead {params.lookahead} is not used at this n: the search "
+                "selects each step's coordinates without a sorted order, a step per call)")
+    if steps == 1:
+        return "1  (one oracle call per binary-search step; Params.lookahead)"
+    most = (1 << steps) - 1
+    return (f"{steps}  (at most {most} hybrids per searching pair in a call: up to "
+            f"{most / steps:.3g} times the search's queries in about 1/{steps} of its calls, "
+            "the same tree)")
 
 
 def certified_text(params: Params) -> str:
