@@ -90,6 +90,16 @@ CASES = [
         "record": ["answers", "decisions"],
     },
     {
+        # The preset's defaults: one quiet round of 64 pairs, eps = delta = 0.05.
+        "name": "efficient-defaults",
+        "mode": "efficient",
+        "oracle": NOISY_TREE,
+        "params": {"constructor": "efficient", "args": {"n": 64, "depth": 6}},
+        "queries": QUERIES,
+        "seeds": [3],
+        "record": ["answers", "decisions"],
+    },
+    {
         "name": "efficient-noisy",
         "mode": "efficient",
         "oracle": {"constructor": "with_label_noise",
