@@ -170,24 +170,31 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     u = (words >> np.uint64(32)).reshape(count, d)
+    # A feature no step of the path tests allows all of it: positions [0, size).
+    # Only the (at most depth) features the path tests need their region.
+    a = np.zeros(d, dtype=np.int64)
+    b = np.array([values.size for values in sorted_columns], dtype=np.int64)
+    for j in {encoder.feature_index(variable) for variable, _ in path}:
+        if j not in encoder.categories_:
+            low, high = encoder.region(j, path)
+            a[j] = np.searchsorted(sorted_columns[j], low, side="left")
+            b[j] = np.searchsorted(sorted_columns[j], high, side="left")
+            assert b[j] > a[j], "a split keeps fitted rows on both sides"
+    position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
     columns = []
     for j in range(d):
-        allowed = encoder.region(j, path)
         values = sorted_columns[j]
-        if isinstance(allowed, frozenset):  # values: each category's fitted row count
+        if j in encoder.categories_:  # values: each category's fitted row count
+            allowed = encoder.region(j, path)
+            assert isinstance(allowed, frozenset)
             chosen = np.array(sorted(allowed), dtype=np.int64)
             ends = np.cumsum(values[chosen])
             size = int(ends[-1])
-            position = (u[:, j] * np.uint64(size)) >> np.uint64(32)
-            picked = chosen[np.searchsorted(ends, position.astype(np.int64), side="right")]
+            slot = (u[:, j] * np.uint64(size)) >> np.uint64(32)
+            picked = chosen[np.searchsorted(ends, slot.astype(np.int64), side="right")]
             columns.append(encoder.categories_[j][picked])
         else:
-            low, high = allowed
-            a = int(np.searchsorted(values, low, side="left"))
-            b = int(np.searchsorted(values, high, side="left"))
-            assert b > a, "a split keeps fitted rows on both sides"
-            offset = (u[:, j] * np.uint64(b - a)) >> np.uint64(32)
-            columns.append(values[a + offset.astype(np.int64)])
+            columns.append(values[position[:, j]])
     return columns
 
 
@@ -257,6 +264,10 @@ class RowsTree:
         self.classes = classes
         self.labels = np.zeros(self.m, dtype=np.int64 if classes else np.int8)
         self.asked = np.zeros(self.m, dtype=bool)
+        # The points of the rows asked so far, encoded once when first asked (row i
+        # is self._encoded[self._slot[i]]): a node's rows are read, not re-encoded.
+        self._encoded = np.empty((0, encoder.n_bits), dtype=np.int8)
+        self._slot = np.full(self.m, -1, dtype=np.int64)
         self.queries = 0
         self.oracle_calls = 0
         self.decisions: dict[Path, Decision] = {}
@@ -319,7 +330,7 @@ class RowsTree:
                                             path, extra)
         parts = [[column[missing] for column in self.columns], *drawn.values()]
         parts = [part for part in parts if len(part[0])]
-        labels: Any = iter(())
+        labels = np.zeros(0, dtype=self.labels.dtype)
         if parts:
             # One model call: the fitted rows not asked yet, then every drawn row.
             together = [_concatenate([part[j] for part in parts])
@@ -330,15 +341,30 @@ class RowsTree:
             self.oracle_calls += 1
             self.labels[missing] = found[:missing.size]
             self.asked[missing] = True
-            sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
-            labels = iter(np.split(found[missing.size:], sizes))
+            labels = found[missing.size:]
+        if missing.size:
+            self._remember(missing)
+        # Every drawn row of the level encoded at once, then split node by node.
+        drawn_points = self.encoder.encode_columns(
+            [_concatenate([columns[j] for columns in drawn.values()])
+             for j in range(self.encoder.n_features_in_)])[0] if drawn else None
+        start = 0
         for path, rows in chosen.items():
-            points = self.encoder.encode_columns([column[rows] for column in self.columns])[0]
+            points = self._encoded[self._slot[rows]]
             own = self.labels[rows]
             if path in drawn:
-                points = np.concatenate([points, self.encoder.encode_columns(drawn[path])[0]])
-                own = np.concatenate([own, next(labels)])
+                assert drawn_points is not None
+                stop = start + len(drawn[path][0])
+                points = np.concatenate([points, drawn_points[start:stop]])
+                own = np.concatenate([own, labels[start:stop]])
+                start = stop
             self._pending[path] = (points, own, int(rows.size))
+
+    def _remember(self, rows: np.ndarray) -> None:
+        """Encode fitted ``rows`` (asked for the first time) once, for every node that takes them."""
+        self._slot[rows] = np.arange(self._encoded.shape[0], self._encoded.shape[0] + rows.size)
+        self._encoded = np.concatenate(
+            [self._encoded, self.encoder.encode_values([values[rows] for values in self.values])])
 
     def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
         """The node's points (its rows, then the drawn ones), their labels, and its row count."""

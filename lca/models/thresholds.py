@@ -248,22 +248,36 @@ class ThresholdEncoder(Encoder):
 
     def encode_columns(self, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[str]]:
         """Points of checked columns in the fitted order, and the columns with unseen categories."""
-        rows = len(columns[0])
-        points = np.empty((rows, self.n_bits), dtype=np.int8)
+        values = []
         unseen = []
         for j, column in enumerate(columns):
-            start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
             if j in self.categories_:
                 codes = self.category_codes(j, column)
                 missing = int((codes < 0).sum())
                 if missing:
                     unseen.append(f"{self.feature_names[j]!r} (column {j}): {missing} row"
                                   + ("s" if missing > 1 else ""))
-                block = codes[:, None] == np.arange(self.categories_[j].size)[None, :]
+                values.append(codes)
             else:
-                block = np.asarray(column)[:, None] >= self.cuts_[j][None, :]
-            points[:, start:stop] = np.where(block, 1, -1)
-        return points, unseen
+                values.append(np.asarray(column))
+        return self.encode_values(values), unseen
+
+    def encode_values(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """Points of each feature's values as its questions read them: an ordered
+        feature's numbers, a categorical one's category numbers (:meth:`category_codes`,
+        ``-1`` for a category never fitted). The one home of the ``±1`` rule."""
+        rows = len(values[0])
+        holds = np.empty((rows, self.n_bits), dtype=bool)
+        for j, column in enumerate(values):
+            start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
+            if j in self.categories_:
+                holds[:, start:stop] = column[:, None] == np.arange(stop - start)[None, :]
+            else:
+                holds[:, start:stop] = column[:, None] >= self.cuts_[j][None, :]
+        # +1 where the question holds, -1 where it does not.
+        points = holds.view(np.int8) << 1
+        points -= 1
+        return points
 
     def category_codes(self, feature: int, column: Any) -> np.ndarray:
         """Each value's index among the feature's categories, ``-1`` for one never fitted."""
