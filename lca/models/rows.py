@@ -56,8 +56,8 @@ from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import progress_bar
 
-__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_class_split", "best_split", "row_order",
-           "topup_columns"]
+__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_class_split", "best_split", "gini_split",
+           "row_order", "topup_columns"]
 
 ORDER_PURPOSE = "surrogate-rows"
 TOPUP_PURPOSE = "surrogate-topup"
@@ -82,9 +82,8 @@ def best_split(points: np.ndarray, labels: np.ndarray,
     (the Gini gain plus a constant); it is positive when ``S > (P^2 + Q^2)/N``
     for the node's totals. ``S = A / B`` with integers ``A, B`` is compared
     exactly (cross-products); ties go to the lowest variable. Candidates
-    must be non-constant on ``points``.
+    must be non-constant on ``points``. (:func:`gini_split` on the counts.)
     """
-    k = labels.size
     if candidates.size == 0:
         return None
     candidates = np.sort(candidates)  # ties go to the first: the lowest variable
@@ -93,12 +92,8 @@ def best_split(points: np.ndarray, labels: np.ndarray,
     n1 = minus.sum(axis=0, dtype=np.int64)
     p1 = minus[positive].sum(axis=0, dtype=np.int64)
     total_p = int(positive.sum())
-    n2, p2 = k - n1, total_p - p1
-    q1, q2 = n1 - p1, n2 - p2
-    a = (p1 * p1 + q1 * q1) * n2 + (p2 * p2 + q2 * q2) * n1
-    b = n1 * n2
-    parent = total_p * total_p + (k - total_p) * (k - total_p)
-    return _largest(candidates, a, b, a * k > parent * b)
+    return gini_split(candidates, n1, [(p1, total_p), (n1 - p1, labels.size - total_p)],
+                      labels.size)
 
 
 def best_class_split(points: np.ndarray, labels: np.ndarray, classes: int,
@@ -110,30 +105,45 @@ def best_class_split(points: np.ndarray, labels: np.ndarray, classes: int,
     compared exactly as ``A = A_- n_+ + A_+ n_-`` over ``B = n_- n_+``, and is
     positive when ``A N > (sum_c N_c^2) B`` for the node's ``N`` points,
     ``N_c`` of class ``c``. Ties go to the lowest variable. With two classes
-    this is :func:`best_split`'s rule.
+    this is :func:`best_split`'s rule. (:func:`gini_split` on the counts.)
     """
-    k = labels.size
     if candidates.size == 0:
         return None
     candidates = np.sort(candidates)
     minus = points[:, candidates] < 0
-    n1 = minus.sum(axis=0, dtype=np.int64)
-    n2 = k - n1
-    a1 = np.zeros(candidates.size, dtype=np.int64)
-    a2 = np.zeros(candidates.size, dtype=np.int64)
-    parent = 0
+    sides = []
     for c in range(classes):
         mine = labels == c
         total = int(mine.sum())
-        if not total:
-            continue
-        c1 = minus[mine].sum(axis=0, dtype=np.int64)
-        c2 = total - c1
-        a1 += c1 * c1
-        a2 += c2 * c2
+        if total:
+            sides.append((minus[mine].sum(axis=0, dtype=np.int64), total))
+    return gini_split(candidates, minus.sum(axis=0, dtype=np.int64), sides, labels.size)
+
+
+def gini_split(candidates: np.ndarray, minus: np.ndarray,
+               classes: Sequence[tuple[np.ndarray, int]], k: int) -> int | None:
+    """The rule of :func:`best_split` and :func:`best_class_split`, on counts.
+
+    ``candidates`` are increasing variables; ``minus`` counts, per candidate,
+    the ``k`` points on its ``-1`` side (``n_-``); ``classes`` holds, per
+    class present, its points on each candidate's ``-1`` side (``n_{-,c}``)
+    and its number of points ``N_c``. Returns the candidate of largest
+    ``A / B`` among those of positive gain (``A k > (sum_c N_c^2) B``),
+    compared exactly, the lowest on a tie, or ``None``.
+    """
+    if candidates.size == 0:
+        return None
+    plus = k - minus
+    a1 = np.zeros(candidates.size, dtype=np.int64)
+    a2 = np.zeros(candidates.size, dtype=np.int64)
+    parent = 0
+    for below, total in classes:
+        above = total - below
+        a1 += below * below
+        a2 += above * above
         parent += total * total
-    a = a1 * n2 + a2 * n1
-    b = n1 * n2
+    a = a1 * plus + a2 * minus
+    b = minus * plus
     return _largest(candidates, a, b, a * k > parent * b)
 
 
@@ -167,6 +177,13 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
     fitted rows end to end in category order and takes the category at
     ``floor(u * rows / 2**32)``.
     """
+    return _draw(encoder, sorted_columns, seed, path, count, purpose)[0]
+
+
+def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed: int,
+          path: Path, count: int, purpose: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """:func:`topup_columns`, and the drawn values as the questions read them
+    (:meth:`ThresholdEncoder.levels`: a categorical feature's category numbers)."""
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     u = (words >> np.uint64(32)).reshape(count, d)
@@ -181,7 +198,7 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
             b[j] = np.searchsorted(sorted_columns[j], high, side="left")
             assert b[j] > a[j], "a split keeps fitted rows on both sides"
     position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
-    columns = []
+    columns, codes = [], []
     for j in range(d):
         values = sorted_columns[j]
         if j in encoder.categories_:  # values: each category's fitted row count
@@ -193,9 +210,11 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
             slot = (u[:, j] * np.uint64(size)) >> np.uint64(32)
             picked = chosen[np.searchsorted(ends, slot.astype(np.int64), side="right")]
             columns.append(encoder.categories_[j][picked])
+            codes.append(picked)
         else:
             columns.append(values[position[:, j]])
-    return columns
+            codes.append(columns[-1])
+    return columns, codes
 
 
 def _concatenate(parts: list[Any]) -> np.ndarray:
@@ -254,19 +273,31 @@ class RowsTree:
                        for j, column in enumerate(self.columns)]
         # Per feature, what top-up draws from: sorted fitted values (ordered), or
         # each category's number of fitted rows (categorical).
-        self.sorted_columns = []
-        for j, column in enumerate(self.columns):
-            if j in encoder.categories_:
-                self.sorted_columns.append(np.bincount(encoder.category_codes(j, column),
-                                                       minlength=encoder.categories_[j].size))
-            else:
-                self.sorted_columns.append(np.sort(column))
+        self.sorted_columns = [np.bincount(values, minlength=encoder.categories_[j].size)
+                               if j in encoder.categories_ else np.sort(values)
+                               for j, values in enumerate(self.values)]
         self.classes = classes
         self.labels = np.zeros(self.m, dtype=np.int64 if classes else np.int8)
         self.asked = np.zeros(self.m, dtype=bool)
-        # The points of the rows asked so far, encoded once when first asked (row i
-        # is self._encoded[self._slot[i]]): a node's rows are read, not re-encoded.
-        self._encoded = np.empty((0, encoder.n_bits), dtype=np.int8)
+        # A node's points are kept as bins, one per feature: the point's level
+        # (ThresholdEncoder.levels) in the feature's own run of bins, so that
+        # counting bins counts every variable's answers at once (minus_counts).
+        # Feature j's run starts at bin offsets_[j] + j and holds its levels
+        # 0 .. width (ordered) or -1 .. width - 1 (categorical, shifted by one).
+        d = encoder.n_features_in_
+        widths = np.diff(encoder.offsets_)
+        categorical = np.isin(np.arange(d), list(encoder.categories_))
+        first = encoder.offsets_[:-1] + np.arange(d)
+        self._bin_of_level = first + categorical          # bin = level + this, per feature
+        self._bins = int(encoder.offsets_[-1]) + d
+        feature = np.repeat(np.arange(d), widths)         # the feature of each variable
+        t = np.arange(encoder.n_bits) - encoder.offsets_[feature]
+        self._ordered_variable = ~categorical[feature]
+        self._run_start = first[feature]                  # its feature's first bin
+        self._variable_bin = self._bin_of_level[feature] + t  # its level t's bin
+        # The bins of the rows asked so far, found once when first asked (row i's
+        # are self._asked_bins[self._slot[i]]): a node's rows are read, not redone.
+        self._asked_bins = np.empty((0, d), dtype=np.int64)
         self._slot = np.full(self.m, -1, dtype=np.int64)
         self.queries = 0
         self.oracle_calls = 0
@@ -322,13 +353,14 @@ class RowsTree:
             return
         every = np.concatenate(list(chosen.values()))
         missing = np.unique(every[~self.asked[every]])
-        drawn: dict[Path, list[np.ndarray]] = {}
+        drawn: dict[Path, tuple[list[np.ndarray], list[np.ndarray]]] = {}
         for path, rows in chosen.items():
             extra = self.topup_count(int(rows.size))
             if extra:
-                drawn[path] = topup_columns(self.encoder, self.sorted_columns, self.seed,
-                                            path, extra)
-        parts = [[column[missing] for column in self.columns], *drawn.values()]
+                drawn[path] = _draw(self.encoder, self.sorted_columns, self.seed, path, extra,
+                                    TOPUP_PURPOSE)
+        parts = [[column[missing] for column in self.columns],
+                 *(columns for columns, _ in drawn.values())]
         parts = [part for part in parts if len(part[0])]
         labels = np.zeros(0, dtype=self.labels.dtype)
         if parts:
@@ -343,31 +375,43 @@ class RowsTree:
             self.asked[missing] = True
             labels = found[missing.size:]
         if missing.size:
-            self._remember(missing)
-        # Every drawn row of the level encoded at once, then split node by node.
-        drawn_points = self.encoder.encode_columns(
-            [_concatenate([columns[j] for columns in drawn.values()])
-             for j in range(self.encoder.n_features_in_)])[0] if drawn else None
+            self._slot[missing] = np.arange(self._asked_bins.shape[0],
+                                            self._asked_bins.shape[0] + missing.size)
+            self._asked_bins = np.concatenate(
+                [self._asked_bins, self.bins([values[missing] for values in self.values])])
+        # Every drawn row of the level at once, then split node by node.
+        drawn_bins = self.bins([np.concatenate([values[j] for _, values in drawn.values()])
+                                for j in range(self.encoder.n_features_in_)]) \
+            if drawn else None
         start = 0
         for path, rows in chosen.items():
-            points = self._encoded[self._slot[rows]]
+            points = self._asked_bins[self._slot[rows]]
             own = self.labels[rows]
             if path in drawn:
-                assert drawn_points is not None
-                stop = start + len(drawn[path][0])
-                points = np.concatenate([points, drawn_points[start:stop]])
+                assert drawn_bins is not None
+                stop = start + len(drawn[path][0][0])
+                points = np.concatenate([points, drawn_bins[start:stop]])
                 own = np.concatenate([own, labels[start:stop]])
                 start = stop
             self._pending[path] = (points, own, int(rows.size))
 
-    def _remember(self, rows: np.ndarray) -> None:
-        """Encode fitted ``rows`` (asked for the first time) once, for every node that takes them."""
-        self._slot[rows] = np.arange(self._encoded.shape[0], self._encoded.shape[0] + rows.size)
-        self._encoded = np.concatenate(
-            [self._encoded, self.encoder.encode_values([values[rows] for values in self.values])])
+    def bins(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """The bins of rows given by each feature's values as its questions read them."""
+        return self.encoder.levels(values) + self._bin_of_level
+
+    def minus_counts(self, bins: np.ndarray) -> np.ndarray:
+        """Per variable, how many of the points (their :meth:`bins`) answer it ``-1``."""
+        counts = np.bincount(bins.ravel(), minlength=self._bins)
+        # Ordered: cut t is -1 ("x < cut_t") for levels 0 .. t, the bins of its run
+        # up to its own; categorical: -1 unless the level is the category.
+        running = np.concatenate([[0], np.cumsum(counts)])
+        return np.where(self._ordered_variable,
+                        running[self._variable_bin + 1] - running[self._run_start],
+                        bins.shape[0] - counts[self._variable_bin])
 
     def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
-        """The node's points (its rows, then the drawn ones), their labels, and its row count."""
+        """The node's points (its rows, then the drawn ones) as :meth:`bins`, their labels,
+        and its row count."""
         self.prepare([path])
         return self._pending.pop(path)
 
@@ -388,9 +432,13 @@ class RowsTree:
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
                 and abs(total) < labels.size:
-            own = points[:r]
-            varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
-            variable = best_split(points, labels, varied)
+            candidates = self._varied(points, r)
+            minus = self.minus_counts(points)
+            below = self.minus_counts(points[labels > 0])[candidates]
+            positive = int((labels > 0).sum())
+            variable = gini_split(candidates, minus[candidates],
+                                  [(below, positive), (minus[candidates] - below,
+                                                       labels.size - positive)], labels.size)
         decision: Decision
         if variable is None:
             label = 1 if total >= 0 else -1
@@ -408,14 +456,21 @@ class RowsTree:
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
                 and int(counts.max()) < labels.size:
-            own = points[:r]
-            varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
-            variable = best_class_split(points, labels, self.classes, varied)
+            candidates = self._varied(points, r)
+            sides = [(self.minus_counts(points[labels == c])[candidates], int(total))
+                     for c, total in enumerate(counts.tolist()) if total]
+            variable = gini_split(candidates, self.minus_counts(points)[candidates], sides,
+                                  labels.size)
         if variable is not None:
             return NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
         label = int(np.argmax(counts))  # the first maximum: the lowest class index
         self.leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
         return ClassLeafDecision(label, int(labels.size), int(counts[label]))
+
+    def _varied(self, points: np.ndarray, r: int) -> np.ndarray:
+        """The split candidates: variables answered both ways by the node's ``r`` fitted rows."""
+        minus = self.minus_counts(points[:r])
+        return np.flatnonzero((minus > 0) & (minus < r))
 
     # -- answers ----------------------------------------------------------------------
 

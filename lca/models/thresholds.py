@@ -264,20 +264,35 @@ class ThresholdEncoder(Encoder):
 
     def encode_values(self, values: Sequence[np.ndarray]) -> np.ndarray:
         """Points of each feature's values as its questions read them: an ordered
-        feature's numbers, a categorical one's category numbers (:meth:`category_codes`,
-        ``-1`` for a category never fitted). The one home of the ``±1`` rule."""
-        rows = len(values[0])
-        holds = np.empty((rows, self.n_bits), dtype=bool)
-        for j, column in enumerate(values):
+        feature's (finite) numbers, a categorical one's category numbers
+        (:meth:`category_codes`, ``-1`` for a category never fitted)."""
+        levels = self.levels(values)
+        holds = np.empty((levels.shape[0], self.n_bits), dtype=bool)
+        for j in range(levels.shape[1]):
             start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
-            if j in self.categories_:
-                holds[:, start:stop] = column[:, None] == np.arange(stop - start)[None, :]
-            else:
-                holds[:, start:stop] = column[:, None] >= self.cuts_[j][None, :]
+            t = np.arange(stop - start)[None, :]
+            level = levels[:, j, None]
+            holds[:, start:stop] = level == t if j in self.categories_ else t < level
         # +1 where the question holds, -1 where it does not.
         points = holds.view(np.int8) << 1
         points -= 1
         return points
+
+    def levels(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """Each row's level in each feature: its answers to the feature's questions in one number.
+
+        Ordered feature: how many of its cuts are at or below the (finite)
+        value; its variable ``t`` ("``x >= cut_t``") holds exactly when
+        ``t < level``, the cuts being increasing. Categorical: the category
+        number (``values`` as for :meth:`encode_values`); variable ``t`` holds
+        exactly when ``t == level``. The one home of the questions' rule:
+        :meth:`encode_values` spells the levels out as ``±1`` answers.
+        """
+        out = np.empty((len(values[0]), len(values)), dtype=np.int64)
+        for j, column in enumerate(values):
+            out[:, j] = column if j in self.categories_ else \
+                np.searchsorted(self.cuts_[j], column, side="right")
+        return out
 
     def category_codes(self, feature: int, column: Any) -> np.ndarray:
         """Each value's index among the feature's categories, ``-1`` for one never fitted."""
