@@ -187,28 +187,30 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     u = (words >> np.uint64(32)).reshape(count, d)
-    # A feature no step of the path tests allows all of it: positions [0, size).
-    # Only the (at most depth) features the path tests need their region.
+    # A feature no step of the path tests allows all of it: positions [0, size)
+    # of an ordered one, every category of a categorical one. Only the (at most
+    # depth) features the path tests need their region.
     a = np.zeros(d, dtype=np.int64)
     b = np.array([values.size for values in sorted_columns], dtype=np.int64)
+    allowed: dict[int, frozenset[int]] = {}
     for j in {encoder.feature_index(variable) for variable, _ in path}:
-        if j not in encoder.categories_:
-            low, high = encoder.region(j, path)
-            a[j] = np.searchsorted(sorted_columns[j], low, side="left")
-            b[j] = np.searchsorted(sorted_columns[j], high, side="left")
+        region = encoder.region(j, path)
+        if isinstance(region, frozenset):
+            allowed[j] = region
+        else:
+            a[j] = np.searchsorted(sorted_columns[j], region[0], side="left")
+            b[j] = np.searchsorted(sorted_columns[j], region[1], side="left")
             assert b[j] > a[j], "a split keeps fitted rows on both sides"
     position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
     columns, codes = [], []
     for j in range(d):
         values = sorted_columns[j]
         if j in encoder.categories_:  # values: each category's fitted row count
-            allowed = encoder.region(j, path)
-            assert isinstance(allowed, frozenset)
-            chosen = np.array(sorted(allowed), dtype=np.int64)
-            ends = np.cumsum(values[chosen])
-            size = int(ends[-1])
-            slot = (u[:, j] * np.uint64(size)) >> np.uint64(32)
-            picked = chosen[np.searchsorted(ends, slot.astype(np.int64), side="right")]
+            if j in allowed:  # a category left out takes no slots (every one has rows)
+                values = np.where(np.isin(np.arange(values.size), list(allowed[j])), values, 0)
+            ends = np.cumsum(values)
+            slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
+            picked = np.searchsorted(ends, slot.astype(np.int64), side="right")
             columns.append(encoder.categories_[j][picked])
             codes.append(picked)
         else:
