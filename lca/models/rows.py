@@ -245,6 +245,9 @@ class RowsTree:
         oracle: the model (:func:`lca.models.from_estimator` over ``encoder``).
         columns: the fitted rows' columns in the encoder's order (ordered:
             float64; categorical: the category values).
+        values: each feature's values of those rows as its questions read them
+            (ordered: the same doubles; categorical: category numbers), as
+            :meth:`ThresholdEncoder.fit_rows` returns them.
         seed, depth, rows_per_node, min_rows, product_rows: see
             :class:`lca.models.Surrogate`.
         classes: ``0`` for a yes/no tree (the oracle's ``±1`` labels); ``K > 2``
@@ -256,8 +259,9 @@ class RowsTree:
     """
 
     def __init__(self, encoder: ThresholdEncoder, oracle: ModelOracle,
-                 columns: Sequence[np.ndarray], seed: int, depth: int, rows_per_node: int,
-                 min_rows: int, product_rows: int = 0, classes: int = 0) -> None:
+                 columns: Sequence[np.ndarray], values: Sequence[np.ndarray], seed: int,
+                 depth: int, rows_per_node: int, min_rows: int, product_rows: int = 0,
+                 classes: int = 0) -> None:
         self.encoder = encoder
         self.oracle = oracle
         self.columns = list(columns)
@@ -267,12 +271,9 @@ class RowsTree:
         self.min_rows = min_rows
         self.product_rows = product_rows
         self.m = len(self.columns[0]) if self.columns else 0
-        # Each feature's values as its questions read them (ordered: doubles;
-        # categorical: category numbers, -1 never fitted): a region is filtered
+        # Each feature's values as its questions read them: a region is filtered
         # one question at a time, without an (m, n) table of every answer.
-        self.values = [encoder.category_codes(j, column) if j in encoder.categories_
-                       else np.asarray(column, dtype=np.float64)
-                       for j, column in enumerate(self.columns)]
+        self.values = list(values)
         # Per feature, what top-up draws from: sorted fitted values (ordered), or
         # each category's number of fitted rows (categorical).
         self.sorted_columns = [np.bincount(values, minlength=encoder.categories_[j].size)

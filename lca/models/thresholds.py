@@ -137,6 +137,14 @@ class ThresholdEncoder(Encoder):
                 bad parameter types.
             ValueError: no rows, non-finite values or missing categories.
         """
+        self.fit_rows(X)
+        return self
+
+    def fit_rows(self, X: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """:meth:`fit`, returning the fitted rows read once: their columns in the fitted
+        order (as :meth:`columns_of` gives them) and each feature's values as its
+        questions read them (ordered: those doubles; categorical: category numbers, as
+        :meth:`category_codes` gives them). Raises as :meth:`fit`."""
         owner = "ThresholdEncoder.fit"
         limit = check_int(owner, "cuts", self.cuts, 1, MAX_CUTS)
         data = read_columns(owner, X)
@@ -151,16 +159,19 @@ class ThresholdEncoder(Encoder):
         categories: dict[int, np.ndarray] = {}
         widths = []
         columns: list[Any] = []
+        read: list[np.ndarray] = []
         for j, column in enumerate(data.columns):
             if j in categorical:
                 values, inverse = category_values(owner, names[j], j, column)
                 categories[j] = values
                 columns.append((values, inverse.ravel()))
+                read.append(inverse.ravel().astype(np.int64))
                 widths.append(values.size)
             else:
                 values = real_column(owner, names[j], j, column)
                 cuts[j] = self._fit_cuts(values, limit)
                 columns.append(values)
+                read.append(values)
                 widths.append(cuts[j].size)
         if sum(widths) == 0:
             raise ValueError(f"The 'X' parameter of {owner} has no column with two different "
@@ -174,7 +185,8 @@ class ThresholdEncoder(Encoder):
         self.n_features_in_ = len(names)
         self.n_rows_ = data.rows
         self.rows_digest_ = rows_digest(columns, categories)
-        return self
+        return [column if j in categories else read[j]
+                for j, column in enumerate(data.columns)], read
 
     @staticmethod
     def _fit_cuts(values: np.ndarray, limit: int) -> np.ndarray:
