@@ -181,9 +181,10 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
 
 
 def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed: int,
-          path: Path, count: int, purpose: str) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """:func:`topup_columns`, and the drawn values as the questions read them
-    (:meth:`ThresholdEncoder.levels`: a categorical feature's category numbers)."""
+          path: Path, count: int, purpose: str) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`topup_columns`, and where each drawn value was taken from, ``(count, d)``:
+    an ordered feature's position among its sorted fitted values, a categorical
+    one's category number."""
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     u = (words >> np.uint64(32)).reshape(count, d)
@@ -202,7 +203,7 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
             b[j] = np.searchsorted(sorted_columns[j], region[1], side="left")
             assert b[j] > a[j], "a split keeps fitted rows on both sides"
     position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
-    columns, codes = [], []
+    columns = []
     for j in range(d):
         values = sorted_columns[j]
         if j in encoder.categories_:  # values: each category's fitted row count
@@ -212,11 +213,16 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
             slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
             picked = np.searchsorted(ends, slot.astype(np.int64), side="right")
             columns.append(encoder.categories_[j][picked])
-            codes.append(picked)
+            position[:, j] = picked
         else:
             columns.append(values[position[:, j]])
-            codes.append(columns[-1])
-    return columns, codes
+    return columns, position
+
+
+def _varied(minus: np.ndarray, r: int) -> np.ndarray:
+    """The split candidates: the variables that ``minus`` (per variable, how many of a
+    node's ``r`` fitted rows answer ``-1``) shows answered both ways."""
+    return np.flatnonzero((minus > 0) & (minus < r))
 
 
 def _concatenate(parts: list[Any]) -> np.ndarray:
@@ -292,6 +298,13 @@ class RowsTree:
         categorical = np.isin(np.arange(d), list(encoder.categories_))
         first = encoder.offsets_[:-1] + np.arange(d)
         self._bin_of_level = first + categorical          # bin = level + this, per feature
+        self._categorical = categorical
+        # The level of each sorted fitted value of each ordered feature (column j,
+        # row k: of sorted_columns[j][k]): a drawn value's level is looked up by
+        # where it was drawn from (_draw), not searched for again.
+        self._sorted_levels = encoder.levels([
+            np.zeros(self.m, dtype=np.int64) if j in encoder.categories_ else values
+            for j, values in enumerate(self.sorted_columns)])
         self._bins = int(encoder.offsets_[-1]) + d
         feature = np.repeat(np.arange(d), widths)         # the feature of each variable
         t = np.arange(encoder.n_bits) - encoder.offsets_[feature]
@@ -356,7 +369,7 @@ class RowsTree:
             return
         every = np.concatenate(list(chosen.values()))
         missing = np.unique(every[~self.asked[every]])
-        drawn: dict[Path, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+        drawn: dict[Path, tuple[list[np.ndarray], np.ndarray]] = {}
         for path, rows in chosen.items():
             extra = self.topup_count(int(rows.size))
             if extra:
@@ -381,11 +394,14 @@ class RowsTree:
             self._slot[missing] = np.arange(self._asked_bins.shape[0],
                                             self._asked_bins.shape[0] + missing.size)
             self._asked_bins = np.concatenate(
-                [self._asked_bins, self.bins([values[missing] for values in self.values])])
+                [self._asked_bins, self.encoder.levels([values[missing] for values in
+                                                        self.values]) + self._bin_of_level])
         # Every drawn row of the level at once, then split node by node.
-        drawn_bins = self.bins([np.concatenate([values[j] for _, values in drawn.values()])
-                                for j in range(self.encoder.n_features_in_)]) \
-            if drawn else None
+        drawn_bins = None
+        if drawn:
+            index = np.concatenate([index for _, index in drawn.values()])
+            ordered = self._sorted_levels[index, np.arange(index.shape[1])]
+            drawn_bins = np.where(self._categorical, index, ordered) + self._bin_of_level
         start = 0
         for path, rows in chosen.items():
             points = self._asked_bins[self._slot[rows]]
@@ -398,23 +414,27 @@ class RowsTree:
                 start = stop
             self._pending[path] = (points, own, int(rows.size))
 
-    def bins(self, values: Sequence[np.ndarray]) -> np.ndarray:
-        """The bins of rows given by each feature's values as its questions read them."""
-        return self.encoder.levels(values) + self._bin_of_level
-
-    def minus_counts(self, bins: np.ndarray) -> np.ndarray:
-        """Per variable, how many of the points (their :meth:`bins`) answer it ``-1``."""
-        counts = np.bincount(bins.ravel(), minlength=self._bins)
+    def minus_counts(self, bins: np.ndarray, group: np.ndarray | None = None,
+                     groups: int = 1) -> np.ndarray:
+        """Per variable, how many of the points (their bins) answer it ``-1``; with
+        ``group`` (each point's group, below ``groups``), one row per group."""
+        if group is None:
+            group = np.zeros(bins.shape[0], dtype=np.int64)
+        counts = np.bincount((bins + (group * self._bins)[:, None]).ravel(),
+                             minlength=groups * self._bins).reshape(groups, self._bins)
+        sizes = np.bincount(group, minlength=groups)[:, None]
         # Ordered: cut t is -1 ("x < cut_t") for levels 0 .. t, the bins of its run
         # up to its own; categorical: -1 unless the level is the category.
-        running = np.concatenate([[0], np.cumsum(counts)])
+        running = np.concatenate([np.zeros((groups, 1), dtype=np.int64),
+                                  np.cumsum(counts, axis=1)], axis=1)
         return np.where(self._ordered_variable,
-                        running[self._variable_bin + 1] - running[self._run_start],
-                        bins.shape[0] - counts[self._variable_bin])
+                        running[:, self._variable_bin + 1] - running[:, self._run_start],
+                        sizes - counts[:, self._variable_bin])
 
     def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
-        """The node's points (its rows, then the drawn ones) as :meth:`bins`, their labels,
-        and its row count."""
+        """The node's points (its rows, then the drawn ones) as bins (one per feature:
+        its level, :meth:`ThresholdEncoder.levels`, in the feature's run of bins), their
+        labels, and its row count."""
         self.prepare([path])
         return self._pending.pop(path)
 
@@ -428,20 +448,23 @@ class RowsTree:
             assert isinstance(parent, NodeDecision) and parent.variable == path[-1][0], \
                 f"{path} is not a node of this tree"
         points, labels, r = self.node_points(path)
+        drawn = np.arange(labels.size) >= r  # the node's drawn points (after its r rows)
         if self.classes:
-            self.decisions[path] = self._decide_classes(path, points, labels, r)
+            self.decisions[path] = self._decide_classes(path, points, labels, r, drawn)
             return self.decisions[path]
         total = int(labels.astype(np.int64).sum())
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
                 and abs(total) < labels.size:
-            candidates = self._varied(points, r)
-            minus = self.minus_counts(points)
-            below = self.minus_counts(points[labels > 0])[candidates]
+            # Groups: 0/1 fitted rows labelled -1/+1, 2/3 drawn rows labelled -1/+1.
+            counts = self.minus_counts(points, 2 * drawn + (labels > 0), 4)
+            candidates = _varied(counts[0] + counts[1], r)
+            below = (counts[1] + counts[3])[candidates]
+            minus = counts.sum(axis=0)[candidates]
             positive = int((labels > 0).sum())
-            variable = gini_split(candidates, minus[candidates],
-                                  [(below, positive), (minus[candidates] - below,
-                                                       labels.size - positive)], labels.size)
+            variable = gini_split(candidates, minus, [(below, positive),
+                                                      (minus - below, labels.size - positive)],
+                                  labels.size)
         decision: Decision
         if variable is None:
             label = 1 if total >= 0 else -1
@@ -453,27 +476,25 @@ class RowsTree:
         return decision
 
     def _decide_classes(self, path: Path, points: np.ndarray, labels: np.ndarray,
-                        r: int) -> Decision:
+                        r: int, drawn: np.ndarray) -> Decision:
         """A multi-class node: split as :func:`best_class_split` says, or a class leaf."""
         counts = np.bincount(labels, minlength=self.classes)
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
                 and int(counts.max()) < labels.size:
-            candidates = self._varied(points, r)
-            sides = [(self.minus_counts(points[labels == c])[candidates], int(total))
+            # Groups: class c's fitted rows are group c, its drawn rows group K + c.
+            k = self.classes
+            minus = self.minus_counts(points, k * drawn + labels, 2 * k)
+            candidates = _varied(minus[:k].sum(axis=0), r)
+            sides = [((minus[c] + minus[k + c])[candidates], int(total))
                      for c, total in enumerate(counts.tolist()) if total]
-            variable = gini_split(candidates, self.minus_counts(points)[candidates], sides,
+            variable = gini_split(candidates, minus.sum(axis=0)[candidates], sides,
                                   labels.size)
         if variable is not None:
             return NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
         label = int(np.argmax(counts))  # the first maximum: the lowest class index
         self.leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
         return ClassLeafDecision(label, int(labels.size), int(counts[label]))
-
-    def _varied(self, points: np.ndarray, r: int) -> np.ndarray:
-        """The split candidates: variables answered both ways by the node's ``r`` fitted rows."""
-        minus = self.minus_counts(points[:r])
-        return np.flatnonzero((minus > 0) & (minus < r))
 
     # -- answers ----------------------------------------------------------------------
 
