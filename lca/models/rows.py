@@ -177,14 +177,15 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
     fitted rows end to end in category order and takes the category at
     ``floor(u * rows / 2**32)``.
     """
-    return _draw(encoder, sorted_columns, seed, path, count, purpose)[0]
+    return _drawn_columns(encoder, sorted_columns,
+                          _draw(encoder, sorted_columns, seed, path, count, purpose))
 
 
 def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed: int,
-          path: Path, count: int, purpose: str) -> tuple[list[np.ndarray], np.ndarray]:
-    """:func:`topup_columns`, and where each drawn value was taken from, ``(count, d)``:
+          path: Path, count: int, purpose: str) -> np.ndarray:
+    """Where each of the :func:`topup_columns` rows takes its values from, ``(count, d)``:
     an ordered feature's position among its sorted fitted values, a categorical
-    one's category number."""
+    one's category number (:func:`_drawn_columns` reads the values)."""
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     u = (words >> np.uint64(32)).reshape(count, d)
@@ -203,20 +204,22 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
             b[j] = np.searchsorted(sorted_columns[j], region[1], side="left")
             assert b[j] > a[j], "a split keeps fitted rows on both sides"
     position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
-    columns = []
-    for j in range(d):
-        values = sorted_columns[j]
-        if j in encoder.categories_:  # values: each category's fitted row count
-            if j in allowed:  # a category left out takes no slots (every one has rows)
-                values = np.where(np.isin(np.arange(values.size), list(allowed[j])), values, 0)
-            ends = np.cumsum(values)
-            slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
-            picked = np.searchsorted(ends, slot.astype(np.int64), side="right")
-            columns.append(encoder.categories_[j][picked])
-            position[:, j] = picked
-        else:
-            columns.append(values[position[:, j]])
-    return columns, position
+    for j in encoder.categories_:
+        rows = sorted_columns[j]  # each category's fitted row count
+        if j in allowed:  # a category left out takes no slots (every one has rows)
+            rows = rows.copy()
+            rows[list(set(range(rows.size)) - allowed[j])] = 0
+        ends = np.cumsum(rows)
+        slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
+        position[:, j] = np.searchsorted(ends, slot.astype(np.int64), side="right")
+    return position
+
+
+def _drawn_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
+                   position: np.ndarray) -> list[np.ndarray]:
+    """The columns of drawn rows from where :func:`_draw` says they take their values."""
+    return [encoder.categories_[j][position[:, j]] if j in encoder.categories_ else
+            values[position[:, j]] for j, values in enumerate(sorted_columns)]
 
 
 def _varied(minus: np.ndarray, r: int) -> np.ndarray:
@@ -369,14 +372,14 @@ class RowsTree:
             return
         every = np.concatenate(list(chosen.values()))
         missing = np.unique(every[~self.asked[every]])
-        drawn: dict[Path, tuple[list[np.ndarray], np.ndarray]] = {}
-        for path, rows in chosen.items():
-            extra = self.topup_count(int(rows.size))
-            if extra:
-                drawn[path] = _draw(self.encoder, self.sorted_columns, self.seed, path, extra,
-                                    TOPUP_PURPOSE)
+        drawn = {path: _draw(self.encoder, self.sorted_columns, self.seed, path,
+                             self.topup_count(int(rows.size)), TOPUP_PURPOSE)
+                 for path, rows in chosen.items() if self.topup_count(int(rows.size))}
+        # Every drawn row of the level at once, node after node.
+        where = np.concatenate(list(drawn.values())) if drawn else \
+            np.zeros((0, self.encoder.n_features_in_), dtype=np.int64)
         parts = [[column[missing] for column in self.columns],
-                 *(columns for columns, _ in drawn.values())]
+                 _drawn_columns(self.encoder, self.sorted_columns, where)]
         parts = [part for part in parts if len(part[0])]
         labels = np.zeros(0, dtype=self.labels.dtype)
         if parts:
@@ -396,19 +399,14 @@ class RowsTree:
             self._asked_bins = np.concatenate(
                 [self._asked_bins, self.encoder.levels([values[missing] for values in
                                                         self.values]) + self._bin_of_level])
-        # Every drawn row of the level at once, then split node by node.
-        drawn_bins = None
-        if drawn:
-            index = np.concatenate([index for _, index in drawn.values()])
-            ordered = self._sorted_levels[index, np.arange(index.shape[1])]
-            drawn_bins = np.where(self._categorical, index, ordered) + self._bin_of_level
+        ordered = self._sorted_levels[where, np.arange(where.shape[1])]
+        drawn_bins = np.where(self._categorical, where, ordered) + self._bin_of_level
         start = 0
         for path, rows in chosen.items():
             points = self._asked_bins[self._slot[rows]]
             own = self.labels[rows]
             if path in drawn:
-                assert drawn_bins is not None
-                stop = start + len(drawn[path][0][0])
+                stop = start + drawn[path].shape[0]
                 points = np.concatenate([points, drawn_bins[start:stop]])
                 own = np.concatenate([own, labels[start:stop]])
                 start = stop
