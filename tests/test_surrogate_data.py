@@ -449,7 +449,7 @@ def test_each_node_counts_and_splits_as_its_points_encoded_question_by_question(
         drawn = topup_columns(encoder, fresh.sorted_columns, 5, path, fresh.topup_count(r))
         columns = [np.concatenate([column[rows], extra]) if j not in encoder.categories_
                    else np.concatenate([column[rows].astype(object), extra.astype(object)])
-                   for j, (column, extra) in enumerate(zip(fresh.columns, drawn))]
+                   for j, (column, extra) in enumerate(zip(fresh.columns, drawn, strict=True))]
         points = encoder.encode_columns(columns)[0]
         assert r == rows.size and points.shape[0] == labels.size == 48
         asked = (fresh.oracle.class_columns(columns) if classes else
@@ -495,7 +495,7 @@ def test_fit_rows_returns_the_rows_as_columns_of_and_category_codes_read_them():
     encoder = ThresholdEncoder()
     columns, values = encoder.fit_rows(X)
     again = encoder.columns_of("test", X)
-    for j, (column, read) in enumerate(zip(columns, values)):
+    for j, (column, read) in enumerate(zip(columns, values, strict=True)):
         assert column.tolist() == again[j].tolist()
         if j in encoder.categories_:
             assert read.tolist() == encoder.category_codes(j, again[j]).tolist()
