@@ -412,3 +412,93 @@ def test_tree_draws_a_bar_over_the_nodes_it_decides_and_none_unless_asked(capsys
     # One count per node decided (internal nodes and leaves), no total to reach.
     decided = len(tree.internal_nodes) + len(tree.leaves)
     assert f"deciding:{decided}nodes[" in err.replace(" ", "")
+
+
+# -- the tree's counting route against the points spelled out --------------------------------
+
+class Bands:
+    """A three-class model over table()'s columns (classes_ not in sorted order)."""
+
+    classes_ = np.array(["low", "mid", "high"])
+
+    def predict(self, frame):
+        score = frame["x"].to_numpy(float) + 0.3 * frame["k"].to_numpy(float)
+        out = np.where(score > 1.5, "high", np.where(score > 0.3, "mid", "low"))
+        return np.where(frame["colour"].to_numpy() == "red", "mid", out)
+
+
+@pytest.mark.parametrize("model, positive", [(rule, 1), (Bands(), None)])
+def test_each_node_counts_and_splits_as_its_points_encoded_question_by_question(model,
+                                                                                positive):
+    # The tree keeps a node's points as one level per feature and counts every
+    # question's answers from them at once; spelled out as ±1 answers (the encoder's
+    # encode_columns on the node's rows and on its drawn rows read back from the
+    # top-up rule) they give the same counts, labels, candidates and split.
+    from lca.models.rows import best_class_split, topup_columns
+    kwargs = {"positive": positive, "distribution": "data", "depth": 4, "rows_per_node": 48,
+              "product_rows": 8, "seed": 5}
+    whole = Surrogate(model, **kwargs).fit(table(300))
+    whole.tree()
+    fresh = Surrogate(model, **kwargs).fit(table(300)).rows_tree_
+    encoder, classes = fresh.encoder, fresh.classes
+    assert bool(classes) == (positive is None)
+    splits = 0
+    for path, decision in whole.rows_tree_.decisions.items():
+        bins, labels, r = fresh.node_points(path)
+        rows = fresh.region(path)[:40]
+        drawn = topup_columns(encoder, fresh.sorted_columns, 5, path, fresh.topup_count(r))
+        columns = [np.concatenate([column[rows], extra]) if j not in encoder.categories_
+                   else np.concatenate([column[rows].astype(object), extra.astype(object)])
+                   for j, (column, extra) in enumerate(zip(fresh.columns, drawn, strict=True))]
+        points = encoder.encode_columns(columns)[0]
+        assert r == rows.size and points.shape[0] == labels.size == 48
+        asked = (fresh.oracle.class_columns(columns) if classes else
+                 fresh.oracle.label_columns(columns))
+        assert (labels == asked).all()
+        assert (fresh.minus_counts(bins)[0] == (points < 0).sum(axis=0)).all()
+        own = points[:r]
+        varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
+        if isinstance(decision, NodeDecision):
+            splits += 1
+            chosen = (best_class_split(points, labels, classes, varied) if classes else
+                      best_split(points, labels, varied))
+            assert chosen == decision.variable
+    assert splits >= 5
+
+
+def test_levels_answer_each_question_as_the_question_reads():
+    # Values exactly on a cut, one ulp either side of it and far outside the fitted
+    # range: "x >= cut" compared directly, and "x == category".
+    rng = np.random.default_rng(11)
+    encoder = ThresholdEncoder(cuts=8).fit(pd.DataFrame({
+        "v": rng.integers(0, 40, 500) / 4, "w": rng.normal(0, 1, 500),
+        "c": rng.choice(list("abcd"), 500)}))
+    v, w = encoder.cuts_[0], encoder.cuts_[1]
+    probe = np.concatenate([v, np.nextafter(v, -np.inf), np.nextafter(v, np.inf),
+                            [-1e300, 1e300, 0.0, -0.0]])
+    frame = pd.DataFrame({"v": probe, "w": np.resize(np.concatenate([w, -w]), probe.size),
+                          "c": np.resize(np.array(list("dcba")), probe.size)})
+    points = encoder.encode(frame)
+    direct = np.concatenate(
+        [frame["v"].to_numpy()[:, None] >= v[None, :],
+         frame["w"].to_numpy()[:, None] >= w[None, :],
+         frame["c"].to_numpy()[:, None] == encoder.categories_[2][None, :]], axis=1)
+    assert (points == np.where(direct, 1, -1)).all()
+    levels = encoder.levels([frame["v"].to_numpy(), frame["w"].to_numpy(),
+                             encoder.category_codes(2, frame["c"].to_numpy())])
+    assert (levels[:, 0] == (frame["v"].to_numpy()[:, None] >= v[None, :]).sum(axis=1)).all()
+    assert (levels[:v.size, 0] == np.arange(1, v.size + 1)).all()  # on a cut: it holds
+
+
+def test_fit_rows_returns_the_rows_as_columns_of_and_category_codes_read_them():
+    X = table(200)
+    encoder = ThresholdEncoder()
+    columns, values = encoder.fit_rows(X)
+    again = encoder.columns_of("test", X)
+    for j, (column, read) in enumerate(zip(columns, values, strict=True)):
+        assert column.tolist() == again[j].tolist()
+        if j in encoder.categories_:
+            assert read.tolist() == encoder.category_codes(j, again[j]).tolist()
+        else:
+            assert read.tolist() == again[j].tolist()
+    assert encoder.rows_digest_ == ThresholdEncoder().fit(X).rows_digest_

@@ -56,8 +56,8 @@ from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import progress_bar
 
-__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_class_split", "best_split", "row_order",
-           "topup_columns"]
+__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_class_split", "best_split", "gini_split",
+           "row_order", "topup_columns"]
 
 ORDER_PURPOSE = "surrogate-rows"
 TOPUP_PURPOSE = "surrogate-topup"
@@ -82,9 +82,8 @@ def best_split(points: np.ndarray, labels: np.ndarray,
     (the Gini gain plus a constant); it is positive when ``S > (P^2 + Q^2)/N``
     for the node's totals. ``S = A / B`` with integers ``A, B`` is compared
     exactly (cross-products); ties go to the lowest variable. Candidates
-    must be non-constant on ``points``.
+    must be non-constant on ``points``. (:func:`gini_split` on the counts.)
     """
-    k = labels.size
     if candidates.size == 0:
         return None
     candidates = np.sort(candidates)  # ties go to the first: the lowest variable
@@ -93,12 +92,8 @@ def best_split(points: np.ndarray, labels: np.ndarray,
     n1 = minus.sum(axis=0, dtype=np.int64)
     p1 = minus[positive].sum(axis=0, dtype=np.int64)
     total_p = int(positive.sum())
-    n2, p2 = k - n1, total_p - p1
-    q1, q2 = n1 - p1, n2 - p2
-    a = (p1 * p1 + q1 * q1) * n2 + (p2 * p2 + q2 * q2) * n1
-    b = n1 * n2
-    parent = total_p * total_p + (k - total_p) * (k - total_p)
-    return _largest(candidates, a, b, a * k > parent * b)
+    return gini_split(candidates, n1, [(p1, total_p), (n1 - p1, labels.size - total_p)],
+                      labels.size)
 
 
 def best_class_split(points: np.ndarray, labels: np.ndarray, classes: int,
@@ -110,30 +105,45 @@ def best_class_split(points: np.ndarray, labels: np.ndarray, classes: int,
     compared exactly as ``A = A_- n_+ + A_+ n_-`` over ``B = n_- n_+``, and is
     positive when ``A N > (sum_c N_c^2) B`` for the node's ``N`` points,
     ``N_c`` of class ``c``. Ties go to the lowest variable. With two classes
-    this is :func:`best_split`'s rule.
+    this is :func:`best_split`'s rule. (:func:`gini_split` on the counts.)
     """
-    k = labels.size
     if candidates.size == 0:
         return None
     candidates = np.sort(candidates)
     minus = points[:, candidates] < 0
-    n1 = minus.sum(axis=0, dtype=np.int64)
-    n2 = k - n1
-    a1 = np.zeros(candidates.size, dtype=np.int64)
-    a2 = np.zeros(candidates.size, dtype=np.int64)
-    parent = 0
+    sides = []
     for c in range(classes):
         mine = labels == c
         total = int(mine.sum())
-        if not total:
-            continue
-        c1 = minus[mine].sum(axis=0, dtype=np.int64)
-        c2 = total - c1
-        a1 += c1 * c1
-        a2 += c2 * c2
+        if total:
+            sides.append((minus[mine].sum(axis=0, dtype=np.int64), total))
+    return gini_split(candidates, minus.sum(axis=0, dtype=np.int64), sides, labels.size)
+
+
+def gini_split(candidates: np.ndarray, minus: np.ndarray,
+               classes: Sequence[tuple[np.ndarray, int]], k: int) -> int | None:
+    """The rule of :func:`best_split` and :func:`best_class_split`, on counts.
+
+    ``candidates`` are increasing variables; ``minus`` counts, per candidate,
+    the ``k`` points on its ``-1`` side (``n_-``); ``classes`` holds, per
+    class present, its points on each candidate's ``-1`` side (``n_{-,c}``)
+    and its number of points ``N_c``. Returns the candidate of largest
+    ``A / B`` among those of positive gain (``A k > (sum_c N_c^2) B``),
+    compared exactly, the lowest on a tie, or ``None``.
+    """
+    if candidates.size == 0:
+        return None
+    plus = k - minus
+    a1 = np.zeros(candidates.size, dtype=np.int64)
+    a2 = np.zeros(candidates.size, dtype=np.int64)
+    parent = 0
+    for below, total in classes:
+        above = total - below
+        a1 += below * below
+        a2 += above * above
         parent += total * total
-    a = a1 * n2 + a2 * n1
-    b = n1 * n2
+    a = a1 * plus + a2 * minus
+    b = minus * plus
     return _largest(candidates, a, b, a * k > parent * b)
 
 
@@ -167,28 +177,55 @@ def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray
     fitted rows end to end in category order and takes the category at
     ``floor(u * rows / 2**32)``.
     """
+    return _drawn_columns(encoder, sorted_columns,
+                          _draw(encoder, sorted_columns, seed, path, count, purpose))
+
+
+def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed: int,
+          path: Path, count: int, purpose: str) -> np.ndarray:
+    """Where each of the :func:`topup_columns` rows takes its values from, ``(count, d)``:
+    an ordered feature's position among its sorted fitted values, a categorical
+    one's category number (:func:`_drawn_columns` reads the values)."""
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     u = (words >> np.uint64(32)).reshape(count, d)
-    columns = []
-    for j in range(d):
-        allowed = encoder.region(j, path)
-        values = sorted_columns[j]
-        if isinstance(allowed, frozenset):  # values: each category's fitted row count
-            chosen = np.array(sorted(allowed), dtype=np.int64)
-            ends = np.cumsum(values[chosen])
-            size = int(ends[-1])
-            position = (u[:, j] * np.uint64(size)) >> np.uint64(32)
-            picked = chosen[np.searchsorted(ends, position.astype(np.int64), side="right")]
-            columns.append(encoder.categories_[j][picked])
+    # A feature no step of the path tests allows all of it: positions [0, size)
+    # of an ordered one, every category of a categorical one. Only the (at most
+    # depth) features the path tests need their region.
+    a = np.zeros(d, dtype=np.int64)
+    b = np.array([values.size for values in sorted_columns], dtype=np.int64)
+    allowed: dict[int, frozenset[int]] = {}
+    for j in {encoder.feature_index(variable) for variable, _ in path}:
+        region = encoder.region(j, path)
+        if isinstance(region, frozenset):
+            allowed[j] = region
         else:
-            low, high = allowed
-            a = int(np.searchsorted(values, low, side="left"))
-            b = int(np.searchsorted(values, high, side="left"))
-            assert b > a, "a split keeps fitted rows on both sides"
-            offset = (u[:, j] * np.uint64(b - a)) >> np.uint64(32)
-            columns.append(values[a + offset.astype(np.int64)])
-    return columns
+            a[j] = np.searchsorted(sorted_columns[j], region[0], side="left")
+            b[j] = np.searchsorted(sorted_columns[j], region[1], side="left")
+            assert b[j] > a[j], "a split keeps fitted rows on both sides"
+    position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+    for j in encoder.categories_:
+        rows = sorted_columns[j]  # each category's fitted row count
+        if j in allowed:  # a category left out takes no slots (every one has rows)
+            rows = rows.copy()
+            rows[list(set(range(rows.size)) - allowed[j])] = 0
+        ends = np.cumsum(rows)
+        slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
+        position[:, j] = np.searchsorted(ends, slot.astype(np.int64), side="right")
+    return position
+
+
+def _drawn_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
+                   position: np.ndarray) -> list[np.ndarray]:
+    """The columns of drawn rows from where :func:`_draw` says they take their values."""
+    return [encoder.categories_[j][position[:, j]] if j in encoder.categories_ else
+            values[position[:, j]] for j, values in enumerate(sorted_columns)]
+
+
+def _varied(minus: np.ndarray, r: int) -> np.ndarray:
+    """The split candidates: the variables that ``minus`` (per variable, how many of a
+    node's ``r`` fitted rows answer ``-1``) shows answered both ways."""
+    return np.flatnonzero((minus > 0) & (minus < r))
 
 
 def _concatenate(parts: list[Any]) -> np.ndarray:
@@ -217,6 +254,9 @@ class RowsTree:
         oracle: the model (:func:`lca.models.from_estimator` over ``encoder``).
         columns: the fitted rows' columns in the encoder's order (ordered:
             float64; categorical: the category values).
+        values: each feature's values of those rows as its questions read them
+            (ordered: the same doubles; categorical: category numbers), as
+            :meth:`ThresholdEncoder.fit_rows` returns them.
         seed, depth, rows_per_node, min_rows, product_rows: see
             :class:`lca.models.Surrogate`.
         classes: ``0`` for a yes/no tree (the oracle's ``±1`` labels); ``K > 2``
@@ -228,8 +268,9 @@ class RowsTree:
     """
 
     def __init__(self, encoder: ThresholdEncoder, oracle: ModelOracle,
-                 columns: Sequence[np.ndarray], seed: int, depth: int, rows_per_node: int,
-                 min_rows: int, product_rows: int = 0, classes: int = 0) -> None:
+                 columns: Sequence[np.ndarray], values: Sequence[np.ndarray], seed: int,
+                 depth: int, rows_per_node: int, min_rows: int, product_rows: int = 0,
+                 classes: int = 0) -> None:
         self.encoder = encoder
         self.oracle = oracle
         self.columns = list(columns)
@@ -239,24 +280,44 @@ class RowsTree:
         self.min_rows = min_rows
         self.product_rows = product_rows
         self.m = len(self.columns[0]) if self.columns else 0
-        # Each feature's values as its questions read them (ordered: doubles;
-        # categorical: category numbers, -1 never fitted): a region is filtered
+        # Each feature's values as its questions read them: a region is filtered
         # one question at a time, without an (m, n) table of every answer.
-        self.values = [encoder.category_codes(j, column) if j in encoder.categories_
-                       else np.asarray(column, dtype=np.float64)
-                       for j, column in enumerate(self.columns)]
+        self.values = list(values)
         # Per feature, what top-up draws from: sorted fitted values (ordered), or
         # each category's number of fitted rows (categorical).
-        self.sorted_columns = []
-        for j, column in enumerate(self.columns):
-            if j in encoder.categories_:
-                self.sorted_columns.append(np.bincount(encoder.category_codes(j, column),
-                                                       minlength=encoder.categories_[j].size))
-            else:
-                self.sorted_columns.append(np.sort(column))
+        self.sorted_columns = [np.bincount(values, minlength=encoder.categories_[j].size)
+                               if j in encoder.categories_ else np.sort(values)
+                               for j, values in enumerate(self.values)]
         self.classes = classes
         self.labels = np.zeros(self.m, dtype=np.int64 if classes else np.int8)
         self.asked = np.zeros(self.m, dtype=bool)
+        # A node's points are kept as bins, one per feature: the point's level
+        # (ThresholdEncoder.levels) in the feature's own run of bins, so that
+        # counting bins counts every variable's answers at once (minus_counts).
+        # Feature j's run starts at bin offsets_[j] + j and holds its levels
+        # 0 .. width (ordered) or -1 .. width - 1 (categorical, shifted by one).
+        d = encoder.n_features_in_
+        widths = np.diff(encoder.offsets_)
+        categorical = np.isin(np.arange(d), list(encoder.categories_))
+        first = encoder.offsets_[:-1] + np.arange(d)
+        self._bin_of_level = first + categorical          # bin = level + this, per feature
+        self._categorical = categorical
+        # The level of each sorted fitted value of each ordered feature (column j,
+        # row k: of sorted_columns[j][k]): a drawn value's level is looked up by
+        # where it was drawn from (_draw), not searched for again.
+        self._sorted_levels = encoder.levels([
+            np.zeros(self.m, dtype=np.int64) if j in encoder.categories_ else values
+            for j, values in enumerate(self.sorted_columns)])
+        self._bins = int(encoder.offsets_[-1]) + d
+        feature = np.repeat(np.arange(d), widths)         # the feature of each variable
+        t = np.arange(encoder.n_bits) - encoder.offsets_[feature]
+        self._ordered_variable = ~categorical[feature]
+        self._run_start = first[feature]                  # its feature's first bin
+        self._variable_bin = self._bin_of_level[feature] + t  # its level t's bin
+        # The bins of the rows asked so far, found once when first asked (row i's
+        # are self._asked_bins[self._slot[i]]): a node's rows are read, not redone.
+        self._asked_bins = np.empty((0, d), dtype=np.int64)
+        self._slot = np.full(self.m, -1, dtype=np.int64)
         self.queries = 0
         self.oracle_calls = 0
         self.decisions: dict[Path, Decision] = {}
@@ -311,15 +372,16 @@ class RowsTree:
             return
         every = np.concatenate(list(chosen.values()))
         missing = np.unique(every[~self.asked[every]])
-        drawn: dict[Path, list[np.ndarray]] = {}
-        for path, rows in chosen.items():
-            extra = self.topup_count(int(rows.size))
-            if extra:
-                drawn[path] = topup_columns(self.encoder, self.sorted_columns, self.seed,
-                                            path, extra)
-        parts = [[column[missing] for column in self.columns], *drawn.values()]
+        drawn = {path: _draw(self.encoder, self.sorted_columns, self.seed, path,
+                             self.topup_count(int(rows.size)), TOPUP_PURPOSE)
+                 for path, rows in chosen.items() if self.topup_count(int(rows.size))}
+        # Every drawn row of the level at once, node after node.
+        where = np.concatenate(list(drawn.values())) if drawn else \
+            np.zeros((0, self.encoder.n_features_in_), dtype=np.int64)
+        parts = [[column[missing] for column in self.columns],
+                 _drawn_columns(self.encoder, self.sorted_columns, where)]
         parts = [part for part in parts if len(part[0])]
-        labels: Any = iter(())
+        labels = np.zeros(0, dtype=self.labels.dtype)
         if parts:
             # One model call: the fitted rows not asked yet, then every drawn row.
             together = [_concatenate([part[j] for part in parts])
@@ -330,18 +392,47 @@ class RowsTree:
             self.oracle_calls += 1
             self.labels[missing] = found[:missing.size]
             self.asked[missing] = True
-            sizes = np.cumsum([len(columns[0]) for columns in drawn.values()])[:-1]
-            labels = iter(np.split(found[missing.size:], sizes))
+            labels = found[missing.size:]
+        if missing.size:
+            self._slot[missing] = np.arange(self._asked_bins.shape[0],
+                                            self._asked_bins.shape[0] + missing.size)
+            self._asked_bins = np.concatenate(
+                [self._asked_bins, self.encoder.levels([values[missing] for values in
+                                                        self.values]) + self._bin_of_level])
+        ordered = self._sorted_levels[where, np.arange(where.shape[1])]
+        drawn_bins = np.where(self._categorical, where, ordered) + self._bin_of_level
+        start = 0
         for path, rows in chosen.items():
-            points = self.encoder.encode_columns([column[rows] for column in self.columns])[0]
+            points = self._asked_bins[self._slot[rows]]
             own = self.labels[rows]
             if path in drawn:
-                points = np.concatenate([points, self.encoder.encode_columns(drawn[path])[0]])
-                own = np.concatenate([own, next(labels)])
+                stop = start + drawn[path].shape[0]
+                points = np.concatenate([points, drawn_bins[start:stop]])
+                own = np.concatenate([own, labels[start:stop]])
+                start = stop
             self._pending[path] = (points, own, int(rows.size))
 
+    def minus_counts(self, bins: np.ndarray, group: np.ndarray | None = None,
+                     groups: int = 1) -> np.ndarray:
+        """Per variable, how many of the points (their bins) answer it ``-1``; with
+        ``group`` (each point's group, below ``groups``), one row per group."""
+        if group is None:
+            group = np.zeros(bins.shape[0], dtype=np.int64)
+        counts = np.bincount((bins + (group * self._bins)[:, None]).ravel(),
+                             minlength=groups * self._bins).reshape(groups, self._bins)
+        sizes = np.bincount(group, minlength=groups)[:, None]
+        # Ordered: cut t is -1 ("x < cut_t") for levels 0 .. t, the bins of its run
+        # up to its own; categorical: -1 unless the level is the category.
+        running = np.concatenate([np.zeros((groups, 1), dtype=np.int64),
+                                  np.cumsum(counts, axis=1)], axis=1)
+        return np.where(self._ordered_variable,
+                        running[:, self._variable_bin + 1] - running[:, self._run_start],
+                        sizes - counts[:, self._variable_bin])
+
     def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
-        """The node's points (its rows, then the drawn ones), their labels, and its row count."""
+        """The node's points (its rows, then the drawn ones) as bins (one per feature:
+        its level, :meth:`ThresholdEncoder.levels`, in the feature's run of bins), their
+        labels, and its row count."""
         self.prepare([path])
         return self._pending.pop(path)
 
@@ -355,16 +446,23 @@ class RowsTree:
             assert isinstance(parent, NodeDecision) and parent.variable == path[-1][0], \
                 f"{path} is not a node of this tree"
         points, labels, r = self.node_points(path)
+        drawn = np.arange(labels.size) >= r  # the node's drawn points (after its r rows)
         if self.classes:
-            self.decisions[path] = self._decide_classes(path, points, labels, r)
+            self.decisions[path] = self._decide_classes(path, points, labels, r, drawn)
             return self.decisions[path]
         total = int(labels.astype(np.int64).sum())
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
                 and abs(total) < labels.size:
-            own = points[:r]
-            varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
-            variable = best_split(points, labels, varied)
+            # Groups: 0/1 fitted rows labelled -1/+1, 2/3 drawn rows labelled -1/+1.
+            counts = self.minus_counts(points, 2 * drawn + (labels > 0), 4)
+            candidates = _varied(counts[0] + counts[1], r)
+            below = (counts[1] + counts[3])[candidates]
+            minus = counts.sum(axis=0)[candidates]
+            positive = int((labels > 0).sum())
+            variable = gini_split(candidates, minus, [(below, positive),
+                                                      (minus - below, labels.size - positive)],
+                                  labels.size)
         decision: Decision
         if variable is None:
             label = 1 if total >= 0 else -1
@@ -376,15 +474,20 @@ class RowsTree:
         return decision
 
     def _decide_classes(self, path: Path, points: np.ndarray, labels: np.ndarray,
-                        r: int) -> Decision:
+                        r: int, drawn: np.ndarray) -> Decision:
         """A multi-class node: split as :func:`best_class_split` says, or a class leaf."""
         counts = np.bincount(labels, minlength=self.classes)
         variable = None
         if len(path) < self.depth and self.region(path).size >= self.min_rows \
                 and int(counts.max()) < labels.size:
-            own = points[:r]
-            varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
-            variable = best_class_split(points, labels, self.classes, varied)
+            # Groups: class c's fitted rows are group c, its drawn rows group K + c.
+            k = self.classes
+            minus = self.minus_counts(points, k * drawn + labels, 2 * k)
+            candidates = _varied(minus[:k].sum(axis=0), r)
+            sides = [((minus[c] + minus[k + c])[candidates], int(total))
+                     for c, total in enumerate(counts.tolist()) if total]
+            variable = gini_split(candidates, minus.sum(axis=0)[candidates], sides,
+                                  labels.size)
         if variable is not None:
             return NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
         label = int(np.argmax(counts))  # the first maximum: the lowest class index

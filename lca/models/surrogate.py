@@ -434,11 +434,11 @@ class Surrogate:
             raise TypeError(f"The 'encoder' parameter of {owner} must be a ThresholdEncoder "
                             "or None with distribution='data'. Got "
                             f"{type(self.encoder).__name__} instead.")
-        encoder.fit(X)
+        columns, values = encoder.fit_rows(X)
         oracle = from_classifier(self.model, encoder) if multiclass else \
             from_estimator(self.model, encoder, positive=positive, method=method,
                            threshold=self.threshold)
-        builder = RowsTree(encoder, oracle, encoder.columns_of(owner, X), seed, depth,
+        builder = RowsTree(encoder, oracle, columns, values, seed, depth,
                            rows_per_node, min_rows, product_rows,
                            classes=oracle.classes.size if multiclass else 0)  # type: ignore[union-attr]
         self.encoder_ = encoder

@@ -31,6 +31,7 @@ surrogate's identity.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import struct
@@ -137,6 +138,14 @@ class ThresholdEncoder(Encoder):
                 bad parameter types.
             ValueError: no rows, non-finite values or missing categories.
         """
+        self.fit_rows(X)
+        return self
+
+    def fit_rows(self, X: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """:meth:`fit`, returning the fitted rows read once: their columns in the fitted
+        order (as :meth:`columns_of` gives them) and each feature's values as its
+        questions read them (ordered: those doubles; categorical: category numbers, as
+        :meth:`category_codes` gives them). Raises as :meth:`fit`."""
         owner = "ThresholdEncoder.fit"
         limit = check_int(owner, "cuts", self.cuts, 1, MAX_CUTS)
         data = read_columns(owner, X)
@@ -151,16 +160,19 @@ class ThresholdEncoder(Encoder):
         categories: dict[int, np.ndarray] = {}
         widths = []
         columns: list[Any] = []
+        read: list[np.ndarray] = []
         for j, column in enumerate(data.columns):
             if j in categorical:
                 values, inverse = category_values(owner, names[j], j, column)
                 categories[j] = values
                 columns.append((values, inverse.ravel()))
+                read.append(inverse.ravel().astype(np.int64))
                 widths.append(values.size)
             else:
                 values = real_column(owner, names[j], j, column)
                 cuts[j] = self._fit_cuts(values, limit)
                 columns.append(values)
+                read.append(values)
                 widths.append(cuts[j].size)
         if sum(widths) == 0:
             raise ValueError(f"The 'X' parameter of {owner} has no column with two different "
@@ -174,7 +186,8 @@ class ThresholdEncoder(Encoder):
         self.n_features_in_ = len(names)
         self.n_rows_ = data.rows
         self.rows_digest_ = rows_digest(columns, categories)
-        return self
+        return [column if j in categories else read[j]
+                for j, column in enumerate(data.columns)], read
 
     @staticmethod
     def _fit_cuts(values: np.ndarray, limit: int) -> np.ndarray:
@@ -212,7 +225,8 @@ class ThresholdEncoder(Encoder):
 
     def feature_index(self, variable: int) -> int:
         """The column number of the feature that owns ``variable``."""
-        return int(np.searchsorted(self.offsets_, variable, side="right")) - 1
+        # bisect, not np.searchsorted: one number, asked once per step of every path.
+        return bisect.bisect_right(self.offsets_, variable) - 1
 
     def feature_of(self, variable: int) -> str:
         """The name of the feature that owns ``variable``."""
@@ -248,22 +262,51 @@ class ThresholdEncoder(Encoder):
 
     def encode_columns(self, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[str]]:
         """Points of checked columns in the fitted order, and the columns with unseen categories."""
-        rows = len(columns[0])
-        points = np.empty((rows, self.n_bits), dtype=np.int8)
+        values = []
         unseen = []
         for j, column in enumerate(columns):
-            start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
             if j in self.categories_:
                 codes = self.category_codes(j, column)
                 missing = int((codes < 0).sum())
                 if missing:
                     unseen.append(f"{self.feature_names[j]!r} (column {j}): {missing} row"
                                   + ("s" if missing > 1 else ""))
-                block = codes[:, None] == np.arange(self.categories_[j].size)[None, :]
+                values.append(codes)
             else:
-                block = np.asarray(column)[:, None] >= self.cuts_[j][None, :]
-            points[:, start:stop] = np.where(block, 1, -1)
-        return points, unseen
+                values.append(np.asarray(column))
+        return self.encode_values(values), unseen
+
+    def encode_values(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """Points of each feature's values as its questions read them: an ordered
+        feature's (finite) numbers, a categorical one's category numbers
+        (:meth:`category_codes`, ``-1`` for a category never fitted)."""
+        levels = self.levels(values)
+        holds = np.empty((levels.shape[0], self.n_bits), dtype=bool)
+        for j in range(levels.shape[1]):
+            start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
+            t = np.arange(stop - start)[None, :]
+            level = levels[:, j, None]
+            holds[:, start:stop] = level == t if j in self.categories_ else t < level
+        # +1 where the question holds, -1 where it does not.
+        points = holds.view(np.int8) << 1
+        points -= 1
+        return points
+
+    def levels(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """Each row's level in each feature: its answers to the feature's questions in one number.
+
+        Ordered feature: how many of its cuts are at or below the (finite)
+        value; its variable ``t`` ("``x >= cut_t``") holds exactly when
+        ``t < level``, the cuts being increasing. Categorical: the category
+        number (``values`` as for :meth:`encode_values`); variable ``t`` holds
+        exactly when ``t == level``. The one home of the questions' rule:
+        :meth:`encode_values` spells the levels out as ``±1`` answers.
+        """
+        out = np.empty((len(values[0]), len(values)), dtype=np.int64)
+        for j, column in enumerate(values):
+            out[:, j] = column if j in self.categories_ else \
+                np.searchsorted(self.cuts_[j], column, side="right")
+        return out
 
     def category_codes(self, feature: int, column: Any) -> np.ndarray:
         """Each value's index among the feature's categories, ``-1`` for one never fitted."""
