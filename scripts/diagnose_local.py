@@ -6,10 +6,12 @@ by the purpose of the rows it carries: a node's pair points (``"search"``),
 binary-search hybrids (``"search-order"``), candidate and probe flips
 (``"search-flip"``) and fresh leaf points (``"search-leaf"``). One answer's
 requests go to the oracle one at a time, so each call has one purpose. Also
-reports the built nodes' pair counts and rules. Prints a markdown table
-(docs/benchmarks.md §9)::
+reports the built nodes' pair counts and rules, and what one call of each
+oracle costs on 1 and on 2,000 rows (a paper-mode node's one call), so an
+answer's calls and queries can be priced. Prints markdown tables
+(docs/benchmarks.md §9); time the second table on a quiet machine::
 
-    python scripts/diagnose_local.py --points 300
+    flock /tmp/lca-bench.lock python scripts/diagnose_local.py --points 300
 
 Diagnostic only: it wraps ``lca.engine._call`` to read each request's purpose
 (the purposes are part of every ``Request``; nothing else records them).
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +37,9 @@ from lca.suite.cases import MODEL_SPECS
 from lca.suite.trained import model_oracle
 
 PURPOSES = ("search", "search-order", "search-flip", "search-leaf")
+# About the rows a paper-mode node asks in its one call (the fixed preset at
+# depth 10: 20,500 cold queries for about 10 nodes).
+PAPER_NODE_ROWS = 2000
 
 
 def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
@@ -76,6 +82,29 @@ def cases(points: int) -> list[tuple[str, lca.Oracle, np.ndarray]]:
     return out
 
 
+def call_cost(f: lca.Oracle, rows: int, repeats: int = 30) -> float:
+    """Median wall seconds of one ``f.query`` on ``rows`` uniform points."""
+    points = derive.sample_points(0, "bench/local/call-cost", f.n, rows)
+    f.query(points)  # warm
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f.query(points)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def cost_row(name: str, f: lca.Oracle, result: dict[str, Any]) -> str:
+    """A call's fixed cost beside the cost of a paper-mode node's rows, and what one
+    answer's calls and rows cost at those prices."""
+    one, many = call_cost(f, 1), call_cost(f, PAPER_NODE_ROWS)
+    per_row = max(0.0, (many - one) / (PAPER_NODE_ROWS - 1))
+    m = result["answers"]
+    calls, queries = sum(result["calls"].values()) / m, sum(result["queries"].values()) / m
+    return (f"| {name} | {1e3 * one:.2f} ms | {1e3 * many:.2f} ms | {1e6 * per_row:.2f} us | "
+            f"{calls:.1f} | {1e3 * calls * one:.1f} ms | {1e3 * queries * per_row:.1f} ms |")
+
+
 def row(name: str, result: dict[str, Any]) -> str:
     q, c, m = result["queries"], result["calls"], result["answers"]
     total_q, total_c = sum(q.values()), sum(c.values())
@@ -97,8 +126,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| case | queries/answer | calls/answer | nodes built | calls/node | pair points "
           "| search steps | flips and probes | leaf points | nodes by pairs drawn |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    costs = []
     for name, f, points in cases(args.points):
-        print(row(name, tally(f, points, args.depth)), flush=True)
+        result = tally(f, points, args.depth)
+        print(row(name, result), flush=True)
+        costs.append(cost_row(name, f, result))
+    print(f"\nWhat a call costs (median of 30 `query` calls on 1 and on {PAPER_NODE_ROWS:,} "
+          "uniform points; the second is about what a paper-mode node asks in its one call), "
+          "and one efficient answer's calls and queries at those prices:\n")
+    print(f"| case | 1 row | {PAPER_NODE_ROWS:,} rows | per further row | calls/answer | "
+          "calls x fixed cost | queries x row cost |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(costs))
     return 0
 
 

@@ -15,11 +15,12 @@ changed; nothing here is a mode):
   so nodes stop rounds (and skip their probes) earlier.
 * ``close second candidate only``: the second vote candidate is flipped
   only when it has at least half the vote leader's votes.
-* ``one quiet round``: ``Params.efficient(..., first_round=64)``, a
-  parameter rather than a rule: the cap's 64 pairs in one round instead of
-  rounds of 16, 32 and 64 (each round is a call for its pairs, the
-  binary-search steps and a call for its flips, and a candidate new to a
-  round is flipped from pair 0).
+* ``one quiet round``, ``rounds of 16``, ``rounds of 32``: parameters
+  rather than rules, ``Params.efficient(..., first_round=64)`` (the
+  preset's default), ``16`` (its default before) or ``32``: the cap's 64
+  pairs in one round or in doubling rounds (each round is a call for its
+  pairs, the binary-search steps and a call for its flips, and a candidate
+  new to a round is flipped from pair 0).
 
 It also counts the labelled points each node inherits from its ancestors
 (inside its subcube), which today serve only the correlation sums. Prints
@@ -96,12 +97,17 @@ LEVERS: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
                                         _weaker(group.lead_is_certified)),
     "close second candidate only": lambda: patched(group, "candidates", close_second_only),
     "one quiet round": contextlib.nullcontext,
+    "rounds of 16": contextlib.nullcontext,
+    "rounds of 32": contextlib.nullcontext,
 }
 """Each lever's change of the rules, in this process only."""
 
-PARAMETERS: dict[str, dict[str, int]] = {"one quiet round": {"first_round": 64}}
-"""Levers that are ``Params.efficient`` arguments (the rules unchanged): ``first_round
-= 64`` draws the cap's 64 pairs in one quiet round, not in rounds of 16, 32 and 64."""
+PARAMETERS: dict[str, dict[str, int]] = {"one quiet round": {"first_round": 64},
+                                         "rounds of 16": {"first_round": 16},
+                                         "rounds of 32": {"first_round": 32}}
+"""Levers that are ``Params.efficient`` arguments (the rules unchanged): the cap's 64
+pairs in one quiet round (``first_round = 64``, the preset's default), in rounds of
+16, 32 and 64, or in rounds of 32 and 64."""
 
 
 def group_of(case: Any, trained: bool) -> str:
