@@ -103,19 +103,28 @@ def test_large_answer_reports_the_cold_answer_it_made():
     assert result["peak_mib"] >= result["before_mib"] > 0
 
 
-def test_a_tiny_case_has_both_modes_a_peer_and_a_ratio_row():
+def test_a_tiny_case_has_every_mode_a_peer_and_a_ratio_row_per_mode():
     sizes = dataclasses.replace(bench_local.quick_sizes(), model_depths=(3,))
     clean = targets.random_tree(n=12, leaves=8, seed=1)
     f = targets.with_label_noise(clean, 0.1, seed=2)
     rows = bench_local.run_case("tiny", f, clean, (3,), sizes, 5)
     assert [row["depth"] for row in rows] == [3]
-    assert list(rows[0]["modes"]) == ["efficient", "paper"]
-    assert all(run.cross is not None for run in rows[0]["modes"].values())
+    modes = rows[0]["modes"]
+    assert list(modes) == ["efficient", "efficient, lookahead=3", "paper"]
+    assert all(run.cross is not None for run in modes.values())
+    # The lookahead mode is the same tree: the same answers, more queries, fewer calls.
+    plain, ahead = modes["efficient"], modes["efficient, lookahead=3"]
+    assert ahead.error == plain.error
+    assert ahead.total_queries >= plain.total_queries and ahead.calls <= plain.calls
     assert rows[0]["peer"]["rows"]
     table = bench_local.case_table(rows)
-    assert len(table) == 2 + 3
+    assert len(table) == 2 + 3 + 2  # header, three modes, a ratio row per non-paper mode
     assert all(line.count("|") == len(bench_local.COLUMNS) + 1 for line in table)
-    assert "| tiny | 3 | **efficient / paper** |" in table[-1]
+    assert "| tiny | 3 | **efficient / paper** |" in table[-2]
+    assert "| tiny | 3 | **efficient, lookahead=3 / paper** |" in table[-1]
+    summary = bench_local.summary(rows).split("\n\n")
+    assert [line.split(" / paper")[0] for line in summary] == [
+        "Median over the 1 rows of efficient", "Median over the 1 rows of efficient, lookahead=3"]
     [peer] = bench_local.peer_lines(rows + rows)  # one line per case
     assert peer.startswith("* Peer on tiny: best error ")
 
