@@ -518,30 +518,7 @@ class QuantileEncoder(Encoder):
             return frozenset(j for j, column in enumerate(data.columns)
                              if not is_numeric(column)
                              or np.unique(column).size < n_bins)
-        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
-            raise TypeError(f"The 'categorical' parameter of {owner} must be \"auto\" or a "
-                            "sequence of column indices or names. Got "
-                            f"{given!r} instead.")
-        indices = tuple(self._column_index(owner, "categorical", entry, data, names)
-                        for entry in given)
-        if len(set(indices)) != len(indices):
-            raise ValueError(f"The 'categorical' parameter of {owner} lists a column "
-                             f"twice. Got {tuple(given)!r}.")
-        return frozenset(indices)
-
-    @staticmethod
-    def _column_index(owner: str, parameter: str, entry: Any, data: Columns,
-                      names: tuple[str, ...]) -> int:
-        d = len(data.columns)
-        if isinstance(entry, str):
-            labels = [str(label) for label in data.labels] if data.labels is not None else []
-            for known in (labels, list(names)):
-                if entry in known:
-                    return known.index(entry)
-            raise ValueError(f"The {parameter!r} parameter of {owner} names column "
-                             f"{entry!r}, which X does not have; its columns are "
-                             f"{list(data.labels) if data.labels is not None else list(names)}.")
-        return check_int(owner, parameter, entry, 0, d - 1)
+        return frozenset(listed_categorical(owner, given, data, names))
 
     def _category_labels(self, owner: str, categorical: frozenset[int], data: Columns,
                          names: tuple[str, ...]) -> dict[int, dict]:
@@ -551,7 +528,7 @@ class QuantileEncoder(Encoder):
                             f"{{column: {{category: label}}}}. Got {given!r} instead.")
         out: dict[int, dict] = {}
         for column, mapping in given.items():
-            j = self._column_index(owner, "category_names", column, data, names)
+            j = column_index(owner, "category_names", column, data, names)
             if not isinstance(mapping, Mapping):
                 raise TypeError(f"The 'category_names' parameter of {owner} must map each "
                                 f"column to a {{category: label}} mapping. Got {column!r}: "
@@ -760,6 +737,35 @@ class QuantileEncoder(Encoder):
         else:
             extra = f", categorical={tuple(given)!r}" if tuple(given) else ""
         return f"QuantileEncoder(bits={self.bits!r}{extra})"
+
+
+def column_index(owner: str, parameter: str, entry: Any, data: Columns,
+                 names: tuple[str, ...]) -> int:
+    """The column ``entry`` names (a label, a feature name or an index) of ``data``."""
+    d = len(data.columns)
+    if isinstance(entry, str):
+        labels = [str(label) for label in data.labels] if data.labels is not None else []
+        for known in (labels, list(names)):
+            if entry in known:
+                return known.index(entry)
+        raise ValueError(f"The {parameter!r} parameter of {owner} names column "
+                         f"{entry!r}, which X does not have; its columns are "
+                         f"{list(data.labels) if data.labels is not None else list(names)}.")
+    return check_int(owner, parameter, entry, 0, d - 1)
+
+
+def listed_categorical(owner: str, given: Any, data: Columns,
+                       names: tuple[str, ...]) -> tuple[int, ...]:
+    """The columns an encoder's ``categorical`` parameter lists (other than ``"auto"``):
+    a sequence of column indices or names, each column once."""
+    if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+        raise TypeError(f"The 'categorical' parameter of {owner} must be \"auto\" or a "
+                        f"sequence of column indices or names. Got {given!r} instead.")
+    indices = tuple(column_index(owner, "categorical", entry, data, names) for entry in given)
+    if len(set(indices)) != len(indices):
+        raise ValueError(f"The 'categorical' parameter of {owner} lists a column "
+                         f"twice. Got {tuple(given)!r}.")
+    return indices
 
 
 def _pandas_categorical(data: Columns) -> dict[int, Any]:

@@ -45,7 +45,14 @@ import numpy as np
 from lca._validate import check_int
 from lca.derive import Path
 from lca.models._data import Columns, category_values, is_numeric, plain, read_columns, real_column
-from lca.models.encoders import Encoder, UnseenValueWarning, _fmt, _pandas_categorical, category_key
+from lca.models.encoders import (
+    Encoder,
+    UnseenValueWarning,
+    _fmt,
+    _pandas_categorical,
+    category_key,
+    listed_categorical,
+)
 
 __all__ = ["ThresholdEncoder", "rows_digest"]
 
@@ -207,16 +214,7 @@ class ThresholdEncoder(Encoder):
         if isinstance(given, str) and given == "auto":
             return frozenset(j for j, column in enumerate(data.columns)
                              if not is_numeric(column) or j in declared)
-        if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
-            raise TypeError(f"The 'categorical' parameter of {owner} must be \"auto\" or a "
-                            f"sequence of column indices or names. Got {given!r} instead.")
-        from lca.models.encoders import QuantileEncoder
-
-        indices = tuple(QuantileEncoder._column_index(owner, "categorical", entry, data, names)
-                        for entry in given)
-        if len(set(indices)) != len(indices):
-            raise ValueError(f"The 'categorical' parameter of {owner} lists a column "
-                             f"twice. Got {tuple(given)!r}.")
+        indices = listed_categorical(owner, given, data, names)
         # Columns of strings cannot be ordered: they are categorical whatever is listed.
         return frozenset(indices) | frozenset(j for j, column in enumerate(data.columns)
                                               if not is_numeric(column))
