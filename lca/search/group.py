@@ -157,7 +157,8 @@ class NodeGroup:
         # Per node: each measured candidate's flip edges, pair by pair.
         self.edges: list[dict[int, np.ndarray]] = [{} for _ in paths]
         self.leads: list[tuple[int, int | None, int, int]] = [(0, None, 0, 0)] * size_b
-        # Probe edges asked with a cap round's flips, kept until rule 3 has not decided.
+        # Probe edges asked with a cap round's flips, held until _probe records them for
+        # the nodes rule 3 left undecided.
         self.asked_probes: dict[int, np.ndarray] = {}
         self.results: list[SearchNode | None] = [None] * size_b
         self.active = np.arange(size_b)
