@@ -94,6 +94,10 @@ def add_noisy_tree_options(parser: argparse.ArgumentParser, *, n: int, leaves: i
     parser.add_argument("--pairs", type=int_in(1), default=None,
                         help="efficient mode: most pairs per node (default: the preset's, "
                         "64)")
+    parser.add_argument("--lookahead", type=int_in(1), default=None,
+                        help="efficient mode: binary-search steps asked per oracle call, "
+                        "1 to 8 (default 1); the same tree in fewer calls and more "
+                        "queries (Params.lookahead)")
     parser.add_argument("--noise-rate", type=real_in(NOISE_RATE_LOW, 1.0, open_low=True,
                                                      low_text="2**-16"),
                         default=None,
@@ -121,7 +125,8 @@ def noisy_tree_setup(args: argparse.Namespace) -> tuple[DecisionTree, LabelNoise
             raise ValueError(f"argument {'/'.join(paper_only)}: sets the paper's estimator: "
                              "use it with --mode paper (efficient mode takes --pairs)")
         given = {name: value for name, value in (("pairs", args.pairs),
-                                                 ("leaf_samples", args.leaf_samples))
+                                                 ("leaf_samples", args.leaf_samples),
+                                                 ("lookahead", args.lookahead))
                  if value is not None}
         params = Params.efficient(args.n, depth=args.depth, **given)
     else:
@@ -129,6 +134,9 @@ def noisy_tree_setup(args: argparse.Namespace) -> tuple[DecisionTree, LabelNoise
             raise ValueError("argument --pairs: sets the efficient mode's pairs per node: "
                              "use it with --mode efficient (paper mode takes "
                              "--score-samples)")
+        if args.lookahead is not None:
+            raise ValueError("argument --lookahead: sets the efficient mode's binary "
+                             "search: use it with --mode efficient")
         params = Params.practical(
             n=args.n, depth=args.depth,
             noise_rate=PAPER_NOISE_RATE if args.noise_rate is None else args.noise_rate,

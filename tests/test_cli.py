@@ -40,6 +40,23 @@ def test_efficient_only_options_are_refused_in_paper_mode(capsys):
         "use it with --mode efficient" in capsys.readouterr().err
 
 
+def test_lookahead_answers_as_the_default_and_only_in_efficient_mode(capsys):
+    assert main(["demo", *EFFICIENT]) == 0
+    plain = capsys.readouterr().out
+    assert main(["demo", *EFFICIENT, "--lookahead", "3"]) == 0
+    ahead = capsys.readouterr().out
+    # The same tree: the same errors and explained path; more queries per answer.
+    for needle in ("error vs f", "error vs clean tree", "explained first query"):
+        [line] = [line for line in plain.splitlines() if line.startswith(needle)]
+        assert line.split("[")[0] in ahead
+    assert main(["demo", *SMALL, "--lookahead", "3"]) == 2
+    assert "lca demo: error: argument --lookahead: sets the efficient mode's binary search: " \
+        "use it with --mode efficient" in capsys.readouterr().err
+    assert main(["demo", *EFFICIENT, "--lookahead", "9"]) == 2
+    assert "error: argument --lookahead: The 'lookahead' parameter of Params.efficient must " \
+        "be an int in the range [1, 8]. Got 9 instead." in capsys.readouterr().err
+
+
 def test_pairs_past_what_the_machine_can_hold_are_refused(capsys):
     assert main(["demo", *EFFICIENT, "--pairs", str(2 ** 64)]) == 2
     err = capsys.readouterr().err

@@ -663,8 +663,8 @@ def test_the_command_refuses_a_port_in_use(capsys):
 def test_the_command_binds_loopback_unless_told():
     args = _build_parser().parse_args(["serve", "--oracle", "m:f"])
     settings = _settings(args)
-    assert (args.host, args.port, args.workers, settings.mode, settings.depth) == \
-        ("127.0.0.1", 8000, 1, "efficient", 12)
+    assert (args.host, args.port, args.workers, settings.mode, settings.depth,
+            settings.lookahead) == ("127.0.0.1", 8000, 1, "efficient", 12, 1)
     assert (args.max_points, args.max_body_bytes, args.request_timeout,
             args.batch_wait_ms, args.cache_size) == (4096, 16 << 20, 30.0, 0.0, 1 << 16)
 
@@ -680,6 +680,22 @@ def test_settings_travel_to_workers_unchanged():
     with pytest.raises(ValueError, match=r"The 'batch_wait' parameter of ServeSettings "
                                          r"must be a real number in the range \[0.0, 1.0\]"):
         ServeSettings(source="oracle", spec="m:f", batch_wait=2.0)
+
+
+def test_lookahead_reaches_the_served_params_and_only_in_efficient_mode_with_an_oracle():
+    args = _build_parser().parse_args(["serve", "--oracle", "m:f", "--lookahead", "3"])
+    settings = _settings(args)
+    assert ServeSettings.from_json(settings.to_json()) == settings
+    params = settings.params(N)
+    assert (params.lookahead, params) == (3, lca.Params.efficient(N, depth=12))
+    assert "search steps per call 3" in params.describe()
+    with pytest.raises(ValueError, match=r"The 'lookahead' parameter of ServeSettings must be "
+                                         r"an int in the range \[1, 8\]\. Got 9 instead"):
+        ServeSettings(source="oracle", spec="m:f", lookahead=9)
+    for kwargs in ({"mode": "paper"}, {"source": "model"}):
+        with pytest.raises(ValueError, match=r"The 'lookahead' parameter of ServeSettings "
+                                             r"batches the efficient mode's binary search"):
+            ServeSettings(**{"source": "oracle", "spec": "m:f", **kwargs}, lookahead=2)
 
 
 def test_the_demo_oracle_is_lca_demos():
@@ -793,8 +809,9 @@ def test_a_model_file_that_is_not_a_saved_surrogate_is_refused(capsys, options, 
     assert message in capsys.readouterr().err
 
 
-def test_a_saved_model_refuses_the_options_it_brings_itself(capsys, saved_surrogate):
+@pytest.mark.parametrize("option", ["--depth", "--lookahead"])
+def test_a_saved_model_refuses_the_options_it_brings_itself(capsys, saved_surrogate, option):
     _, path = saved_surrogate
-    assert main(["serve", "--model", path, "--depth", "3"]) == 2
-    assert "argument --depth: a saved model (--model) brings its own parameters" \
+    assert main(["serve", "--model", path, option, "3"]) == 2
+    assert f"argument {option}: a saved model (--model) brings its own parameters" \
         in capsys.readouterr().err

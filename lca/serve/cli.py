@@ -52,6 +52,11 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--depth", type=int_in(0), default=None,
                         help="tree depth; a cap in efficient mode (default "
                              f"{ServeSettings.depth}; not with --model)")
+    parser.add_argument("--lookahead", type=int_in(1), default=None,
+                        help="efficient mode: binary-search steps asked per oracle call, 1 "
+                             "to 8 (default 1): the same tree in fewer calls and more "
+                             "queries, for an oracle whose calls cost more than its rows "
+                             "(not with --model or --mode paper)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int_in(0, 65535), default=8000,
@@ -80,7 +85,8 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> ServeSettings:
     if args.model is not None:
-        given = [name for name in ("mode", "depth") if getattr(args, name) is not None]
+        given = [name for name in ("mode", "depth", "lookahead")
+                 if getattr(args, name) is not None]
         if given:
             raise ValueError(f"argument --{given[0]}: a saved model (--model) brings its own "
                              "parameters; leave out " + " and ".join(f"--{g}" for g in given))
@@ -88,7 +94,7 @@ def _settings(args: argparse.Namespace) -> ServeSettings:
     else:
         source, spec = "oracle", args.oracle
     # Options not given take ServeSettings' defaults.
-    options = {name: getattr(args, name) for name in ("mode", "depth")
+    options = {name: getattr(args, name) for name in ("mode", "depth", "lookahead")
                if getattr(args, name) is not None}
     return ServeSettings(source=source, spec=spec, **options,
                          cache_size=args.cache_size, max_points=args.max_points,

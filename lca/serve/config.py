@@ -24,7 +24,7 @@ from typing import Any
 from lca._cli_options import MODES, PAPER_LEAF_SAMPLES, PAPER_NOISE_RATE, PAPER_SCORE_SAMPLES
 from lca._validate import check_int, check_real
 from lca.oracle import Oracle, oracle_n
-from lca.params import Params
+from lca.params import Params, checked
 
 __all__ = ["MODES", "SOURCES", "ServeSettings", "oracle_from_import_path"]
 
@@ -69,6 +69,10 @@ class ServeSettings:
         mode: ``"efficient"`` or ``"paper"`` (:data:`MODES`); a saved model
             (``source="model"``) brings its own parameters and ignores it.
         depth: the tree depth (a cap in efficient mode); ignored likewise.
+        lookahead: binary-search steps asked per oracle call in efficient
+            mode (:attr:`lca.Params.lookahead`: the same tree in fewer calls
+            and more queries); more than 1 only with ``mode="efficient"``
+            and an oracle.
         cache_size: most decisions each worker keeps (:class:`lca.Reconstructor`).
         max_points: most points per ``/answer`` request; a micro-batch holds at
             most this many points too (one request larger than none).
@@ -84,6 +88,7 @@ class ServeSettings:
     spec: str
     mode: str = "efficient"
     depth: int = 12
+    lookahead: int = 1
     cache_size: int = 1 << 16
     max_points: int = 4096
     max_body_bytes: int = 16 << 20
@@ -102,6 +107,12 @@ class ServeSettings:
             raise ValueError(f"The 'mode' parameter of {owner} must be one of {MODES}. "
                              f"Got {self.mode!r} instead.")
         check_int(owner, "depth", self.depth, 0)
+        checked(owner, "lookahead", self.lookahead)
+        if self.lookahead != 1 and (self.mode != "efficient" or self.source != "oracle"):
+            raise ValueError(f"The 'lookahead' parameter of {owner} batches the efficient "
+                             "mode's binary search: it needs mode 'efficient' and an oracle. "
+                             f"Got lookahead={self.lookahead} with mode {self.mode!r} and "
+                             f"source {self.source!r}.")
         check_int(owner, "cache_size", self.cache_size, 1)
         check_int(owner, "max_points", self.max_points, 1)
         check_int(owner, "max_body_bytes", self.max_body_bytes, 1)
@@ -112,7 +123,7 @@ class ServeSettings:
     def params(self, n: int) -> Params:
         """The parameters of the served tree for an oracle on ``n`` variables."""
         if self.mode == "efficient":
-            return Params.efficient(n, depth=self.depth)
+            return Params.efficient(n, depth=self.depth, lookahead=self.lookahead)
         return Params.practical(n=n, depth=self.depth, noise_rate=PAPER_NOISE_RATE,
                                 score_samples=PAPER_SCORE_SAMPLES,
                                 leaf_samples=PAPER_LEAF_SAMPLES)
