@@ -392,7 +392,7 @@ class Params:
         ``scripts/bench_efficient.py``, a sweep run before the noisy round
         existed (docs/benchmarks_efficient.md), except ``first_round``: one
         round of 64 pairs instead of rounds of 16, 32 and 64 makes about 0.4x
-        the oracle calls per node, 0.90x the queries on trained models (1.14x
+        the oracle calls per node, 0.90x the queries on trained models (1.19x
         on noise-free synthetic targets) and no case of the suite worse beyond
         its 95% interval (``scripts/diagnose_query_levers.py``, docs/benchmarks.md
         §9). A node whose probe flips show label
