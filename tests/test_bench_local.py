@@ -166,3 +166,17 @@ def test_diagnose_local_attributes_every_query_and_call_to_one_purpose():
     assert sum(result["calls"].values()) == rec.stats.oracle_calls
     assert result["nodes"] == rec.stats.nodes_built
     assert lca.engine._call.__name__ == "_call"  # the counting wrapper is taken off again
+
+
+def test_diagnose_local_prices_an_answer_at_the_oracles_call_and_row_costs():
+    path = pathlib.Path(__file__).parent.parent / "scripts" / "diagnose_local.py"
+    spec = importlib.util.spec_from_file_location("diagnose_local", path)
+    diagnose = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagnose)
+    f = lca.CountingOracle(targets.random_tree(n=40, leaves=16, seed=1))
+    assert diagnose.call_cost(f, 7, repeats=3) > 0
+    assert f.queries == 7 * 4  # one warm call, then the timed ones, each on 7 rows
+    result = {"answers": 2, "calls": {"search": 6}, "queries": {"search": 100}}
+    cells = diagnose.cost_row("tiny", targets.random_tree(n=40, leaves=16, seed=1),
+                              result).split("|")[1:-1]
+    assert len(cells) == 7 and cells[0].strip() == "tiny" and cells[4].strip() == "3.0"
