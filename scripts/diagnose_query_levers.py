@@ -99,12 +99,14 @@ LEVERS: dict[str, Callable[[], contextlib.AbstractContextManager[None]]] = {
     "one quiet round": contextlib.nullcontext,
     "rounds of 16": contextlib.nullcontext,
     "rounds of 32": contextlib.nullcontext,
+    "48 pairs": contextlib.nullcontext,
 }
 """Each lever's change of the rules, in this process only."""
 
 PARAMETERS: dict[str, dict[str, int]] = {"one quiet round": {"first_round": 64},
                                          "rounds of 16": {"first_round": 16},
-                                         "rounds of 32": {"first_round": 32}}
+                                         "rounds of 32": {"first_round": 32},
+                                         "48 pairs": {"pairs": 48}}
 """Levers that are ``Params.efficient`` arguments (the rules unchanged): the cap's 64
 pairs in one quiet round (``first_round = 64``, the preset's default), in rounds of
 16, 32 and 64, or in rounds of 32 and 64."""
