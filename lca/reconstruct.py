@@ -455,7 +455,10 @@ class Reconstructor:
         warn_if_guesswork(explanation.stats.guesswork_answers, 1, stacklevel=2)
         return explanation
 
-    def _explain(self, z: Any, seed: int, progress: bool, owner: str) -> Explanation:
+    def _explain(self, z: Any, seed: int, progress: bool, owner: str, *,
+                 describe: bool = True) -> Explanation:
+        """The path of ``z`` in ``T_seed``; with ``describe``, each step's condition in
+        the oracle's words (``answer`` needs only the leaf: no text is made)."""
         seed = check_seed(owner, seed)
         z = _check_query(z, self.params.n)
         check_flag(owner, "progress", progress)
@@ -474,7 +477,8 @@ class Reconstructor:
                         break
                     nodes.append(decision)
                     bit = int(z[decision.variable])
-                    conditions.append(self.oracle.describe(decision.variable, bit, path))
+                    if describe:
+                        conditions.append(self.oracle.describe(decision.variable, bit, path))
                     path = path + ((decision.variable, bit),)
                 _end_early(bar)
                 call.stats.guesswork_answers += is_guessed(decision)
@@ -486,7 +490,7 @@ class Reconstructor:
 
     def answer(self, z: Any, seed: int) -> int:
         """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""
-        explanation = self._explain(z, seed, False, "Reconstructor.answer")
+        explanation = self._explain(z, seed, False, "Reconstructor.answer", describe=False)
         warn_if_guesswork(explanation.stats.guesswork_answers, 1, stacklevel=2)
         return explanation.label
 

@@ -132,6 +132,31 @@ class TestExplainAndStats:
         assert again.stats.queries == 0 and again.stats.cache_hits == 7
         assert "=>" in str(e)
 
+    def test_only_explain_puts_the_path_into_words(self):
+        # answer needs the leaf alone: the oracle's describe (text, and a cost per
+        # step on a model's encoder) runs once per step in explain, never in answer.
+        described = []
+
+        class Describing(lca.Oracle):
+            def __init__(self, inner):
+                self.inner, self.n, self.name = inner, inner.n, "describing"
+
+            def query(self, points):
+                return self.inner.query(points)
+
+            def describe(self, variable, bit, path=()):
+                described.append((variable, bit, path))
+                return self.inner.describe(variable, bit, path)
+
+        f = Describing(_target())
+        rec = lca.Reconstructor(f, PARAMS)
+        z = _queries(1)[0]
+        label = rec.answer(z, 3)
+        assert described == []
+        e = rec.explain(z, 3)
+        assert e.label == label and len(described) == len(e.path) == len(e.conditions)
+        assert described == [(var, bit, e.path[:i]) for i, (var, bit) in enumerate(e.path)]
+
     def test_decide_is_the_node_decision_on_the_path(self):
         f = _target()
         rec = lca.Reconstructor(f, PARAMS)
