@@ -158,6 +158,7 @@ class ModeRun:
     batch_queries: int
     batch_calls: int
     batch_own: float     # CPU seconds (calling thread) of answer_many outside the oracle
+    warm_wall: float     # median seconds of an answer again, every node of its path cached
     error: float         # against f on the points
     cross: dict[str, Any] | None = None
 
@@ -220,6 +221,12 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
         warm = derive.sample_points(seed, WARMUP_PURPOSE, f.n, 1)[0]
         lca.Reconstructor(f, params).answer(warm, seed + 1)
         rec, timed, answers, walls, queries, cpu = one_at_a_time(f, params, points, seed, desc)
+        warm_walls = []
+        for z, answer in zip(points, answers, strict=True):
+            start = time.perf_counter()
+            again = rec.answer(z, seed)
+            warm_walls.append(time.perf_counter() - start)
+            assert again == answer and rec.last_stats.queries == 0, "a warm answer asks f"
         batch_timed = Timed(f)
         batch_rec = lca.Reconstructor(batch_timed, params)
         start, cpu0 = time.perf_counter(), time.thread_time()
@@ -228,12 +235,13 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
         batch_own = time.thread_time() - cpu0 - batch_timed.cpu
     # The batch path answers as the one-point path, row by row (Reconstructor.answer_many).
     assert np.array_equal(batch, answers), "answer_many disagrees with answer"
-    assert rec.stats.queries == int(queries.sum()) == timed.rows
+    assert rec.stats.queries == int(queries.sum()) == timed.rows  # the warm pass asked none
     return ModeRun(answers=answers, walls=walls,
                    queries=queries, calls=rec.stats.oracle_calls, cpu=cpu,
                    oracle_cpu=timed.cpu, oracle_wall=timed.wall, batch_wall=batch_wall,
                    batch_queries=batch_rec.stats.queries,
                    batch_calls=batch_rec.stats.oracle_calls, batch_own=batch_own,
+                   warm_wall=float(np.median(warm_walls)),
                    error=float(np.mean(answers != f_values)))
 
 
@@ -401,7 +409,8 @@ def _cross_value(cross: dict[str, Any] | None) -> float | None:
 
 COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/answer, mean",
            "wall, total", "CPU/query", "lca-own CPU/query", "queries/answer",
-           "oracle calls/answer", "cold: queries", "cold: wall", "answer_many: wall/answer",
+           "oracle calls/answer", "cold: queries", "cold: wall", "warm: wall/answer",
+           "answer_many: wall/answer",
            "answer_many: queries/answer", "answer_many: lca-own CPU/query", "crossover K")
 
 
@@ -411,7 +420,7 @@ def _mode_cells(run: ModeRun) -> list[str]:
             _ms(run.walls.sum()), f"{1e6 * run.cpu_per_query:.2f} us",
             f"{1e6 * run.own_per_query:.2f} us", f"{run.total_queries / m:,.0f}",
             f"{run.calls / m:,.1f}", f"{int(run.queries[0]):,}", _ms(float(run.walls[0])),
-            _ms(run.batch_wall / m), f"{run.batch_queries / m:,.0f}",
+            _ms(run.warm_wall), _ms(run.batch_wall / m), f"{run.batch_queries / m:,.0f}",
             f"{1e6 * run.batch_own / max(1, run.batch_queries):.2f} us",
             crossover_text(run.cross) if run.cross else "—"]
 
@@ -428,6 +437,7 @@ def _ratios(e: ModeRun, p: ModeRun) -> dict[str, tuple[float | None, float | Non
         "oracle calls/answer": (e.calls, p.calls),
         "cold: queries": (int(e.queries[0]), int(p.queries[0])),
         "cold: wall": (float(e.walls[0]), float(p.walls[0])),
+        "warm: wall/answer": (e.warm_wall, p.warm_wall),
         "answer_many: wall/answer": (e.batch_wall, p.batch_wall),
         "answer_many: queries/answer": (e.batch_queries, p.batch_queries),
         "answer_many: lca-own CPU/query": (e.batch_own / max(1, e.batch_queries),
@@ -544,7 +554,9 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int) -> li
         "over their queries (lca runs in that thread; the model's native thread pools, here "
         f"{pools}, are not counted, so neither their work nor their spinning after a call "
         "is); *lca-own CPU/query*: the same minus the CPU spent inside the oracle's `query`; "
-        "*cold*: the first answer. *answer_many*: the same points in one "
+        "*cold*: the first answer; *warm*: the median of the same points answered again "
+        "on the same reconstructor, every node of their paths cached (no query), the "
+        "steady state of a service. *answer_many*: the same points in one "
         "call on a fresh reconstructor (its lca-own CPU likewise). *Crossover K* "
         "(`lca.suite.stats.crossover`, as the suite): the answers K at which the cumulative "
         "queries of the one-at-a-time run "

@@ -112,6 +112,8 @@ def test_a_tiny_case_has_every_mode_a_peer_and_a_ratio_row_per_mode():
     modes = rows[0]["modes"]
     assert list(modes) == ["efficient", "efficient, lookahead=3", "paper"]
     assert all(run.cross is not None for run in modes.values())
+    # Answered again on the warm reconstructor (measure_mode checks: no query, same answer).
+    assert all(run.warm_wall > 0 for run in modes.values())
     # The lookahead mode is the same tree: the same answers, more queries, fewer calls.
     plain, ahead = modes["efficient"], modes["efficient, lookahead=3"]
     assert ahead.error == plain.error
