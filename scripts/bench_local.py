@@ -396,6 +396,8 @@ def ratio(new: float | None, old: float | None) -> str:
 
 
 def _ms(seconds: float) -> str:
+    if seconds < 1e-3:  # a warm answer: tens of microseconds
+        return f"{1e6 * seconds:,.0f} us"
     return f"{1e3 * seconds:,.2f} ms" if seconds < 1 else f"{seconds:,.2f} s"
 
 

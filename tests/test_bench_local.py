@@ -131,6 +131,13 @@ def test_a_tiny_case_has_every_mode_a_peer_and_a_ratio_row_per_mode():
     assert peer.startswith("* Peer on tiny: best error ")
 
 
+def test_time_text_picks_its_unit():
+    assert bench_local._ms(3.2e-5) == "32 us"  # a warm answer
+    assert bench_local._ms(1e-3) == "1.00 ms"
+    assert bench_local._ms(0.0123) == "12.30 ms"
+    assert bench_local._ms(2.5) == "2.50 s"
+
+
 def test_ratio_text():
     assert bench_local.ratio(1, 4) == "0.25x"
     assert bench_local.ratio(1, 250) == "0.004x"
