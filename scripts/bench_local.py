@@ -520,10 +520,19 @@ def _git(*args: str) -> str:
     return run.stdout.strip() if run.returncode == 0 else "unknown"
 
 
-def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int) -> list[str]:
+def code_commit(out: Path | None) -> str:
+    """The commit measured, read when the run starts; changes to tracked files other
+    than the report itself (a report of an earlier run is not code) are flagged."""
     commit = _git("rev-parse", "--short", "HEAD")
-    if _git("status", "--porcelain", "--untracked-files=no"):
+    exclude = [f":(exclude){out.resolve().relative_to(ROOT)}"] \
+        if out is not None and out.resolve().is_relative_to(ROOT) else []
+    if _git("status", "--porcelain", "--untracked-files=no", "--", ".", *exclude):
         commit += " (with uncommitted changes)"
+    return commit
+
+
+def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int,
+           commit: str) -> list[str]:
     config = sizes.config
     paper = fixed_params(100, config=config)
     import sklearn
@@ -607,6 +616,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if points < 1:
         parser.error(f"--points must be at least 1; got {points}")
 
+    commit = code_commit(args.out)
     start = time.perf_counter()
     sections: list[str] = []
     if "models" in parts:
@@ -641,7 +651,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "the information floor of scripts/bench_floor.py. *Peak RSS*: the process's "
             "high-water mark (VmHWM) right after the answer.", "",
             *large_table(results), ""]
-    text = "\n".join(header(argv, time.perf_counter() - start, sizes, points) + sections)
+    text = "\n".join(header(argv, time.perf_counter() - start, sizes, points, commit)
+                     + sections)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
