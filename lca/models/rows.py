@@ -342,10 +342,8 @@ class RowsTree:
         """The ``±1`` answer of fitted ``rows`` to question ``variable``."""
         j = self.encoder.feature_index(variable)
         t = variable - int(self.encoder.offsets_[j])
-        values = self.values[j][rows]
-        holds = values == t if j in self.encoder.categories_ else \
-            values >= self.encoder.cuts_[j][t]
-        return np.where(holds, 1, -1).astype(np.int8)
+        levels = self.encoder.feature_levels(j, self.values[j][rows])
+        return np.where(self.encoder.holds(j, levels, t), 1, -1).astype(np.int8)
 
     def topup_count(self, r: int) -> int:
         """How many rows a node with ``r`` fitted rows draws: ``rows_per_node - r``.

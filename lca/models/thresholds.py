@@ -282,9 +282,8 @@ class ThresholdEncoder(Encoder):
         holds = np.empty((levels.shape[0], self.n_bits), dtype=bool)
         for j in range(levels.shape[1]):
             start, stop = int(self.offsets_[j]), int(self.offsets_[j + 1])
-            t = np.arange(stop - start)[None, :]
-            level = levels[:, j, None]
-            holds[:, start:stop] = level == t if j in self.categories_ else t < level
+            holds[:, start:stop] = self.holds(j, levels[:, j, None],
+                                              np.arange(stop - start)[None, :])
         # +1 where the question holds, -1 where it does not.
         points = holds.view(np.int8) << 1
         points -= 1
@@ -297,14 +296,23 @@ class ThresholdEncoder(Encoder):
         value; its variable ``t`` ("``x >= cut_t``") holds exactly when
         ``t < level``, the cuts being increasing. Categorical: the category
         number (``values`` as for :meth:`encode_values`); variable ``t`` holds
-        exactly when ``t == level``. The one home of the questions' rule:
-        :meth:`encode_values` spells the levels out as ``±1`` answers.
+        exactly when ``t == level`` (:meth:`holds`). :meth:`encode_values`
+        spells the levels out as ``±1`` answers.
         """
         out = np.empty((len(values[0]), len(values)), dtype=np.int64)
         for j, column in enumerate(values):
-            out[:, j] = column if j in self.categories_ else \
-                np.searchsorted(self.cuts_[j], column, side="right")
+            out[:, j] = self.feature_levels(j, column)
         return out
+
+    def feature_levels(self, feature: int, column: np.ndarray) -> np.ndarray:
+        """:meth:`levels` of one feature's values."""
+        return column if feature in self.categories_ else \
+            np.searchsorted(self.cuts_[feature], column, side="right")
+
+    def holds(self, feature: int, levels: np.ndarray, t: Any) -> np.ndarray:
+        """Whether the feature's question ``t`` (its variable ``offsets_[feature] + t``)
+        holds at each of ``levels``: the one home of the questions' rule."""
+        return levels == t if feature in self.categories_ else t < levels
 
     def category_codes(self, feature: int, column: Any) -> np.ndarray:
         """Each value's index among the feature's categories, ``-1`` for one never fitted."""
