@@ -262,6 +262,23 @@ def uncoded(encoder, template: pd.DataFrame) -> Callable[[np.ndarray], pd.DataFr
     return decode
 
 
+def fidelity_points(n: int, samples: int) -> np.ndarray:
+    """The product points every surrogate's fidelity is measured on (a seed none trains on)."""
+    return derive.sample_points(99, "bench-surrogates-fidelity", n, samples)
+
+
+def augmented(encoder, oracle, train_rows: np.ndarray, train_labels: np.ndarray,
+              spent: int) -> tuple[np.ndarray, np.ndarray]:
+    """The careful user's training set: the coded training rows and their labels, plus
+    ``spent - rows`` model-labelled product points (``spent`` queries in all; the rows
+    alone when fewer)."""
+    extra = max(spent - train_rows.shape[0], 0)
+    more = derive.sample_points(8, "bench-surrogates-peer-extra", oracle.n, extra)
+    more_labels = oracle.query(more) > 0 if extra else np.zeros(0, dtype=bool)
+    return (np.vstack([train_rows, coded(encoder, encoder.decode(more))]),
+            np.concatenate([train_labels, more_labels]))
+
+
 def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
     rows, held = len(pair.X), len(pair.held_out)
     row: dict[str, Any] = {"pair": pair.name, "rows": rows, "held": held}
@@ -285,7 +302,7 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
     mix_time = time.perf_counter() - start
     side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
     on_held = side(pair.held_out)
-    product = derive.sample_points(99, "bench-surrogates-fidelity", oracle.n, fidelity_samples)
+    product = fidelity_points(oracle.n, fidelity_samples)
     on_product = oracle.query(product) > 0
     product_rows = coded(encoder, encoder.decode(product))
     held_coded = coded(encoder, pair.held_out)
@@ -333,13 +350,10 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
     # the rows alone when lca spent fewer queries than there are rows).
     for key, spent in (("careful", queries), ("careful_data", on_data.queries_),
                        ("careful_mix", on_mix.queries_)):
-        extra = max(spent - rows, 0)
         start = time.perf_counter()
-        more = derive.sample_points(8, "bench-surrogates-peer-extra", oracle.n, extra)
-        more_labels = oracle.query(more) > 0 if extra else np.zeros(0, dtype=bool)
-        mixed = np.vstack([train_rows, coded(encoder, encoder.decode(more))])
-        sklearn_tree(key, mixed, np.concatenate([train_labels, more_labels]),
-                     rows_time + time.perf_counter() - start, rows + extra)
+        mixed, mixed_labels = augmented(encoder, oracle, train_rows, train_labels, spent)
+        sklearn_tree(key, mixed, mixed_labels, rows_time + time.perf_counter() - start,
+                     mixed_labels.size)
     bits = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(points, labels)
     row["on_bits"] = dict(
         held=float(np.mean(bits.predict(encoder.encode(pair.held_out)) == on_held)),

@@ -38,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_surrogates as bench  # noqa: E402
 
 import lca  # noqa: E402
-from lca import derive  # noqa: E402
 from lca.models import Surrogate, UnseenValueWarning  # noqa: E402
 from lca.models.oracle import ModelOracle  # noqa: E402
 
@@ -83,8 +82,7 @@ def measure(pair: bench.Pair) -> dict[str, Any]:
     oracle, encoder = product_mode.oracle_, product_mode.encoder_
     side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
     on_held = side(pair.held_out)
-    product = derive.sample_points(99, "bench-surrogates-fidelity", oracle.n,
-                                   FIDELITY_SAMPLES)
+    product = bench.fidelity_points(oracle.n, FIDELITY_SAMPLES)
     on_product = oracle.query(product) > 0
     product_frame = encoder.decode(product)
     held_coded, product_coded = bench.coded(encoder, pair.held_out), \
@@ -100,14 +98,9 @@ def measure(pair: bench.Pair) -> dict[str, Any]:
     same = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(
         bench.coded(encoder, asked), labels)
     # The equal-query peer, as the benchmark builds it.
-    rows = len(pair.X)
-    extra = max(surrogate.queries_ - rows, 0)
-    more = derive.sample_points(8, "bench-surrogates-peer-extra", oracle.n, extra)
-    more_labels = oracle.query(more) > 0 if extra else np.zeros(0, dtype=bool)
-    peer = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(
-        np.vstack([bench.coded(encoder, pair.X), bench.coded(encoder, encoder.decode(more))]),
-        np.concatenate([side(pair.X), more_labels]))
-    return {"pair": pair.name, "queries": surrogate.queries_, "rows": rows,
+    peer = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(*bench.augmented(
+        encoder, oracle, bench.coded(encoder, pair.X), side(pair.X), surrogate.queries_))
+    return {"pair": pair.name, "queries": surrogate.queries_, "rows": len(pair.X),
             "lca": lca_data, "same": fidelity_of(same), "peer": fidelity_of(peer)}
 
 
