@@ -426,6 +426,22 @@ def test_grouped_correlations_of_long_rows_without_patching():
                           _direct_sums(words, values, counts, n - 1, range(3), 3))
 
 
+@pytest.mark.parametrize("plus, minus", [(255, 0), (256, 3), (3, 511), (600, 600)])
+def test_long_row_sums_never_wrap_their_byte_totals(monkeypatch, plus, minus):
+    # Rows of all ones but one bit in seven rows: a byte total kept past 255 rows
+    # of one sign would wrap to 0. Unpacked 100 rows at a time.
+    n = 64
+    monkeypatch.setattr(sums, "SEARCH_BYTES", 100 * n)
+    words = np.full((plus + minus, 1), (1 << 64) - 1, dtype=np.uint64)
+    words[::7, 0] ^= np.uint64(1 << 4)
+    signs = np.array([1] * plus + [-1] * minus, dtype=np.int8)
+    np.random.default_rng(plus).shuffle(signs)
+    bits = derive.unpack_bits(words, n).astype(np.int64)
+    assert bits.sum() == bits.size - words[::7].shape[0]
+    want = (signs[:, None] * bits).sum(axis=0)
+    assert np.array_equal(sums._signed_bit_sums(words, signs, n), want)
+
+
 def test_correlations_of_labelled_points_equal_the_direct_sums(monkeypatch):
     monkeypatch.setattr(sums, "SEARCH_BYTES", 4 * 37)  # 4 rows per chunk
     words, values = _labelled(37, 23, seed=4)
@@ -505,10 +521,14 @@ def test_describe_states_when_a_constant_leaf_can_be_certified(kwargs, line):
 
 @pytest.mark.parametrize("n", [1, 5, 64, 130, 300])
 @pytest.mark.parametrize("ties", [False, True])
-def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(n, ties):
+@pytest.mark.parametrize("segment_loop_min", [1, 1 << 40])
+def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(
+        monkeypatch, n, ties, segment_loop_min):
     # Ranks (short rows), kept h_lo with segments (long rows) and per-step selection
     # (very long rows) are three ways to form h_mid = x with its first mid differing
     # coordinates (ascending priority, ties to the lower index) switched to y.
+    # Segments are negated a row at a time or through flat index arrays.
+    monkeypatch.setattr(hybrids, "_SEGMENT_LOOP_MIN", segment_loop_min)
     rng = np.random.default_rng(n)
     x = derive.uniform_points(derive.node_key(1, "test-x", ()), n, 0, 12)
     y = derive.uniform_points(derive.node_key(1, "test-y", ()), n, 0, 12)

@@ -192,12 +192,13 @@ class _SelectedHybrids:
         if pair not in self.lower:
             keys = self.keys[pair]
             kth = np.partition(keys, count - 1)[count - 1]
-            mask = keys < kth
-            tied = np.flatnonzero(keys == kth)
-            need = count - int(np.count_nonzero(mask))
-            if tied.size > need:  # equal priorities: the lower indices come first
-                tied = tied[np.argsort(self.coords[pair][tied], kind="stable")[:need]]
-            mask[tied] = True
+            mask = keys <= kth
+            if np.count_nonzero(mask) > count:
+                # Equal priorities at the boundary: the lower indices come first.
+                mask = keys < kth
+                tied = np.flatnonzero(keys == kth)
+                need = count - int(np.count_nonzero(mask))
+                mask[tied[np.argsort(self.coords[pair][tied], kind="stable")[:need]]] = True
             self.lower[pair] = mask
         return self.lower[pair]
 
@@ -205,10 +206,11 @@ class _SelectedHybrids:
              last: int) -> np.ndarray:
         chosen = active[first:last]
         out = self.hybrid[chosen]
-        for row, (pair, count) in enumerate(zip(chosen.tolist(),
-                                                (mid - lo)[first:last].tolist(), strict=True)):
+        for row, pair, count in zip(out, chosen.tolist(), (mid - lo)[first:last].tolist(),
+                                    strict=True):
+            # A row view indexed in one dimension: about half the time of out[row, cols].
             cols = self.coords[pair][self._selected(pair, count)]
-            out[row, cols] = -out[row, cols]
+            row[cols] = -row[cols]
         return out
 
     def advance(self, active: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -221,8 +223,8 @@ class _SelectedHybrids:
                                       strict=True):
             mask = self._selected(pair, count)
             if moved:
-                cols = self.coords[pair][mask]
-                self.hybrid[pair, cols] = -self.hybrid[pair, cols]
+                cols, row = self.coords[pair][mask], self.hybrid[pair]
+                row[cols] = -row[cols]
                 mask = ~mask
             self.coords[pair], self.keys[pair] = self.coords[pair][mask], self.keys[pair][mask]
         self.lower.clear()
@@ -231,26 +233,38 @@ class _SelectedHybrids:
         return np.array([int(coords[0]) for coords in self.coords], dtype=np.int64)
 
 
+# From this mean segment length on, segments are negated one row view at a time:
+# measured against flat index arrays on random orders, 0.6x the time at a mean
+# of 2,500 coordinates (n = 10^4) and 0.85x at 700; 3x slower at 100.
+_SEGMENT_LOOP_MIN = 512
+
+
 def _negate_segments(points: np.ndarray, at: np.ndarray, order: np.ndarray,
                      rows: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> None:
     """Negate ``points[at[i], order[rows[i], starts[i]:stops[i]]]`` for every ``i``, in place."""
     lengths = stops - starts
+    if rows.size and lengths.sum() >= _SEGMENT_LOOP_MIN * rows.size:
+        for point, row, start, stop in zip(at.tolist(), rows.tolist(), starts.tolist(),
+                                           stops.tolist(), strict=True):
+            view, cols = points[point], order[row, start:stop]
+            view[cols] = -view[cols]
+        return
+    # Short segments: flat index arrays into the raveled points and orders
+    # (about half the time of two-dimensional fancy indexing).
+    assert points.flags.c_contiguous, "negated through a flat view"
+    flat_points, flat_order = points.reshape(-1), order.reshape(-1)
     ends = np.cumsum(lengths)
     first = 0
     while first < rows.size:
         # As many rows as fit in the element bound (at least one).
         last = max(first + 1, int(np.searchsorted(ends, ends[first] - lengths[first]
                                                   + _SEGMENT_ELEMENTS, side="right")))
-        if last == first + 1:  # one long segment: a slice, no index arrays
-            cols = order[rows[first], starts[first]:stops[first]]
-            points[at[first], cols] = -points[at[first], cols]
-            first = last
-            continue
         size = lengths[first:last]
         which = np.repeat(np.arange(first, last), size)
         offsets = np.arange(which.size) - np.repeat(np.cumsum(size) - size, size)
-        cols = order[rows[which], starts[which] + offsets]
-        points[at[which], cols] = -points[at[which], cols]
+        cols = flat_order[rows[which] * order.shape[1] + starts[which] + offsets] \
+            + at[which] * points.shape[1]
+        flat_points[cols] = -flat_points[cols]
         first = last
 
 
