@@ -541,7 +541,7 @@ def test_every_hybrid_kernel_makes_the_same_rows_and_finds_the_same_coordinate(
     order, lengths = hybrids.switching_orders(priority, x ^ y, n)
     ranked = hybrids._RankedHybrids(x, order, lengths, n)
     segments = hybrids._SegmentHybrids(x, order, n)
-    selected = hybrids._SelectedHybrids(x, y, n)
+    selected = hybrids._SelectedHybrids(x, y, n, lambda pair, coords: priority[pair, coords])
     selected.take_priorities(0, priority)
     kernels = (ranked, segments, selected)
     ys = derive.unpack_points(y, n)
@@ -656,17 +656,41 @@ def test_the_tunables_set_on_rules_reach_every_reader(monkeypatch):
 @pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")  # the noisy fixture
 def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeypatch):
     # Forced on at n = 300 (it runs from n = 10^5): the same decisions, queries, answers.
+    # Then again with words that keep only 3 high bits of each priority: nearly
+    # every boundary falls inside a run of equal high bits, so both kernels order
+    # those coordinates by their exact priorities (the selection kernel derives
+    # them one word at a time), and nothing changes either.
     from lca.search import hybrids
     f = targets.with_label_noise(targets.random_tree(n=300, leaves=32, seed=3), 0.05, 4)
     params = lca.Params.efficient(300, depth=8)
     points = derive.sample_points(0, "test/selection", 300, 40)
+    three_high_bits = (np.uint64((1 << 61) - 1), np.uint64(7 << 61))
+    asked = []
+    priority_words = hybrids._priority_words
+    monkeypatch.setattr(hybrids, "_priority_words",
+                        lambda *args: asked.append(args) or priority_words(*args))
     runs = []
-    for threshold in (hybrids._SELECTED_MIN_N, 1):
-        monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", threshold)
-        rec = lca.Reconstructor(f, params, record=True)
-        runs.append((rec.answer_many(points, 7), rec.decisions, rec.stats.queries))
-    assert np.array_equal(runs[0][0], runs[1][0])
-    assert runs[0][1] == runs[1][1] and runs[0][2] == runs[1][2]
+    for masks in (hybrids._index_masks, lambda n: three_high_bits):
+        monkeypatch.setattr(hybrids, "_index_masks", masks)
+        for threshold in (hybrids._SELECTED_MIN_N, 1):
+            monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", threshold)
+            rec = lca.Reconstructor(f, params, record=True)
+            runs.append((rec.answer_many(points, 7), rec.decisions, rec.stats.queries))
+    assert len(asked) > 100  # the exact order ran, from derived words
+    for answers, decisions, queries in runs[1:]:
+        assert np.array_equal(runs[0][0], answers)
+        assert runs[0][1] == decisions and runs[0][2] == queries
+
+
+def test_a_pairs_priority_words_are_its_priority_row_at_those_coordinates():
+    n, keys = 37, [11, 12, 13]
+    node, pair = np.array([0, 2, 2]), np.array([5, 0, 9])
+    coords = np.array([36, 0, 17, 17, 3])
+    for at in range(3):
+        row = hybrids._priorities(keys[node[at]], n, pair[at:at + 1], int(pair[at]),
+                                  int(pair[at]) + 1)[0]
+        assert np.array_equal(hybrids._priority_words(n, keys, node, pair, at, coords),
+                              row[coords])
 
 
 @pytest.mark.parametrize("kwargs, text", [

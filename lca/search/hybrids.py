@@ -14,7 +14,7 @@ first point (:func:`flip_steps`). Each function is steps (:mod:`lca.engine`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,13 @@ def _priorities(key: int, n: int, pairs: np.ndarray, first: int, last: int) -> n
     return out
 
 
+def _index_masks(n: int) -> tuple[np.uint64, np.uint64]:
+    """The low bits that hold a coordinate's index (or index + 1) below its
+    priority's high bits in one sortable word (``2^b > n + 1``), and those high bits."""
+    low = (1 << (n + 1).bit_length()) - 1
+    return np.uint64(low), np.uint64(_ALL_ONES ^ low)
+
+
 def switching_orders(priority: np.ndarray, differing: np.ndarray,
                      n: int) -> tuple[np.ndarray, np.ndarray]:
     """Each pair's differing coordinates in switching order, and how many there are.
@@ -62,9 +69,7 @@ def switching_orders(priority: np.ndarray, differing: np.ndarray,
     diff = derive.unpack_bits(differing, n).view(bool)
     lengths = diff.sum(axis=1)
     width = max(1, int(lengths.max(initial=0)))
-    low_bits = (n + 1).bit_length()
-    low = np.uint64((1 << low_bits) - 1)
-    high = np.uint64(_ALL_ONES ^ int(low))
+    low, high = _index_masks(n)
     keys = priority & high
     keys |= np.arange(1, n + 1, dtype=np.uint64)
     np.putmask(keys, ~diff, np.uint64(_ALL_ONES))
@@ -169,38 +174,64 @@ class _SegmentHybrids:
 
 class _SelectedHybrids:
     """Very long rows: no switching order is sorted. Each pair keeps ``h_lo`` and the
-    coordinates of its interval ``[lo, hi)`` of the order, unordered, with their
-    priorities; a step selects the ``mid - lo`` first of them (the smallest by
-    ``(priority, index)``), ``h_mid`` is ``h_lo`` with those negated, and the interval
-    keeps the half the answer points to. At the end it holds the found coordinate."""
+    coordinates of its interval ``[lo, hi)`` of the order, unordered, each as one
+    word: its priority's high bits above its index (as :func:`switching_orders`
+    sorts). A step selects the ``mid - lo`` first of them by one partition of
+    those words (the smallest by ``(priority, index)``), ``h_mid`` is ``h_lo``
+    with those negated, and the interval keeps the half the answer points to. At
+    the end it holds the found coordinate.
 
-    def __init__(self, x: np.ndarray, y: np.ndarray, n: int) -> None:
+    Where the selection's boundary falls between two words with the same high
+    bits, the order there depends on the priorities' low bits: those coordinates'
+    exact priorities are asked of ``priorities(pair, coordinates)`` and they are
+    ordered exactly (at n = 10^6 about once in 10^7 steps).
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, n: int,
+                 priorities: Callable[[int, np.ndarray], np.ndarray]) -> None:
         self.hybrid = derive.unpack_points(x, n)
-        differing = derive.unpack_bits(x ^ y, n)
-        self.coords = [np.flatnonzero(row).astype(np.int32) for row in differing]
-        self.keys = [np.zeros(0, dtype=np.uint64)] * len(self.coords)
-        self.lower: dict[int, np.ndarray] = {}  # this step's selection, by pair
+        self.low, self.high = _index_masks(n)
+        self.priorities = priorities
+        # Each pair's differing coordinates, until take_priorities adds their high bits.
+        self.keys = [np.flatnonzero(row).astype(np.uint64)
+                     for row in derive.unpack_bits(x ^ y, n)]
+        self.split: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # this step's, by pair
 
     def take_priorities(self, first: int, priority: np.ndarray) -> None:
         """Keep the priorities of pairs ``first, first + 1, ...`` at their differing
         coordinates (``priority`` holds one full row per pair)."""
         for i, row in enumerate(priority, start=first):
-            self.keys[i] = row[self.coords[i]]
+            self.keys[i] |= row[self.keys[i]] & self.high
 
-    def _selected(self, pair: int, count: int) -> np.ndarray:
-        """Mask of the ``count`` first coordinates of the pair's interval in the order."""
-        if pair not in self.lower:
-            keys = self.keys[pair]
-            kth = np.partition(keys, count - 1)[count - 1]
-            mask = keys <= kth
-            if np.count_nonzero(mask) > count:
-                # Equal priorities at the boundary: the lower indices come first.
-                mask = keys < kth
-                tied = np.flatnonzero(keys == kth)
-                need = count - int(np.count_nonzero(mask))
-                mask[tied[np.argsort(self.coords[pair][tied], kind="stable")[:need]]] = True
-            self.lower[pair] = mask
-        return self.lower[pair]
+    def _selected(self, pair: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The words of the ``count`` first coordinates of the pair's interval in the
+        order, and of the others."""
+        if pair not in self.split:
+            part = np.partition(self.keys[pair], count - 1)
+            lower, upper = part[:count], part[count:]
+            boundary = part[count - 1] & self.high
+            if upper.size and upper.min() & self.high == boundary:
+                lower, upper = self._exact_split(pair, part, count, boundary)
+            self.split[pair] = lower, upper
+        return self.split[pair]
+
+    def _exact_split(self, pair: int, part: np.ndarray, count: int,
+                     boundary: np.uint64) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_selected` where words with the boundary's high bits fall on both
+        sides: those coordinates in order of their exact priorities (ties to the
+        lower index)."""
+        high = part & self.high
+        tied = part[high == boundary]
+        coords = tied & self.low
+        tied = tied[np.lexsort((coords, self.priorities(pair, coords.astype(np.int64))))]
+        below = part[high < boundary]
+        need = count - below.size
+        return (np.concatenate([below, tied[:need]]),
+                np.concatenate([tied[need:], part[high > boundary]]))
+
+    def _negate(self, row: np.ndarray, words: np.ndarray) -> None:
+        cols = (words & self.low).astype(np.intp)
+        row[cols] = -row[cols]
 
     def rows(self, active: np.ndarray, lo: np.ndarray, mid: np.ndarray, first: int,
              last: int) -> np.ndarray:
@@ -208,9 +239,7 @@ class _SelectedHybrids:
         out = self.hybrid[chosen]
         for row, pair, count in zip(out, chosen.tolist(), (mid - lo)[first:last].tolist(),
                                     strict=True):
-            # A row view indexed in one dimension: about half the time of out[row, cols].
-            cols = self.coords[pair][self._selected(pair, count)]
-            row[cols] = -row[cols]
+            self._negate(row, self._selected(pair, count)[0])
         return out
 
     def advance(self, active: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -221,16 +250,14 @@ class _SelectedHybrids:
         mid = np.where(same, new_lo, new_hi)
         for pair, count, moved in zip(active.tolist(), (mid - lo).tolist(), same.tolist(),
                                       strict=True):
-            mask = self._selected(pair, count)
+            lower, upper = self._selected(pair, count)
             if moved:
-                cols, row = self.coords[pair][mask], self.hybrid[pair]
-                row[cols] = -row[cols]
-                mask = ~mask
-            self.coords[pair], self.keys[pair] = self.coords[pair][mask], self.keys[pair][mask]
-        self.lower.clear()
+                self._negate(self.hybrid[pair], lower)
+            self.keys[pair] = upper if moved else lower
+        self.split.clear()
 
     def found(self, hi: np.ndarray) -> np.ndarray:
-        return np.array([int(coords[0]) for coords in self.coords], dtype=np.int64)
+        return np.array([int(keys[0] & self.low) for keys in self.keys], dtype=np.int64)
 
 
 # From this mean segment length on, segments are negated one row view at a time:
@@ -404,7 +431,8 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
         parts = _priority_parts(n, keys, node, pair, members, part, round_pairs)
         hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids
         if selected:
-            hybrids = _SelectedHybrids(x[members], y[members], n)
+            hybrids = _SelectedHybrids(x[members], y[members], n, functools.partial(
+                _priority_words, n, keys, node[members], pair[members]))
             for first, priority in parts:
                 hybrids.take_priorities(first, priority)
         else:
@@ -421,6 +449,15 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
         found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths,
                                                          lookahead)
     return found
+
+
+def _priority_words(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray, at: int,
+                    coords: np.ndarray) -> np.ndarray:
+    """The switching priorities of pair ``at``'s ``coords`` alone: words ``pair n + c`` of
+    stream 0 of its node's key, as :func:`_priorities` derives whole rows."""
+    key, start = keys[int(node[at])], int(pair[at]) * n
+    return np.array([derive.raw_words(key, 0, start + c, 1)[0] for c in coords.tolist()],
+                    dtype=np.uint64)
 
 
 def _priority_parts(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
