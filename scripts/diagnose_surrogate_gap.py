@@ -27,6 +27,8 @@ from __future__ import annotations
 import statistics
 import sys
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,48 +75,74 @@ def recorded_surrogate(pair: bench.Pair) -> tuple[Surrogate, pd.DataFrame, np.nd
     return surrogate, frame, labels > 0
 
 
-def measure(pair: bench.Pair) -> dict[str, Any]:
-    surrogate, asked, labels = recorded_surrogate(pair)
-    # The benchmark's product-mode encoder codes categories for the trees on feature
-    # values and draws the product points (the same seeds as the benchmark).
+@dataclass
+class Points:
+    """The points every tree of one pair is measured on, with the model's side of each."""
+
+    oracle: Any
+    encoder: Any
+    side: Callable[[pd.DataFrame], np.ndarray]
+    on_held: np.ndarray
+    held_coded: np.ndarray
+    product: np.ndarray          # the benchmark's derived product points (bits)
+    on_product: np.ndarray
+    product_frame: pd.DataFrame
+    product_coded: np.ndarray
+
+    def of_tree(self, fitted: DecisionTreeClassifier) -> tuple[float, float]:
+        """A tree on feature values: fidelity on the held-out rows and the product points."""
+        return (float(np.mean(fitted.predict(self.held_coded) == self.on_held)),
+                float(np.mean(fitted.predict(self.product_coded) == self.on_product)))
+
+    def of_surrogate(self, surrogate: Surrogate, held_out: pd.DataFrame) -> tuple[float, float]:
+        """A (one-question) surrogate, as the benchmark measures lca data."""
+        positive = surrogate.classes_[1]
+        return (float(np.mean((surrogate.predict(held_out) == positive) == self.on_held)),
+                float(np.mean((surrogate.predict(self.product_frame) == positive)
+                              == self.on_product)))
+
+
+def points_of(pair: bench.Pair) -> Points:
+    """The benchmark's product-mode encoder codes categories for the trees on feature
+    values and draws the product points (the same seeds as the benchmark)."""
     product_mode = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
                              depth=DEPTH, distribution="product").fit(pair.X)
     oracle, encoder = product_mode.oracle_, product_mode.encoder_
     side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
-    on_held = side(pair.held_out)
     product = bench.fidelity_points(oracle.n, FIDELITY_SAMPLES)
-    on_product = oracle.query(product) > 0
     product_frame = encoder.decode(product)
-    held_coded, product_coded = bench.coded(encoder, pair.held_out), \
-        bench.coded(encoder, product_frame)
+    return Points(oracle, encoder, side, side(pair.held_out),
+                  bench.coded(encoder, pair.held_out), product, oracle.query(product) > 0,
+                  product_frame, bench.coded(encoder, product_frame))
 
-    def fidelity_of(fitted: DecisionTreeClassifier) -> tuple[float, float]:
-        return (float(np.mean(fitted.predict(held_coded) == on_held)),
-                float(np.mean(fitted.predict(product_coded) == on_product)))
 
-    positive = surrogate.classes_[1]
-    lca_data = (float(np.mean((surrogate.predict(pair.held_out) == positive) == on_held)),
-                float(np.mean((surrogate.predict(product_frame) == positive) == on_product)))
+def peer(points: Points, train_rows: np.ndarray, train_labels: np.ndarray,
+         queries: int) -> tuple[DecisionTreeClassifier, int]:
+    """The equal-query peer, as the benchmark builds it, and the queries it spent."""
+    features, labels = bench.augmented(points.encoder, points.oracle, train_rows, train_labels,
+                                       queries)
+    return DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(features, labels), \
+        labels.size
+
+
+def measure(pair: bench.Pair) -> dict[str, Any]:
+    surrogate, asked, labels = recorded_surrogate(pair)
+    points = points_of(pair)
     same = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(
-        bench.coded(encoder, asked), labels)
-    # The equal-query peer, as the benchmark builds it.
-    peer = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(*bench.augmented(
-        encoder, oracle, bench.coded(encoder, pair.X), side(pair.X), surrogate.queries_))
+        bench.coded(points.encoder, asked), labels)
+    careful, _ = peer(points, bench.coded(points.encoder, pair.X), points.side(pair.X),
+                      surrogate.queries_)
     return {"pair": pair.name, "queries": surrogate.queries_, "rows": len(pair.X),
-            "lca": lca_data, "same": fidelity_of(same), "peer": fidelity_of(peer)}
+            "lca": points.of_surrogate(surrogate, pair.held_out),
+            "same": points.of_tree(same), "peer": points.of_tree(careful)}
 
 
-def main() -> int:
-    results = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", lca.LowMarginWarning)
-        warnings.simplefilter("ignore", UnseenValueWarning)
-        for pair in bench.pairs():
-            if pair.threshold is None and getattr(pair.model, "classes_", np.zeros(0)).size > 2 \
-                    and pair.positive is None:
-                continue  # one-vs-rest pairs only: the benchmark's binary trees
-            print(f"... {pair.name}", file=sys.stderr)
-            results.append(measure(pair))
+def several_classes(pair: bench.Pair) -> bool:
+    """A multi-class classifier (the benchmark adds its one tree over all classes)."""
+    return pair.threshold is None and getattr(pair.model, "classes_", np.zeros(0)).size > 2
+
+
+def gap_report(results: list[dict[str, Any]]) -> None:
     print(f"Depth {DEPTH}; fidelity on the held-out rows / on {FIDELITY_SAMPLES:,} derived "
           "product points.\n")
     print("| pair | model queries (training rows) | lca data | sklearn on lca's points | "
@@ -130,6 +158,19 @@ def main() -> int:
           f"{statistics.median(gap):+.3f}; a tree fitted on lca's own points leads it by "
           f"{statistics.median(learner):+.3f} (the share of the gap the learner explains: "
           f"{statistics.median(learner) / statistics.median(gap):.2f} of the medians).")
+
+
+def main() -> int:
+    results = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lca.LowMarginWarning)
+        warnings.simplefilter("ignore", UnseenValueWarning)
+        for pair in bench.pairs():
+            if several_classes(pair) and pair.positive is None:
+                continue  # one-vs-rest pairs only: the benchmark's binary trees
+            print(f"... {pair.name}", file=sys.stderr)
+            results.append(measure(pair))
+    gap_report(results)
     return 0
 
 

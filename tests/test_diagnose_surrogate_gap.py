@@ -2,6 +2,7 @@
 
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ def _script():
     spec = importlib.util.spec_from_file_location("diagnose_surrogate_gap",
                                                   SCRIPTS / "diagnose_surrogate_gap.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up while defined
     spec.loader.exec_module(module)
     return module
 
