@@ -17,16 +17,34 @@ distribution (the benchmark's 4,000 derived product points):
 If the second tree is level with lca data, the gap to the peer is in which
 points were asked (the data distribution, topped up only where a region runs
 short of rows); if it is level with the peer, the gap is in the learner.
-Prints a markdown table and the medians (docs/surrogates.md)::
+Prints a markdown table and the medians (docs/surrogates.md).
 
-    flock /tmp/lca-bench.lock python scripts/diagnose_surrogate_gap.py   # about a minute
+The second part (``--part rows``) asks whether ``rows_per_node`` moves the
+gap: for every pair it grows data mode at ``rows_per_node`` in
+``{64, 128, 256, 512}`` and measures each tree on the same points, beside
+its equal-query peer (the benchmark's careful peer at that tree's queries)
+and the tree on the rows alone (once per pair); on the multi-class pairs
+also the one tree over all classes (the benchmark's ``all_classes``) at the
+same settings. Per setting it counts the pairs where lca data is at least as
+faithful on held-out rows as the rows-only tree, within 0.005 of its peer on
+held-out rows and within 0.01 on the product points::
+
+    flock /tmp/lca-bench.lock python scripts/diagnose_surrogate_gap.py        # both
+    flock /tmp/lca-bench.lock python scripts/diagnose_surrogate_gap.py --part gap
+    flock /tmp/lca-bench.lock python scripts/diagnose_surrogate_gap.py --part rows
+
+(seconds for the first part, about half a minute for the second, on the
+shared 2-core machine).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +61,7 @@ from lca.models.oracle import ModelOracle  # noqa: E402
 
 DEPTH = 5
 FIDELITY_SAMPLES = 4000  # as the benchmark's default
+ROWS_PER_NODE = (64, 128, 256, 512)  # the second part's settings (128: the default)
 
 
 def recorded_surrogate(pair: bench.Pair) -> tuple[Surrogate, pd.DataFrame, np.ndarray]:
@@ -73,48 +92,103 @@ def recorded_surrogate(pair: bench.Pair) -> tuple[Surrogate, pd.DataFrame, np.nd
     return surrogate, frame, labels > 0
 
 
-def measure(pair: bench.Pair) -> dict[str, Any]:
-    surrogate, asked, labels = recorded_surrogate(pair)
-    # The benchmark's product-mode encoder codes categories for the trees on feature
-    # values and draws the product points (the same seeds as the benchmark).
+@dataclass
+class Points:
+    """The points every tree of one pair is measured on, with the model's side of each."""
+
+    oracle: Any
+    encoder: Any
+    side: Callable[[pd.DataFrame], np.ndarray]
+    on_held: np.ndarray
+    held_coded: np.ndarray
+    product: np.ndarray          # the benchmark's derived product points (bits)
+    on_product: np.ndarray
+    product_frame: pd.DataFrame
+    product_coded: np.ndarray
+
+    def of_tree(self, fitted: DecisionTreeClassifier) -> tuple[float, float]:
+        """A tree on feature values: fidelity on the held-out rows and the product points."""
+        return (float(np.mean(fitted.predict(self.held_coded) == self.on_held)),
+                float(np.mean(fitted.predict(self.product_coded) == self.on_product)))
+
+    def of_surrogate(self, surrogate: Surrogate, held_out: pd.DataFrame) -> tuple[float, float]:
+        """A (one-question) surrogate, as the benchmark measures lca data."""
+        positive = surrogate.classes_[1]
+        return (float(np.mean((surrogate.predict(held_out) == positive) == self.on_held)),
+                float(np.mean((surrogate.predict(self.product_frame) == positive)
+                              == self.on_product)))
+
+
+def points_of(pair: bench.Pair) -> Points:
+    """The benchmark's product-mode encoder codes categories for the trees on feature
+    values and draws the product points (the same seeds as the benchmark)."""
     product_mode = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
                              depth=DEPTH, distribution="product").fit(pair.X)
     oracle, encoder = product_mode.oracle_, product_mode.encoder_
     side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
-    on_held = side(pair.held_out)
     product = bench.fidelity_points(oracle.n, FIDELITY_SAMPLES)
-    on_product = oracle.query(product) > 0
     product_frame = encoder.decode(product)
-    held_coded, product_coded = bench.coded(encoder, pair.held_out), \
-        bench.coded(encoder, product_frame)
+    return Points(oracle, encoder, side, side(pair.held_out),
+                  bench.coded(encoder, pair.held_out), product, oracle.query(product) > 0,
+                  product_frame, bench.coded(encoder, product_frame))
 
-    def fidelity_of(fitted: DecisionTreeClassifier) -> tuple[float, float]:
-        return (float(np.mean(fitted.predict(held_coded) == on_held)),
-                float(np.mean(fitted.predict(product_coded) == on_product)))
 
-    positive = surrogate.classes_[1]
-    lca_data = (float(np.mean((surrogate.predict(pair.held_out) == positive) == on_held)),
-                float(np.mean((surrogate.predict(product_frame) == positive) == on_product)))
+def peer(points: Points, train_rows: np.ndarray, train_labels: np.ndarray,
+         queries: int) -> tuple[DecisionTreeClassifier, int]:
+    """The equal-query peer, as the benchmark builds it, and the queries it spent."""
+    features, labels = bench.augmented(points.encoder, points.oracle, train_rows, train_labels,
+                                       queries)
+    return DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(features, labels), \
+        labels.size
+
+
+def measure(pair: bench.Pair) -> dict[str, Any]:
+    surrogate, asked, labels = recorded_surrogate(pair)
+    points = points_of(pair)
     same = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(
-        bench.coded(encoder, asked), labels)
-    # The equal-query peer, as the benchmark builds it.
-    peer = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(*bench.augmented(
-        encoder, oracle, bench.coded(encoder, pair.X), side(pair.X), surrogate.queries_))
+        bench.coded(points.encoder, asked), labels)
+    careful, _ = peer(points, bench.coded(points.encoder, pair.X), points.side(pair.X),
+                      surrogate.queries_)
     return {"pair": pair.name, "queries": surrogate.queries_, "rows": len(pair.X),
-            "lca": lca_data, "same": fidelity_of(same), "peer": fidelity_of(peer)}
+            "lca": points.of_surrogate(surrogate, pair.held_out),
+            "same": points.of_tree(same), "peer": points.of_tree(careful)}
 
 
-def main() -> int:
-    results = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", lca.LowMarginWarning)
-        warnings.simplefilter("ignore", UnseenValueWarning)
-        for pair in bench.pairs():
-            if pair.threshold is None and getattr(pair.model, "classes_", np.zeros(0)).size > 2 \
-                    and pair.positive is None:
-                continue  # one-vs-rest pairs only: the benchmark's binary trees
-            print(f"... {pair.name}", file=sys.stderr)
-            results.append(measure(pair))
+def several_classes(pair: bench.Pair) -> bool:
+    """A multi-class classifier (the benchmark adds its one tree over all classes)."""
+    return pair.threshold is None and getattr(pair.model, "classes_", np.zeros(0)).size > 2
+
+
+def sweep(pair: bench.Pair, settings: Sequence[int] = ROWS_PER_NODE) -> dict[str, Any]:
+    """Data mode at every ``rows_per_node`` of ``settings``, each beside its equal-query
+    peer; the rows-only tree once; on a multi-class pair the one tree over all classes."""
+    points = points_of(pair)
+    train_rows, train_labels = bench.coded(points.encoder, pair.X), points.side(pair.X)
+    alone = DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(train_rows,
+                                                                         train_labels)
+    out: dict[str, Any] = {"pair": pair.name, "rows": len(pair.X),
+                           "alone": points.of_tree(alone), "settings": {}}
+    for rows_per_node in settings:
+        surrogate = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
+                              depth=DEPTH, distribution="data",
+                              rows_per_node=rows_per_node).fit(pair.X)
+        tree = surrogate.tree()
+        careful, spent = peer(points, train_rows, train_labels, surrogate.queries_)
+        setting = {"lca": points.of_surrogate(surrogate, pair.held_out),
+                   "leaves": len(tree.leaves), "queries": surrogate.queries_,
+                   "peer": points.of_tree(careful), "peer_queries": spent,
+                   "peer_leaves": int(careful.get_n_leaves())}
+        if several_classes(pair):
+            every = bench.all_classes(pair, DEPTH, points.encoder, points.oracle.n,
+                                      points.product, train_rows, points.held_coded,
+                                      points.product_coded, rows_per_node=rows_per_node)
+            setting |= {"class_baseline": every["class_baseline"], "all": every["all"],
+                        "all_peer": every["all_peer"]}
+        out["settings"][rows_per_node] = setting
+    return out
+
+
+def gap_report(results: list[dict[str, Any]]) -> None:
     print(f"Depth {DEPTH}; fidelity on the held-out rows / on {FIDELITY_SAMPLES:,} derived "
           "product points.\n")
     print("| pair | model queries (training rows) | lca data | sklearn on lca's points | "
@@ -130,6 +204,91 @@ def main() -> int:
           f"{statistics.median(gap):+.3f}; a tree fitted on lca's own points leads it by "
           f"{statistics.median(learner):+.3f} (the share of the gap the learner explains: "
           f"{statistics.median(learner) / statistics.median(gap):.2f} of the medians).")
+
+
+def pair_cell(pair: str) -> str:
+    return pair.split(" (")[0]
+
+
+def both(figures: tuple[float, float]) -> str:
+    return f"{figures[0]:.3f} / {figures[1]:.3f}"
+
+
+def rows_report(results: list[dict[str, Any]]) -> str:
+    """The sweep's tables: every pair and setting, the counts per setting, the multi-class
+    trees."""
+    settings = list(results[0]["settings"])
+    lines = [f"Depth {DEPTH}; data mode at rows_per_node in "
+             f"{{{', '.join(map(str, settings))}}}; fidelity on the held-out rows / on "
+             f"{FIDELITY_SAMPLES:,} derived product points. The equal-query peer is the "
+             "benchmark's (the training rows plus product points up to lca's queries); the "
+             "rows-only tree is the same for every setting.", "",
+             "| pair (training rows) | rows_per_node | model queries | leaves | lca data | "
+             "equal-query peer | rows alone |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        for k, (rows_per_node, c) in enumerate(r["settings"].items()):
+            head = (f"{pair_cell(r['pair'])} ({r['rows']:,})", both(r["alone"])) if k == 0 \
+                else ("", "")
+            lines.append(f"| {head[0]} | {rows_per_node} | {c['queries']:,} | {c['leaves']} | "
+                         f"{both(c['lca'])} | {both(c['peer'])} | {head[1]} |")
+    count = len(results)
+    lines += ["", f"Per setting, over the {count} pairs (gap: the peer's fidelity minus lca "
+                  "data's):", "",
+              "| rows_per_node | lca data >= rows alone (held-out) | within 0.005 of the peer "
+              "(held-out) | within 0.01 of the peer (product) | median gap, held-out | "
+              "median gap, product | largest gap, product | median model queries |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for rows_per_node in settings:
+        cells = [r["settings"][rows_per_node] for r in results]
+        held = [c["peer"][0] - c["lca"][0] for c in cells]
+        product = [c["peer"][1] - c["lca"][1] for c in cells]
+        alone = sum(c["lca"][0] >= r["alone"][0] for c, r in zip(cells, results, strict=True))
+        lines.append(f"| {rows_per_node} | {alone} of {count} | "
+                     f"{sum(gap <= 0.005 for gap in held)} of {count} | "
+                     f"{sum(gap <= 0.01 for gap in product)} of {count} | "
+                     f"{statistics.median(held):+.3f} | {statistics.median(product):+.3f} | "
+                     f"{max(product):+.3f} | "
+                     f"{statistics.median(c['queries'] for c in cells):,.0f} |")
+    several = [r for r in results if "all" in r["settings"][settings[0]]]
+    if several:
+        lines += ["", "One tree over all classes (no positive=; agreement on the model's "
+                      "class), beside its equal-query peer:", "",
+                  "| pair (most common class) | rows_per_node | model queries | leaves | "
+                  "lca data, all classes | equal-query peer (leaves) |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for r in several:
+            for k, (rows_per_node, c) in enumerate(r["settings"].items()):
+                name = f"{pair_cell(r['pair'])} ({c['class_baseline']:.3f})" if k == 0 else ""
+                mine, theirs = c["all"], c["all_peer"]
+                lines.append(f"| {name} | {rows_per_node} | {mine['queries']:,} | "
+                             f"{mine['leaves']} | {mine['held']:.3f} / {mine['product']:.3f} | "
+                             f"{theirs['held']:.3f} / {theirs['product']:.3f} "
+                             f"({theirs['leaves']}) |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("gap", "rows", "all"), default="all",
+                        help="gap: which points or the learner; rows: the rows_per_node "
+                             "sweep; all: both (default)")
+    args = parser.parse_args(argv)
+    results, swept = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lca.LowMarginWarning)
+        warnings.simplefilter("ignore", UnseenValueWarning)
+        for pair in bench.pairs():
+            # The first part: one-vs-rest pairs only, the benchmark's binary trees.
+            if args.part != "rows" and not (several_classes(pair) and pair.positive is None):
+                print(f"... {pair.name}", file=sys.stderr)
+                results.append(measure(pair))
+            if args.part != "gap":
+                print(f"... {pair.name}: rows_per_node", file=sys.stderr)
+                swept.append(sweep(pair))
+    if results:
+        gap_report(results)
+    if swept:
+        print(("\n" if results else "") + rows_report(swept))
     return 0
 
 
