@@ -123,9 +123,15 @@ def _add_long_rows(words: np.ndarray, values: np.ndarray, starts: np.ndarray,
                    ends: np.ndarray, owners: np.ndarray, out: np.ndarray, n: int) -> None:
     """Long rows: an owner's blocks are adjacent, so its rows are one run, summed a
     row at a time (:func:`_signed_bit_sums`) with no per-slice ``int64`` arrays."""
-    for owner in np.unique(owners[ends > starts]).tolist():
-        first = int(starts[np.searchsorted(owners, owner, side="left")])
-        last = int(ends[np.searchsorted(owners, owner, side="right") - 1])
+    held = ends > starts
+    if not held.any():
+        return
+    owners, starts, ends = owners[held], starts[held], ends[held]
+    # Each owner's run of blocks (owners are non-decreasing): its first and last.
+    firsts = np.flatnonzero(np.diff(owners, prepend=-1))
+    lasts = np.append(firsts[1:], owners.size) - 1
+    for owner, first, last in zip(owners[firsts].tolist(), starts[firsts].tolist(),
+                                  ends[lasts].tolist(), strict=True):
         sums = _signed_bit_sums(words[first:last], values[first:last], n)
         sums *= -2  # in place: at n = 10^7 a row of sums is 80 MB
         out[owner] += sums
