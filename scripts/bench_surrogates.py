@@ -94,6 +94,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.neural_network import MLPClassifier  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import OneHotEncoder, StandardScaler  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
 import lca  # noqa: E402
@@ -213,6 +214,14 @@ def pairs() -> list[Pair]:
     out.append(Pair("random forest x digits (8 of 10; integer pixels)",
                     RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y), X,
                     held_out, 8))
+    # An RBF SVM whose labels differ sharply on and off the data: about half malignant on
+    # the held-out rows, one class about 94% of the time on product points.
+    data = load_breast_cancer(as_frame=True)
+    X, y = data.data, data.target.map({0: "malignant", 1: "benign"}).to_numpy()
+    X, held_out, y, _ = split(X, y)
+    out.append(Pair("RBF SVM (gamma 0.3) x breast cancer (labels differ on and off the data)",
+                    make_pipeline(StandardScaler(), SVC(C=1.0, gamma=0.3)).fit(X, y), X,
+                    held_out, "malignant"))
     return out
 
 
