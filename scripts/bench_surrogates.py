@@ -168,8 +168,8 @@ def payments(seed: int = 0, rows: int = 4000) -> tuple[pd.DataFrame, np.ndarray]
 def pairs() -> list[Pair]:
     out = []
     data = load_breast_cancer(as_frame=True)
-    X, y = data.data, data.target.map({0: "malignant", 1: "benign"}).to_numpy()
-    X, held_out, y, _ = split(X, y)
+    cancer = split(data.data, data.target.map({0: "malignant", 1: "benign"}).to_numpy())
+    X, held_out, y, _ = cancer
     out.append(Pair("gradient boosting x breast cancer",
                     GradientBoostingClassifier(random_state=0).fit(X, y), X, held_out,
                     "malignant"))
@@ -216,9 +216,7 @@ def pairs() -> list[Pair]:
                     held_out, 8))
     # An RBF SVM whose labels differ sharply on and off the data: about half malignant on
     # the held-out rows, one class about 94% of the time on product points.
-    data = load_breast_cancer(as_frame=True)
-    X, y = data.data, data.target.map({0: "malignant", 1: "benign"}).to_numpy()
-    X, held_out, y, _ = split(X, y)
+    X, held_out, y, _ = cancer
     out.append(Pair("RBF SVM (gamma 0.3) x breast cancer (labels differ on and off the data)",
                     make_pipeline(StandardScaler(), SVC(C=1.0, gamma=0.3)).fit(X, y), X,
                     held_out, "malignant"))
@@ -288,6 +286,15 @@ def augmented(encoder, oracle, train_rows: np.ndarray, train_labels: np.ndarray,
             np.concatenate([train_labels, more_labels]))
 
 
+def agreement(surrogate: Surrogate, held_out: pd.DataFrame, on_held: np.ndarray,
+              product_frame: pd.DataFrame, on_product: np.ndarray) -> tuple[float, float]:
+    """A one-question surrogate's agreement with the model's positive side on the
+    held-out rows and on the (decoded) product points."""
+    positive = surrogate.classes_[1]
+    return (float(np.mean((surrogate.predict(held_out) == positive) == on_held)),
+            float(np.mean((surrogate.predict(product_frame) == positive) == on_product)))
+
+
 def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
     rows, held = len(pair.X), len(pair.held_out)
     row: dict[str, Any] = {"pair": pair.name, "rows": rows, "held": held}
@@ -313,7 +320,8 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
     on_held = side(pair.held_out)
     product = fidelity_points(oracle.n, fidelity_samples)
     on_product = oracle.query(product) > 0
-    product_rows = coded(encoder, encoder.decode(product))
+    product_frame = encoder.decode(product)
+    product_rows = coded(encoder, product_frame)
     held_coded = coded(encoder, pair.held_out)
     row.update(bits=oracle.n, queries=queries,
                baseline=float(max(on_held.mean(), 1 - on_held.mean())))
@@ -322,17 +330,12 @@ def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
                            == on_held)),
         product=float(np.mean((tree.query(product) > 0) == on_product)),
         time=lca_time, leaves=len(tree.leaves), queries=queries)
-    row["data"] = dict(
-        held=float(np.mean((on_data.predict(pair.held_out) == on_data.classes_[1])
-                           == on_held)),
-        product=float(np.mean((on_data.predict(encoder.decode(product)) == on_data.classes_[1])
-                              == on_product)),
-        time=data_time, leaves=len(data_tree.leaves), queries=on_data.queries_)
-    row["mix"] = dict(
-        held=float(np.mean((on_mix.predict(pair.held_out) == on_mix.classes_[1]) == on_held)),
-        product=float(np.mean((on_mix.predict(encoder.decode(product)) == on_mix.classes_[1])
-                              == on_product)),
-        time=mix_time, leaves=len(mix_tree.leaves), queries=on_mix.queries_)
+    for key, grown, grown_tree, spent in (("data", on_data, data_tree, data_time),
+                                          ("mix", on_mix, mix_tree, mix_time)):
+        held_fidelity, product_fidelity = agreement(grown, pair.held_out, on_held,
+                                                    product_frame, on_product)
+        row[key] = dict(held=held_fidelity, product=product_fidelity, time=spent,
+                        leaves=len(grown_tree.leaves), queries=grown.queries_)
 
     def sklearn_tree(key: str, features: np.ndarray, labels: np.ndarray, spent: float,
                      used: int) -> None:

@@ -113,10 +113,8 @@ class Points:
 
     def of_surrogate(self, surrogate: Surrogate, held_out: pd.DataFrame) -> tuple[float, float]:
         """A (one-question) surrogate, as the benchmark measures lca data."""
-        positive = surrogate.classes_[1]
-        return (float(np.mean((surrogate.predict(held_out) == positive) == self.on_held)),
-                float(np.mean((surrogate.predict(self.product_frame) == positive)
-                              == self.on_product)))
+        return bench.agreement(surrogate, held_out, self.on_held, self.product_frame,
+                               self.on_product)
 
 
 def points_of(pair: bench.Pair) -> Points:
