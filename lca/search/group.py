@@ -107,12 +107,22 @@ def flip_plan(members: dict[int, list[int]], edges: list[dict[int, np.ndarray]],
     """
     blocks = [(b, c, edges[b][c].size if c in edges[b] else 0)
               for b, chosen in members.items() for c in chosen]
-    lengths = np.array([pairs - start for _, _, start in blocks])
-    node = np.repeat([b for b, _, _ in blocks], lengths)
-    column = np.repeat([c for _, c, _ in blocks], lengths)
-    firsts = np.repeat([start for _, _, start in blocks], lengths)
-    pair = firsts + np.arange(node.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    node, pair, column = _runs(blocks, pairs)
     return node, pair, column, blocks
+
+
+def _runs(blocks: list[tuple[int, int, int]], stop: int
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(node, pair, column)`` per flip of ``(node, column, first pair)`` blocks, each
+    running over pairs ``first..stop-1``, in block order."""
+    table = np.array(blocks, dtype=np.int64).reshape(-1, 3)
+    lengths = stop - table[:, 2]
+    # One repeat for all three columns: a block's pairs are its flips' positions in the
+    # output, shifted by (first pair - where the block starts).
+    table[:, 2] -= np.cumsum(lengths) - lengths
+    flips = np.repeat(table, lengths, axis=0)
+    flips[:, 2] += np.arange(flips.shape[0])
+    return flips[:, 0], flips[:, 2], flips[:, 1]
 
 
 
@@ -291,15 +301,14 @@ class NodeGroup:
     def _probe_plan(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(node, pair, column)`` of the probe flips of ``nodes`` on their pairs not
         yet probed (purpose ``"search-probe"``)."""
-        done, counts = self.done, self.counts
-        starts = [counts.probes[b].size for b in nodes.tolist()]
-        node = np.repeat(nodes, [done - start for start in starts]).astype(np.int64)
+        done, probes = self.done, self.counts.probes
+        starts = [(b, probes[b].size) for b in nodes.tolist()]
+        node, pair, _ = _runs([(b, 0, start) for b, start in starts], done)
         if not node.size:
             return node, node, node
-        pair = np.concatenate([np.arange(start, done) for start in starts])
         column = np.concatenate([
             probe_variables(self.seed, self.paths[b], self.free[b], start, done)
-            for b, start in zip(nodes.tolist(), starts, strict=True)])
+            for b, start in starts])
         return node, pair, column.astype(np.int64)
 
     def _probe_edges(self, nodes: np.ndarray, node: np.ndarray, pair: np.ndarray,
@@ -308,8 +317,12 @@ class NodeGroup:
         if not nodes.size:
             return {}
         new = flipped != self.counts.values[node, 2 * pair]
-        lengths = [self.done - self.counts.probes[b].size for b in nodes.tolist()]
-        return dict(zip(nodes.tolist(), np.split(new, np.cumsum(lengths)[:-1]), strict=True))
+        edges: dict[int, np.ndarray] = {}
+        at = 0
+        for b in nodes.tolist():
+            length = self.done - self.counts.probes[b].size
+            edges[b], at = new[at:at + length], at + length
+        return edges
 
     def _rules_at_cap(self, capped: np.ndarray, index: int) -> None:
         """Rules 4 to 6 for the nodes of ``capped`` whose last round this still is."""

@@ -369,7 +369,7 @@ def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHy
     lo, hi, fx = np.zeros(active.size, dtype=np.int64), final[active], fx[active]
     while active.size:
         if lookahead == 1:  # one step: every searching pair asks f(h_mid)
-            mid = (lo + hi) // 2
+            mid = (lo + hi) >> 1  # lo, hi >= 0: (lo + hi) // 2
             rows = functools.partial(hybrids.rows, active, lo, mid)
             same = (yield Request(ORDER, active.size, rows, paths)) == fx
             new_lo, new_hi = np.where(same, mid, lo), np.where(same, hi, mid)
@@ -380,7 +380,7 @@ def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHy
         hybrids.advance(active, lo, hi, new_lo, new_hi)
         lo, hi = new_lo, new_hi
         going = hi - lo > 1
-        if not going.all():
+        if np.count_nonzero(going) < going.size:
             final[active[~going]] = hi[~going]
             active, lo, hi, fx = active[going], lo[going], hi[going], fx[going]
     return hybrids.found(final)

@@ -105,7 +105,7 @@ def candidates(votes: np.ndarray, correlations: np.ndarray,
     # Variables on the path rank below every free one and never have a vote.
     masked = np.where(free, votes, -1)
     leaders = np.argsort(-masked, axis=1, kind="stable")[:, :SEARCH_CANDIDATES]
-    counts = np.take_along_axis(masked, leaders, axis=1)
+    counts = masked[np.arange(masked.shape[0])[:, None], leaders]
     correlation_leaders = np.where(free, np.abs(correlations), -1).argmax(axis=1)
     chosen = []
     for row, leader, count in zip(correlation_leaders.tolist(), leaders.tolist(),
