@@ -132,10 +132,13 @@ class _RankedHybrids:
     def rows(self, active: np.ndarray, lo: np.ndarray, mid: np.ndarray, first: int,
              last: int) -> np.ndarray:
         chosen = active[first:last]
-        points = self.points[chosen]
-        # np.where over both signs: about 0.65x the time of a masked np.negative
-        # (measured at n = 90 and 240 with 40 pairs).
-        return np.where(self.rank[chosen] < mid[first:last, None], -points, points)
+        # -v = v ^ -2 for v = ±1 in int8: the switched coordinates are XORed with
+        # -2 (0 elsewhere), 0.6-0.8x the time of np.where over both signs (measured
+        # at n = 90 with 10 and 40 pairs), which was 0.65x a masked np.negative.
+        rows = np.less(self.rank[chosen], mid[first:last, None]).view(np.int8)
+        rows *= -2
+        rows ^= self.points[chosen]
+        return rows
 
     def advance(self, active: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                 new_lo: np.ndarray, new_hi: np.ndarray) -> None:
