@@ -18,7 +18,8 @@ score and 500 leaf samples) in the same run:
 
 For parts 1 and 2, per case and mode: ``--points`` points answered one at a
 time on one reconstructor (wall time per answer, CPU per query of the calling thread, lca's
-own CPU per query = CPU minus the CPU spent inside the oracle, queries and
+own CPU per query = CPU minus the CPU spent inside the oracle, the same
+again with the model's answers replayed from a log, queries and
 oracle calls per answer, the cold first answer), the same points in one
 ``answer_many`` call on a fresh reconstructor, and the suite's crossover K
 against a DecisionTreeClassifier trained on uniform labelled queries
@@ -122,12 +123,14 @@ class Timed(lca.Oracle):
     counting wrapper's checks stay outside, in lca's own time.
     """
 
-    def __init__(self, inner: lca.Oracle) -> None:
+    def __init__(self, inner: lca.Oracle, *, record: bool = False) -> None:
         self.inner = inner
         self.n, self.name = inner.n, inner.name
         self.size, self.depth = inner.size, inner.depth
         self.wall = self.cpu = 0.0
         self.calls = self.rows = 0
+        self.log: list[np.ndarray] | None = [] if record else None
+        """With ``record``: every call's values, in order (what :class:`Replayed` answers)."""
 
     def query(self, points: np.ndarray) -> np.ndarray:
         wall, cpu = time.perf_counter(), time.thread_time()
@@ -136,11 +139,34 @@ class Timed(lca.Oracle):
         self.wall += time.perf_counter() - wall
         self.calls += 1
         self.rows += points.shape[0]
+        if self.log is not None:
+            self.log.append(np.array(values, copy=True))
         return values
 
     def describe(self, variable: int, bit: int, path: Any = ()) -> str:
         # ``answer`` asks for the condition of every step: the inner oracle's, as unwrapped.
         return self.inner.describe(variable, bit, path)
+
+
+class Replayed(lca.Oracle):
+    """Answers call ``k`` with the values a :class:`Timed` ``log`` recorded for call ``k``.
+
+    Asked the same points in the same order, the reconstructor makes the same
+    calls (its queries are a function of the seed, the parameters and the
+    answers), so a replay repeats a run with none of the model's code between
+    lca's steps. A call of another size, or one past the log, raises.
+    """
+
+    def __init__(self, log: list[np.ndarray], n: int) -> None:
+        self.log, self.n, self.name = log, n, "replayed"
+        self.at = 0
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        if self.at == len(self.log) or self.log[self.at].shape != (points.shape[0],):
+            raise AssertionError(f"call {self.at} of {points.shape[0]} rows does not replay "
+                                 f"the recorded run ({len(self.log)} calls)")
+        self.at += 1
+        return self.log[self.at - 1]
 
 
 @dataclass
@@ -159,6 +185,7 @@ class ModeRun:
     batch_calls: int
     batch_own: float     # CPU seconds (calling thread) of answer_many outside the oracle
     warm_wall: float     # median seconds of an answer again, every node of its path cached
+    replayed_own: float  # CPU seconds outside the oracle of the same answers, replayed
     error: float         # against f on the points
     cross: dict[str, Any] | None = None
 
@@ -178,17 +205,23 @@ class ModeRun:
     def own_per_query(self) -> float:
         return (self.cpu - self.oracle_cpu) / max(1, self.total_queries)
 
+    @property
+    def replayed_own_per_query(self) -> float:
+        return self.replayed_own / max(1, self.total_queries)
+
 
 def one_at_a_time(f: lca.Oracle, params: lca.Params, points: np.ndarray, seed: int,
-                  desc: str) -> tuple[lca.Reconstructor, Timed, np.ndarray, np.ndarray,
-                                       np.ndarray, float]:
+                  desc: str, *, record: bool = False
+                  ) -> tuple[lca.Reconstructor, Timed, np.ndarray, np.ndarray, np.ndarray,
+                             float]:
     """Answer ``points`` in order with ``Reconstructor.answer`` on one fresh reconstructor.
 
     Only the ``answer`` calls are timed (the progress bar is not). Returns the
-    reconstructor, its timed oracle, the answers, each answer's wall seconds
-    and queries, and the CPU seconds (calling thread) of all answers.
+    reconstructor, its timed oracle (with ``record``, its log of values), the
+    answers, each answer's wall seconds and queries, and the CPU seconds
+    (calling thread) of all answers.
     """
-    timed = Timed(f)
+    timed = Timed(f, record=record)
     rec = lca.Reconstructor(timed, params)
     m = points.shape[0]
     answers = np.empty(m, dtype=np.int8)
@@ -220,7 +253,16 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
         warnings.simplefilter("ignore", lca.LowMarginWarning)
         warm = derive.sample_points(seed, WARMUP_PURPOSE, f.n, 1)[0]
         lca.Reconstructor(f, params).answer(warm, seed + 1)
-        rec, timed, answers, walls, queries, cpu = one_at_a_time(f, params, points, seed, desc)
+        rec, timed, answers, walls, queries, cpu = one_at_a_time(f, params, points, seed, desc,
+                                                                 record=True)
+        assert timed.log is not None
+        # The same answers again with the model's answers replayed: lca's own CPU with
+        # no model code run between its steps (a model's call evicts lca's working set
+        # from the caches, so in situ lca's steps run cold).
+        _, replay_timed, replayed, _, replay_queries, replay_cpu = one_at_a_time(
+            Replayed(timed.log, f.n), params, points, seed, desc + ", replayed")
+        assert np.array_equal(replayed, answers) and np.array_equal(replay_queries, queries)
+        assert replay_timed.calls == len(timed.log)
         warm_walls = []
         for z, answer in zip(points, answers, strict=True):
             start = time.perf_counter()
@@ -242,6 +284,7 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
                    batch_queries=batch_rec.stats.queries,
                    batch_calls=batch_rec.stats.oracle_calls, batch_own=batch_own,
                    warm_wall=float(np.median(warm_walls)),
+                   replayed_own=replay_cpu - replay_timed.cpu,
                    error=float(np.mean(answers != f_values)))
 
 
@@ -410,7 +453,8 @@ def _cross_value(cross: dict[str, Any] | None) -> float | None:
 
 
 COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/answer, mean",
-           "wall, total", "CPU/query", "lca-own CPU/query", "queries/answer",
+           "wall, total", "CPU/query", "lca-own CPU/query", "lca-own CPU/query, replayed",
+           "queries/answer",
            "oracle calls/answer", "cold: queries", "cold: wall", "warm: wall/answer",
            "answer_many: wall/answer",
            "answer_many: queries/answer", "answer_many: lca-own CPU/query", "crossover K")
@@ -420,7 +464,8 @@ def _mode_cells(run: ModeRun) -> list[str]:
     m = run.points
     return [f"{run.error:.3f}", _ms(float(np.median(run.walls))), _ms(run.walls.sum() / m),
             _ms(run.walls.sum()), f"{1e6 * run.cpu_per_query:.2f} us",
-            f"{1e6 * run.own_per_query:.2f} us", f"{run.total_queries / m:,.0f}",
+            f"{1e6 * run.own_per_query:.2f} us", f"{1e6 * run.replayed_own_per_query:.2f} us",
+            f"{run.total_queries / m:,.0f}",
             f"{run.calls / m:,.1f}", f"{int(run.queries[0]):,}", _ms(float(run.walls[0])),
             _ms(run.warm_wall), _ms(run.batch_wall / m), f"{run.batch_queries / m:,.0f}",
             f"{1e6 * run.batch_own / max(1, run.batch_queries):.2f} us",
@@ -435,6 +480,7 @@ def _ratios(e: ModeRun, p: ModeRun) -> dict[str, tuple[float | None, float | Non
         "wall, total": (e.walls.sum(), p.walls.sum()),
         "CPU/query": (e.cpu_per_query, p.cpu_per_query),
         "lca-own CPU/query": (e.own_per_query, p.own_per_query),
+        "lca-own CPU/query, replayed": (e.replayed_own_per_query, p.replayed_own_per_query),
         "queries/answer": (e.total_queries, p.total_queries),
         "oracle calls/answer": (e.calls, p.calls),
         "cold: queries": (int(e.queries[0]), int(p.queries[0])),
@@ -483,7 +529,7 @@ def peer_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
 def summary(rows: Sequence[dict[str, Any]]) -> str:
     """Medians over the rows of each mode's ratios to the paper mode that matter most."""
     picked = ("wall, total", "wall/answer, median", "queries/answer", "oracle calls/answer",
-              "cold: wall", "lca-own CPU/query", "crossover K")
+              "cold: wall", "lca-own CPU/query", "lca-own CPU/query, replayed", "crossover K")
     lines = []
     for mode in (m for m in MODES if m != "paper"):
         parts = []
@@ -565,6 +611,10 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int,
         "over their queries (lca runs in that thread; the model's native thread pools, here "
         f"{pools}, are not counted, so neither their work nor their spinning after a call "
         "is); *lca-own CPU/query*: the same minus the CPU spent inside the oracle's `query`; "
+        "*replayed*: lca-own CPU/query of the same answers on another fresh reconstructor "
+        "whose oracle answers each call from a log of the first run's values (the same "
+        "calls, checked), so no model code runs between lca's steps: the difference is "
+        "what a model's call costs lca's next steps (caches it evicted), not lca's work; "
         "*cold*: the first answer; *warm*: the median of the same points answered again "
         "on the same reconstructor, every node of their paths cached (no query), the "
         "steady state of a service. *answer_many*: the same points in one "

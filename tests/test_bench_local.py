@@ -189,3 +189,25 @@ def test_diagnose_local_prices_an_answer_at_the_oracles_call_and_row_costs():
     cells = diagnose.cost_row("tiny", targets.random_tree(n=40, leaves=16, seed=1),
                               result).split("|")[1:-1]
     assert len(cells) == 7 and cells[0].strip() == "tiny" and cells[4].strip() == "3.0"
+
+
+def test_a_replay_repeats_the_recorded_run_and_refuses_another():
+    f = targets.with_label_noise(targets.random_tree(n=20, leaves=8, seed=5), 0.1, seed=2)
+    params = lca.Params.efficient(20, depth=4)
+    points = derive.sample_points(0, "test-bench-local", 20, 6)
+    _, timed, answers, _, queries, _ = bench_local.one_at_a_time(f, params, points, SEED,
+                                                                 "recorded", record=True)
+    assert len(timed.log) == timed.calls and sum(v.size for v in timed.log) == timed.rows
+    replayed = bench_local.Replayed(timed.log, 20)
+    rec, _, again, _, again_queries, _ = bench_local.one_at_a_time(replayed, params, points,
+                                                                   SEED, "replayed")
+    assert np.array_equal(again, answers) and np.array_equal(again_queries, queries)
+    assert replayed.at == len(timed.log)
+    with pytest.raises(AssertionError, match="does not replay"):
+        replayed.query(points[:1])  # past the log
+    other = bench_local.Replayed(timed.log, 20)
+    with pytest.raises(AssertionError, match="does not replay"):
+        other.query(points[: timed.log[0].size + 1])  # a call of another size
+    # measure_mode replays the run it times (checking the answers and queries match).
+    run = bench_local.measure_mode(f, params, points, f(points), SEED)
+    assert run.replayed_own > 0
