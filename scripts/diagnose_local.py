@@ -15,26 +15,41 @@ answer's calls and queries can be priced. Prints markdown tables
 
 Diagnostic only: it wraps ``lca.engine._call`` to read each request's purpose
 (the purposes are part of every ``Request``; nothing else records them).
+
+The third table splits lca's own CPU by phase: the same answers are asked
+again on a fresh reconstructor whose oracle replays the first run's values
+(``bench_local.Replayed``: no model code runs, the calls are checked to be
+the same), under ``cProfile``; each phase is the cumulative time of the
+functions that make it. cProfile charges every Python-level call, so it
+inflates phases made of many small calls against those made of a few numpy
+calls: read the shares as a map, the unprofiled replay's CPU per query as
+the total.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import cProfile
+import pstats
 import sys
 import time
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import lca
-import lca.engine
-from lca import derive, targets
-from lca.decisions import NodeDecision
-from lca.suite.cases import MODEL_SPECS
-from lca.suite.trained import model_oracle
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_local import Replayed, Timed  # noqa: E402
+
+import lca  # noqa: E402
+import lca.engine  # noqa: E402
+from lca import derive, targets  # noqa: E402
+from lca.decisions import NodeDecision  # noqa: E402
+from lca.suite.cases import MODEL_SPECS  # noqa: E402
+from lca.suite.trained import model_oracle  # noqa: E402
 
 PURPOSES = ("search", "search-order", "search-flip", "search-leaf")
 # About the rows a paper-mode node asks in its one call (the fixed preset at
@@ -67,6 +82,100 @@ def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
     return {"queries": queries, "calls": calls, "answers": points.shape[0],
             "nodes": len(nodes), "leaves": len(rec.decisions) - len(nodes),
             "pairs": collections.Counter(d.samples for d in nodes)}
+
+
+# The phases of lca's own CPU: (name, file under lca/, functions whose cumulative
+# time makes it). An indented phase is part of the one above it.
+PHASES = (
+    ("a node's rounds", "search/group.py", ("steps",)),
+    ("  its pairs' points", "search/group.py", ("_draw",)),
+    ("  binary searches (orders, steps)", "search/group.py", ("_search",)),
+    ("  correlation sums", "search/group.py", ("_add_sums",)),
+    ("  rules, flips and probes", "search/group.py", ("_rules_after_round", "_probe",
+                                                      "_rules_at_cap")),
+    ("handing sums down to the children", "search/search_estimator.py", ("_hand_down",)),
+    ("the rest of a node (ancestors' points, setup, leaf labels)",
+     "search/search_estimator.py", ("nodes", "leaves")),
+    ("rows of the requests (points, hybrids, flips)", "search/hybrids.py", ("rows",)),
+    ("checks of the oracle's answers", "oracle.py", ("query",)),
+)
+
+
+def _cumulative(stats: pstats.Stats, file: str, names: Sequence[str]) -> float:
+    """Seconds of the named functions of ``lca/<file>``, calls within calls counted once."""
+    home = str(Path(lca.__file__).parent / file)
+    return sum(entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
+               if path == home and name in names)
+
+
+def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
+    """lca's own CPU of ``points`` answered one at a time, by phase (the module docstring).
+
+    Returns the unprofiled CPU seconds of the replay, its queries and nodes,
+    the profiled seconds of each phase of :data:`PHASES` (the rest named
+    ``"engine and reconstructor"``) and Python-level calls.
+    """
+    params = lca.Params.efficient(f.n, depth=depth)
+    recorded = Timed(f, record=True)
+    first = lca.Reconstructor(recorded, params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lca.LowMarginWarning)
+        for z in points:
+            first.answer(z, seed=7)
+        assert recorded.log is not None
+
+        def replay(profile: cProfile.Profile | None) -> tuple[lca.Reconstructor, float]:
+            rec = lca.Reconstructor(Replayed(recorded.log or [], f.n), params)
+            start = time.thread_time()
+            if profile is not None:
+                profile.enable()
+            for z in points:
+                rec.answer(z, seed=7)
+            if profile is not None:
+                profile.disable()
+            assert rec.stats.queries == first.stats.queries, "the replay asked other points"
+            return rec, time.thread_time() - start
+
+        rec, cpu = replay(None)
+        profile = cProfile.Profile()
+        replay(profile)
+    stats = pstats.Stats(profile)
+    # The replayed answers are the oracle's time, not lca's.
+    oracle = sum(entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
+                 if name == "query" and not path.startswith(str(Path(lca.__file__).parent)))
+    total = stats.total_tt - oracle  # type: ignore[attr-defined]
+    spent = {name: _cumulative(stats, file, names) for name, file, names in PHASES}
+    spent["rows of the requests (points, hybrids, flips)"] += _cumulative(
+        stats, "engine.py", ("<lambda>",))
+    spent["checks of the oracle's answers"] -= oracle  # CountingOracle.query calls it
+    # Every top-level phase is outside the others: the estimator's rest is its total
+    # less its rounds and hand-down.
+    rest = "the rest of a node (ancestors' points, setup, leaf labels)"
+    spent[rest] -= spent["a node's rounds"] + spent["handing sums down to the children"]
+    top = [name for name, _, _ in PHASES if not name.startswith(" ")]
+    spent["engine and reconstructor"] = total - sum(spent[name] for name in top)
+    return {"cpu": cpu, "queries": rec.stats.queries, "nodes": rec.stats.nodes_built,
+            "profiled": total, "spent": spent,
+            "calls": stats.total_calls}  # type: ignore[attr-defined]
+
+
+def phase_table(results: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+    """One column per case: each phase's profiled µs per node and share of the total."""
+    names = [name for name, _, _ in PHASES] + ["engine and reconstructor"]
+    lines = ["| phase | " + " | ".join(case for case, _ in results) + " |",
+             "|---|" + "---:|" * len(results)]
+    for name in names:
+        cells = [f"{1e6 * r['spent'][name] / r['nodes']:,.0f} us, "
+                 f"{r['spent'][name] / r['profiled']:.0%}" for _, r in results]
+        lines.append(f"| {name.strip() if not name.startswith(' ') else '- ' + name.strip()} | "
+                     + " | ".join(cells) + " |")
+    lines.append("| Python-level calls per node (profiled) | " + " | ".join(
+        f"{r['calls'] / r['nodes']:,.0f}" for _, r in results) + " |")
+    lines.append("| lca-own CPU per query, replayed, unprofiled | " + " | ".join(
+        f"{1e6 * r['cpu'] / r['queries']:.2f} us" for _, r in results) + " |")
+    lines.append("| lca-own CPU per node, replayed, unprofiled | " + " | ".join(
+        f"{1e6 * r['cpu'] / r['nodes']:,.0f} us" for _, r in results) + " |")
+    return lines
 
 
 def cases(points: int) -> list[tuple[str, lca.Oracle, np.ndarray]]:
@@ -138,6 +247,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           "calls x fixed cost | queries x row cost |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     print("\n".join(costs))
+    print("\nlca's own CPU by phase: the same answers replayed on a fresh reconstructor "
+          "under cProfile (profiled µs per node built, share of the profiled total; "
+          "indented phases are part of the one above), then the replay unprofiled:\n")
+    print("\n".join(phase_table([(name, phases(f, points, args.depth))
+                                 for name, f, points in cases(args.points)])))
     return 0
 
 

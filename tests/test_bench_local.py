@@ -191,6 +191,31 @@ def test_diagnose_local_prices_an_answer_at_the_oracles_call_and_row_costs():
     assert len(cells) == 7 and cells[0].strip() == "tiny" and cells[4].strip() == "3.0"
 
 
+def test_diagnose_local_splits_lcas_own_cpu_into_phases_that_add_up():
+    path = pathlib.Path(__file__).parent.parent / "scripts" / "diagnose_local.py"
+    spec = importlib.util.spec_from_file_location("diagnose_local", path)
+    diagnose = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(diagnose)
+    f = targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=1), rate=0.05,
+                                 seed=2)
+    points = derive.sample_points(0, "test/diagnose", 40, 12)
+    result = diagnose.phases(f, points, 6)
+    rec = lca.Reconstructor(f, lca.Params.efficient(40, depth=6))
+    for z in points:
+        rec.answer(z, seed=7)
+    assert (result["queries"], result["nodes"]) == (rec.stats.queries, rec.stats.nodes_built)
+    spent = result["spent"]
+    assert all(seconds >= 0 for seconds in spent.values())
+    top = [name for name in spent if not name.startswith(" ")]
+    assert sum(spent[name] for name in top) == pytest.approx(result["profiled"])
+    # The parts of a node's rounds are within it, and every phase took some time.
+    parts = [name for name in spent if name.startswith(" ")]
+    assert 0 < sum(spent[name] for name in parts) <= spent["a node's rounds"]
+    assert all(spent[name] > 0 for name in spent)
+    lines = diagnose.phase_table([("tiny", result)])
+    assert len(lines) == 2 + len(spent) + 3
+
+
 def test_a_replay_repeats_the_recorded_run_and_refuses_another():
     f = targets.with_label_noise(targets.random_tree(n=20, leaves=8, seed=5), 0.1, seed=2)
     params = lca.Params.efficient(20, depth=4)
