@@ -102,10 +102,18 @@ PHASES = (
 
 
 def _cumulative(stats: pstats.Stats, file: str, names: Sequence[str]) -> float:
-    """Seconds of the named functions of ``lca/<file>``, calls within calls counted once."""
+    """Seconds of the named functions of ``lca/<file>``, calls within calls counted once.
+
+    Raises ``LookupError`` if none of them ran: a renamed function would
+    otherwise read as a phase that costs nothing.
+    """
     home = str(Path(lca.__file__).parent / file)
-    return sum(entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
-               if path == home and name in names)
+    found = [entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
+             if path == home and name in names]
+    if not found:
+        raise LookupError(f"no function {', '.join(names)} of lca/{file} ran: the phases of "
+                          "diagnose_local.py no longer match the code")
+    return sum(found)
 
 
 def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
