@@ -84,6 +84,8 @@ def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
             "pairs": collections.Counter(d.samples for d in nodes)}
 
 
+_LCA = Path(lca.__file__).parent
+
 # The phases of lca's own CPU: (name, file under lca/, functions whose cumulative
 # time makes it). An indented phase is part of the one above it.
 PHASES = (
@@ -107,7 +109,7 @@ def _cumulative(stats: pstats.Stats, file: str, names: Sequence[str]) -> float:
     Raises ``LookupError`` if none of them ran: a renamed function would
     otherwise read as a phase that costs nothing.
     """
-    home = str(Path(lca.__file__).parent / file)
+    home = str(_LCA / file)
     found = [entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
              if path == home and name in names]
     if not found:
@@ -119,7 +121,7 @@ def _cumulative(stats: pstats.Stats, file: str, names: Sequence[str]) -> float:
 def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
     """lca's own CPU of ``points`` answered one at a time, by phase (the module docstring).
 
-    Returns the unprofiled CPU seconds of the replay, its queries and nodes,
+    Returns the unprofiled CPU seconds of the replay outside its oracle, its queries and nodes,
     the profiled seconds of each phase of :data:`PHASES` (the rest named
     ``"engine and reconstructor"``) and Python-level calls.
     """
@@ -130,10 +132,12 @@ def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
         warnings.simplefilter("ignore", lca.LowMarginWarning)
         for z in points:
             first.answer(z, seed=7)
-        assert recorded.log is not None
+        log = recorded.log
+        assert log is not None
 
         def replay(profile: cProfile.Profile | None) -> tuple[lca.Reconstructor, float]:
-            rec = lca.Reconstructor(Replayed(recorded.log or [], f.n), params)
+            replayed = Timed(Replayed(log, f.n))
+            rec = lca.Reconstructor(replayed, params)
             start = time.thread_time()
             if profile is not None:
                 profile.enable()
@@ -142,15 +146,15 @@ def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
             if profile is not None:
                 profile.disable()
             assert rec.stats.queries == first.stats.queries, "the replay asked other points"
-            return rec, time.thread_time() - start
+            return rec, time.thread_time() - start - replayed.cpu
 
         rec, cpu = replay(None)
         profile = cProfile.Profile()
         replay(profile)
     stats = pstats.Stats(profile)
-    # The replayed answers are the oracle's time, not lca's.
-    oracle = sum(entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
-                 if name == "query" and not path.startswith(str(Path(lca.__file__).parent)))
+    # The replayed answers (Timed.query, which wraps them) are the oracle's time, not lca's.
+    code = Timed.query.__code__
+    oracle = stats.stats[(code.co_filename, code.co_firstlineno, "query")][3]  # type: ignore[attr-defined]
     total = stats.total_tt - oracle  # type: ignore[attr-defined]
     spent = {name: _cumulative(stats, file, names) for name, file, names in PHASES}
     spent["rows of the requests (points, hybrids, flips)"] += _cumulative(
