@@ -58,7 +58,8 @@ PAPER_NODE_ROWS = 2000
 
 
 def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
-    """Answer ``points`` one at a time; queries and calls by purpose, and the nodes built."""
+    """Answer ``points`` one at a time; queries and calls by purpose, the nodes built,
+    and the oracle's values call by call (``"log"``, what :func:`phases` replays)."""
     queries: collections.Counter[str] = collections.Counter()
     calls: collections.Counter[str] = collections.Counter()
     inner = lca.engine._call
@@ -69,7 +70,8 @@ def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
         calls[pieces[0].purpose] += 1
         return inner(oracle, rows, pieces, seed)
 
-    rec = lca.Reconstructor(f, lca.Params.efficient(f.n, depth=depth), record=True)
+    recorded = Timed(f, record=True)
+    rec = lca.Reconstructor(recorded, lca.Params.efficient(f.n, depth=depth), record=True)
     lca.engine._call = counted
     try:
         with warnings.catch_warnings():
@@ -81,7 +83,7 @@ def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
     nodes = [d for d in rec.decisions.values() if isinstance(d, NodeDecision)]
     return {"queries": queries, "calls": calls, "answers": points.shape[0],
             "nodes": len(nodes), "leaves": len(rec.decisions) - len(nodes),
-            "pairs": collections.Counter(d.samples for d in nodes)}
+            "pairs": collections.Counter(d.samples for d in nodes), "log": recorded.log}
 
 
 _LCA = Path(lca.__file__).parent
@@ -118,25 +120,20 @@ def _cumulative(stats: pstats.Stats, file: str, names: Sequence[str]) -> float:
     return sum(found)
 
 
-def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
-    """lca's own CPU of ``points`` answered one at a time, by phase (the module docstring).
+def phases(log: list[np.ndarray], n: int, points: np.ndarray, depth: int) -> dict[str, Any]:
+    """lca's own CPU of ``points`` answered one at a time, by phase (the module docstring),
+    the oracle's values replayed from the ``log`` of :func:`tally` on the same points.
 
     Returns the unprofiled CPU seconds of the replay outside its oracle, its queries and nodes,
     the profiled seconds of each phase of :data:`PHASES` (the rest named
     ``"engine and reconstructor"``) and Python-level calls.
     """
-    params = lca.Params.efficient(f.n, depth=depth)
-    recorded = Timed(f, record=True)
-    first = lca.Reconstructor(recorded, params)
+    params = lca.Params.efficient(n, depth=depth)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", lca.LowMarginWarning)
-        for z in points:
-            first.answer(z, seed=7)
-        log = recorded.log
-        assert log is not None
 
         def replay(profile: cProfile.Profile | None) -> tuple[lca.Reconstructor, float]:
-            replayed = Timed(Replayed(log, f.n))
+            replayed = Timed(Replayed(log, n))
             rec = lca.Reconstructor(replayed, params)
             start = time.thread_time()
             if profile is not None:
@@ -145,7 +142,7 @@ def phases(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
                 rec.answer(z, seed=7)
             if profile is not None:
                 profile.disable()
-            assert rec.stats.queries == first.stats.queries, "the replay asked other points"
+            assert replayed.calls == len(log), "the replay asked fewer calls than the log"
             return rec, time.thread_time() - start - replayed.cpu
 
         rec, cpu = replay(None)
@@ -247,11 +244,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| case | queries/answer | calls/answer | nodes built | calls/node | pair points "
           "| search steps | flips and probes | leaf points | nodes by pairs drawn |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    costs = []
+    costs, by_phase = [], []
     for name, f, points in cases(args.points):
         result = tally(f, points, args.depth)
         print(row(name, result), flush=True)
         costs.append(cost_row(name, f, result))
+        by_phase.append((name, phases(result["log"], f.n, points, args.depth)))
     print(f"\nWhat a call costs (median of 30 `query` calls on 1 and on {PAPER_NODE_ROWS:,} "
           "uniform points; the second is about what a paper-mode node asks in its one call), "
           "and one efficient answer's calls and queries at those prices:\n")
@@ -262,8 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\nlca's own CPU by phase: the same answers replayed on a fresh reconstructor "
           "under cProfile (profiled µs per node built, share of the profiled total; "
           "indented phases are part of the one above), then the replay unprofiled:\n")
-    print("\n".join(phase_table([(name, phases(f, points, args.depth))
-                                 for name, f, points in cases(args.points)])))
+    print("\n".join(phase_table(by_phase)))
     return 0
 
 

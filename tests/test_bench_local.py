@@ -185,6 +185,9 @@ def test_diagnose_local_attributes_every_query_and_call_to_one_purpose():
     assert sum(result["queries"].values()) == rec.stats.queries
     assert sum(result["calls"].values()) == rec.stats.oracle_calls
     assert result["nodes"] == rec.stats.nodes_built
+    # The values phases() replays, one array per oracle call.
+    assert len(result["log"]) == rec.stats.oracle_calls
+    assert sum(values.size for values in result["log"]) == rec.stats.queries
     assert lca.engine._call.__name__ == "_call"  # the counting wrapper is taken off again
 
 
@@ -204,7 +207,8 @@ def test_diagnose_local_splits_lcas_own_cpu_into_phases_that_add_up():
     f = targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=1), rate=0.05,
                                  seed=2)
     points = derive.sample_points(0, "test/diagnose", 40, 12)
-    result = diagnose.phases(f, points, 6)  # raises if a phase's functions never ran
+    recorded = diagnose.tally(f, points, 6)
+    result = diagnose.phases(recorded["log"], 40, points, 6)  # raises if a phase never ran
     rec = _answered(f, points, 6)
     assert (result["queries"], result["nodes"]) == (rec.stats.queries, rec.stats.nodes_built)
     spent = result["spent"]
@@ -225,8 +229,10 @@ def test_diagnose_local_refuses_a_phase_whose_functions_never_ran(monkeypatch):
     monkeypatch.setattr(diagnose, "PHASES", diagnose.PHASES + (
         ("a renamed phase", "search/group.py", ("_no_such_method",)),))
     f = targets.random_tree(n=20, leaves=4, seed=1)
+    points = derive.sample_points(0, "test/diagnose", 20, 2)
+    log = diagnose.tally(f, points, 3)["log"]
     with pytest.raises(LookupError, match="_no_such_method of lca/search/group.py"):
-        diagnose.phases(f, derive.sample_points(0, "test/diagnose", 20, 2), 3)
+        diagnose.phases(log, 20, points, 3)
 
 
 def test_a_replay_repeats_the_recorded_run_and_refuses_another():
