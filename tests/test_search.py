@@ -68,6 +68,12 @@ def test_evicting_reused_points_changes_nothing(noisy_tree, params, points, monk
     assert starved.decisions == full.decisions
     # Evicted points are re-derived from their stream, never re-queried.
     assert len(starved._memo) == 0 and starved.stats.queries == full.stats.queries
+    # A memo that keeps a few entries keeps some of a node's handed-down sums and
+    # inherited rows and drops others: every mix reads as the full memo does.
+    monkeypatch.setattr(reconstruct, "_MEMO_BYTES", 20_000)
+    partial = lca.Reconstructor(noisy_tree, params, record=True)
+    assert np.array_equal(partial.answer_many(points, 7), reference)
+    assert partial.decisions == full.decisions and 0 < len(partial._memo)
 
 
 def test_a_node_decided_alone_equals_the_node_on_a_walk(noisy_tree, params, points):
@@ -388,14 +394,15 @@ def test_a_lineage_of_one_node_reads_as_in_a_group(monkeypatch, limit_rows):
     group = lineage.Lineage(contexts)
     steps = [(66, -1), (5, 1)]
     branches = group.on_branch(rows, steps)
-    counts, totals = group.totals(rows)
+    totals = group.totals(rows, [0, 1])
+    split = group.branches(rows, [variable for variable, _ in steps])
     sums = group.sums(rows, [0, 1])
     for b, path in enumerate(paths):
         alone = lineage.Lineage([contexts[b]])
         branch, = alone.on_branch([rows[b]], [steps[b]])
         assert all(np.array_equal(x, y) for x, y in zip(branch, branches[b], strict=True))
-        one_count, one_total = alone.totals([rows[b]])
-        assert (one_count[0], one_total[0]) == (counts[b], totals[b])
+        assert alone.totals([rows[b]], [0])[0] == totals[b]
+        alone_split, = alone.branches([rows[b]], [steps[b][0]])
         words = np.concatenate([derive.uniform_points(
             derive.node_key(seed, search.rules.PAIRS, path[:k]), n, 0, 12, path[:k])[r]
             for k, r in enumerate(rows[b])])
@@ -408,10 +415,13 @@ def test_a_lineage_of_one_node_reads_as_in_a_group(monkeypatch, limit_rows):
             own = derive.unpack_points(derive.uniform_points(
                 derive.node_key(seed, search.rules.PAIRS, path[:k]), n, 0, 12, path[:k]), n)
             assert np.array_equal(branch[k], r[own[r, variable] == bit])
+            for sides in (split[b], alone_split):  # a group's, and one node's
+                assert np.array_equal(sides[0][k], r[own[r, variable] == 1])
+                assert np.array_equal(sides[1][k], r[own[r, variable] == -1])
     empty = lineage.Lineage([contexts[1]])
     none = (np.zeros(0, dtype=np.int64),) * 3
     assert np.array_equal(empty.sums([none], [0]), np.zeros((1, n), dtype=np.int64))
-    assert empty.totals([none])[1][0] == 0
+    assert empty.totals([none], [0])[0] == 0
 
 
 def test_grouped_correlations_of_long_rows_without_patching():

@@ -1,13 +1,13 @@
-"""What a node reads of its ancestors: their own points, its pool, its inherited points.
+"""What a node reads of its ancestors: their own points and its inherited points.
 
 A decided node keeps only its own points' values (the lineage the
 reconstructor holds); everything else is re-derivable and lives in the
 reconstructor's memo, so evicting it costs work, never a query or an answer:
-an ancestor's own points (:func:`_own`, re-derived from their stream), a
-node's *pool* (:class:`Pool`: its inherited points and its own, as row
-indices into its ancestors' own points; a child's inherited points are its
-parent's pool on its branch). :class:`Lineage` works on a group of nodes'
-rows one depth at a time.
+an ancestor's own points (:func:`_own`, re-derived from their stream) and a
+node's inherited points (:class:`Pool`: row indices into its ancestors' own
+points; a child's inherited points are its parent's *pool*, the parent's
+inherited and own points, on its branch: :func:`_inherited`).
+:class:`Lineage` works on a group of nodes' rows one depth at a time.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from lca.search.sums import Labelled, grouped_correlations
 
 @dataclass(frozen=True)
 class Pool:
-    """A node's labelled points as row indices: ``rows[k]`` selects own points of
-    its ancestor (or itself) at depth ``k``. Holds no points, only where they are."""
+    """A node's inherited points as row indices: ``rows[k]`` selects own points of its
+    ancestor at depth ``k``. Holds no points, only where they are."""
 
     rows: tuple[np.ndarray, ...]
 
@@ -52,17 +52,24 @@ def _own(context: NodeContext, k: int) -> Labelled:
     return Labelled(words, values)
 
 
-def _pool(context: NodeContext, k: int) -> Pool:
-    """Pool of the decided ancestor ``path[:k]``: inherited rows, then all its own."""
-    key = ("pool", context.seed, context.path[:k])
-    pool = context.memo.get(key)
-    if pool is None:
-        # Its inherited rows: its parent's pool on its branch.
-        inherited = () if k == 0 else Lineage([context]).on_branch(
-            [_pool(context, k - 1).rows], [context.path[k - 1]])[0]
-        pool = Pool(inherited + (np.arange(context.lineage(k).size),))
-        context.memo.put(key, pool)
-    return pool
+def _inherited(context: NodeContext, k: int) -> tuple[np.ndarray, ...]:
+    """Inherited rows of ``path[:k]`` (``k < len(path)``, decided): its parent's pool
+    on its branch, from the memo (a split puts its children's there) or re-derived."""
+    if k == 0:
+        return ()
+    key = ("inherited", context.seed, context.path[:k])
+    held = context.memo.get(key)
+    if held is None:
+        held = Pool(Lineage([context]).on_branch([_parent_pool(context, k)],
+                                                 [context.path[k - 1]])[0])
+        context.memo.put(key, held)
+    return held.rows
+
+
+def _parent_pool(context: NodeContext, k: int) -> tuple[np.ndarray, ...]:
+    """The pool of the parent ``path[:k - 1]`` of ``path[:k]``: its inherited rows, then
+    all its own."""
+    return _inherited(context, k - 1) + (np.arange(context.lineage(k - 1).size),)
 
 
 class Lineage:
@@ -80,9 +87,19 @@ class Lineage:
 
     def inherited(self) -> list[tuple[np.ndarray, ...]]:
         """Each node's inherited points: rows of each ancestor's own points."""
-        contexts = self.contexts
-        pools = [_pool(c, len(c.path) - 1).rows if c.path else () for c in contexts]
-        return self.on_branch(pools, [c.path[-1] if c.path else (0, 1) for c in contexts])
+        out: list[tuple[np.ndarray, ...]] = []
+        missing = []
+        for b, context in enumerate(self.contexts):
+            held = context.memo.get(("inherited", context.seed, context.path)) \
+                if context.path else Pool(())
+            out.append(() if held is None else held.rows)
+            if held is None:
+                missing.append(b)
+        pools = [_parent_pool(self.contexts[b], len(self.contexts[b].path)) for b in missing]
+        for b, rows in zip(missing, self.on_branch(
+                pools, [self.contexts[b].path[-1] for b in missing], missing), strict=True):
+            out[b] = rows
+        return out
 
     def level(self, nodes: list[int], j: int, with_words: bool = True
               ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
@@ -144,45 +161,53 @@ class Lineage:
     def on_branch(self, rows: list[tuple[np.ndarray, ...]], steps: list[tuple[int, int]],
                   nodes: list[int] | None = None) -> list[tuple[np.ndarray, ...]]:
         """The rows of each ``rows[i]`` whose coordinate ``steps[i][0]`` is ``steps[i][1]``."""
+        both = self.branches(rows, [variable for variable, _ in steps], nodes)
+        return [plus if bit == 1 else minus
+                for (plus, minus), (_, bit) in zip(both, steps, strict=True)]
+
+    def branches(self, rows: list[tuple[np.ndarray, ...]], variables: list[int],
+                 nodes: list[int] | None = None
+                 ) -> list[tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]]:
+        """Each ``rows[i]`` split by coordinate ``variables[i]``: the rows where it is
+        ``+1``, and those where it is ``-1``."""
         nodes = list(range(len(rows))) if nodes is None else nodes
         if len(rows) == 1:
-            (variable, bit), = steps
-            word, mask, to_minus = variable >> 6, np.uint64(1 << (variable & 63)), bit == -1
-            one = [_NO_ROWS] * len(rows[0])
+            variable, = variables
+            word, mask = variable >> 6, np.uint64(1 << (variable & 63))
+            plus, minus = [_NO_ROWS] * len(rows[0]), [_NO_ROWS] * len(rows[0])
             for j, flat, own in self._one(rows[0], nodes[0]):
-                one[j] = flat[((own.words[flat, word] & mask) != 0) == to_minus]
-            return [tuple(one)]
-        out = [[_NO_ROWS] * len(r) for r in rows]
-        variables = np.array([variable for variable, _ in steps], dtype=np.int64)
-        minus = np.array([bit == -1 for _, bit in steps])
+                is_minus = (own.words[flat, word] & mask) != 0
+                plus[j], minus[j] = flat[~is_minus], flat[is_minus]
+            return [(tuple(plus), tuple(minus))]
+        out = [([_NO_ROWS] * len(r), [_NO_ROWS] * len(r)) for r in rows]
+        columns = np.array(variables, dtype=np.int64)
         for j, at, owner, flat, start, words, _ in self._depths(rows, nodes):
             assert words is not None, "levels come with their words"
-            variable = variables[owner]
+            variable = columns[owner]
             is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
                 & np.uint64(1) == 1
-            keep = is_minus == minus[owner]
-            if len(at) == 1:
-                out[at[0]][j] = (flat - start)[keep]
-                continue
-            kept = np.bincount(owner[keep], minlength=len(rows))[at]
-            pieces = np.split((flat - start)[keep], np.cumsum(kept)[:-1])
-            for i, piece in zip(at, pieces, strict=True):
-                out[i][j] = piece
-        return [tuple(pieces) for pieces in out]
+            for side, keep in enumerate((~is_minus, is_minus)):
+                if len(at) == 1:
+                    out[at[0]][side][j] = (flat - start)[keep]
+                    continue
+                kept = np.bincount(owner[keep], minlength=len(rows))[at]
+                pieces = np.split((flat - start)[keep], np.cumsum(kept)[:-1])
+                for i, piece in zip(at, pieces, strict=True):
+                    out[i][side][j] = piece
+        return [(tuple(plus), tuple(minus)) for plus, minus in out]
 
-    def totals(self, rows: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, np.ndarray]:
-        """How many points each ``rows[i]`` selects, and the sum of their values."""
-        counts = np.array([sum(r.size for r in node) for node in rows], dtype=np.int64)
+    def totals(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]) -> np.ndarray:
+        """The sum of the values of the points each ``rows[i]`` (of node ``nodes[i]``)
+        selects."""
         if len(rows) == 1:  # the kept values alone: no words, no stacking
-            context = self.contexts[0]
-            return counts, np.array([sum(int(context.lineage(j)[flat].sum(dtype=np.int64))
-                                         for j, flat in enumerate(rows[0]) if flat.size)],
-                                    dtype=np.int64)
+            context = self.contexts[nodes[0]]
+            return np.array([sum(int(context.lineage(j)[flat].sum(dtype=np.int64))
+                                 for j, flat in enumerate(rows[0]) if flat.size)],
+                            dtype=np.int64)
         totals = np.zeros(len(rows), dtype=np.int64)
-        for _, _, owner, flat, _, _, values in self._depths(rows, list(range(len(rows))),
-                                                             with_words=False):
+        for _, _, owner, flat, _, _, values in self._depths(rows, nodes, with_words=False):
             np.add.at(totals, owner, values[flat])
-        return counts, totals
+        return totals
 
     def sums(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]) -> np.ndarray:
         """Correlation sums of the points each ``rows[i]`` selects: ``(len(rows), n)``.

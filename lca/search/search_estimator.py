@@ -26,7 +26,7 @@ from lca.search.group import NodeGroup, SearchNode
 from lca.search.hybrids import steps_per_request
 from lca.search.lineage import Lineage, Pool
 from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
-from lca.search.sums import grouped_correlations
+from lca.search.sums import Labelled, grouped_correlations
 
 # A node holds its points (two per pair) in one array, each coordinate as up
 # to 8 bytes while its correlations are summed.
@@ -41,6 +41,37 @@ def max_samples(n: int) -> int:
     machine (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
     """
     return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n << rules.NOISY_ROUNDS)
+
+
+def _sides(own: Labelled, variable: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a node's own points where coordinate ``variable`` is ``+1``, and ``-1``."""
+    is_minus = (own.words[:, variable >> 6] >> np.uint64(variable & 63)) & np.uint64(1) == 1
+    return np.flatnonzero(~is_minus), np.flatnonzero(is_minus)
+
+
+def _handed_sums(contexts: list[NodeContext]) -> list[np.ndarray | None]:
+    """The correlation sums of each node's inherited points its parent handed down
+    (:meth:`SearchEstimator._hand_down`), or ``None`` where the memo dropped them."""
+    return [c.memo.get(("correlations", c.seed, c.path)) for c in contexts]
+
+
+def _counts_and_totals(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]],
+                       handed: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    """How many inherited points each node has, and the sum of their values.
+
+    Every inherited point ``u`` of node ``path`` has ``u_v = bit`` for its last
+    step ``(v, bit)``, so the handed-down sum ``sum f(u) u_v`` is ``bit`` times
+    their total: only the nodes without one read the values.
+    """
+    counts = np.array([sum(rows.size for rows in node) for node in inherited], dtype=np.int64)
+    totals = np.empty(len(inherited), dtype=np.int64)
+    missing = [b for b, sums in enumerate(handed) if sums is None]
+    totals[missing] = lineage.totals([inherited[b] for b in missing], missing)
+    for b, (context, sums) in enumerate(zip(lineage.contexts, handed, strict=True)):
+        if sums is not None:
+            variable, bit = context.path[-1]
+            totals[b] = bit * int(sums[variable])
+    return counts, totals
 
 
 def _fresh_words(n: int, seed: int, path: Path, count: int) -> np.ndarray:
@@ -87,14 +118,14 @@ class SearchEstimator(Estimator):
         n, seed, params, memo = first.n, first.seed, first.params, first.memo
         lineage = Lineage(contexts)
         inherited = lineage.inherited()
-        counts, totals = lineage.totals(inherited)
-        handed = [memo.get(("correlations", seed, c.path)) for c in contexts]
+        handed = _handed_sums(contexts)
         missing = [b for b, sums in enumerate(handed) if sums is None]
         sums = np.empty((len(contexts), n), dtype=np.int64)
         sums[missing] = lineage.sums([inherited[b] for b in missing], missing)
         for b, handed_sums in enumerate(handed):
             if handed_sums is not None:
                 sums[b] = handed_sums
+        counts, totals = _counts_and_totals(lineage, inherited, handed)
         nodes = yield from NodeGroup(n, seed, [c.path for c in contexts], params, counts,
                                      sums).steps()
         del sums
@@ -106,8 +137,6 @@ class SearchEstimator(Estimator):
                 continue
             split.append(b)
             memo.put(("own", seed, context.path), node.own.words.copy())
-            memo.put(("pool", seed, context.path),
-                     Pool(inherited[b] + (np.arange(len(node.own)),)))
             results[b] = (NodeDecision(node.variable, node.pairs, node.disagreements, 0,
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
@@ -127,36 +156,47 @@ class SearchEstimator(Estimator):
     @staticmethod
     def _hand_down(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]],
                    nodes: list[SearchNode], split: list[int]) -> None:
-        """Give the children of every split node their inherited points' correlations.
+        """Give the children of every split node their inherited points and their
+        correlations.
 
-        A child's inherited points are its parent's pool on its branch: the
-        ``+1`` branch's sums are computed (ancestors' points and the parent's
-        own), the ``-1`` branch's are the pool's (already known) minus them.
+        A child's inherited points are its parent's pool on its branch (the
+        parent's inherited points and its own): their rows on both branches
+        come from one test of each row's bit. The ``+1`` branch's sums are
+        computed, the ``-1`` branch's are the pool's (already known) minus them.
         """
         if not split:
             return
         contexts = lineage.contexts
         n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
-        steps: list[tuple[int, int]] = []
+        variables: list[int] = []
         for b in split:
             variable = nodes[b].variable
             assert variable is not None, "a split node has its variable"
-            steps.append((variable, 1))
-        plus = lineage.sums(lineage.on_branch([inherited[b] for b in split], steps, split),
-                            split)
-        own = [nodes[b].own.where((step,)) for b, step in zip(split, steps, strict=True)]
-        plus += grouped_correlations(np.concatenate([points.words for points in own]),
-                                     np.concatenate([points.values for points in own]),
-                                     np.array([len(points) for points in own]), n)
-        for b, plus_sums in zip(split, plus, strict=True):
-            path, variable = contexts[b].path, nodes[b].variable
+            variables.append(variable)
+        branches = lineage.branches([inherited[b] for b in split], variables, split)
+        own = [_sides(nodes[b].own, variable) for b, variable in zip(split, variables,
+                                                                   strict=True)]
+        plus = lineage.sums([ancestors for ancestors, _ in branches], split)
+        plus += grouped_correlations(
+            np.concatenate([nodes[b].own.words[rows] for b, (rows, _) in zip(split, own,
+                                                                            strict=True)]),
+            np.concatenate([nodes[b].own.values[rows] for b, (rows, _) in zip(split, own,
+                                                                             strict=True)]),
+            np.array([rows.size for rows, _ in own]), n)
+        for b, variable, plus_sums, sides, own_sides in zip(split, variables, plus, branches,
+                                                           own, strict=True):
+            path = contexts[b].path
+            for bit, rows, own_rows in zip((1, -1), sides, own_sides, strict=True):
+                memo.put(("inherited", seed, path + ((variable, bit),)),
+                         Pool(rows + (own_rows,)))
             memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
             memo.put(("correlations", seed, path + ((variable, -1),)),
                      nodes[b].correlations - plus_sums)
 
     def leaves(self, contexts: list[NodeContext]) -> Steps:
         lineage = Lineage(contexts)
-        counts, totals = lineage.totals(lineage.inherited())
+        counts, totals = _counts_and_totals(lineage, lineage.inherited(),
+                                            _handed_sums(contexts))
         reused = list(zip(counts.tolist(), totals.tolist(), strict=True))
         return (yield from self._labels(contexts, reused, [None] * len(contexts)))
 
