@@ -95,10 +95,12 @@ class Lineage:
             out.append(() if held is None else held.rows)
             if held is None:
                 missing.append(b)
-        pools = [_parent_pool(self.contexts[b], len(self.contexts[b].path)) for b in missing]
-        for b, rows in zip(missing, self.on_branch(
-                pools, [self.contexts[b].path[-1] for b in missing], missing), strict=True):
-            out[b] = rows
+        if missing:
+            pools = [_parent_pool(self.contexts[b], len(self.contexts[b].path))
+                     for b in missing]
+            for b, rows in zip(missing, self.on_branch(
+                    pools, [self.contexts[b].path[-1] for b in missing], missing), strict=True):
+                out[b] = rows
         return out
 
     def level(self, nodes: list[int], j: int, with_words: bool = True

@@ -66,7 +66,8 @@ def _counts_and_totals(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]]
     counts = np.array([sum(rows.size for rows in node) for node in inherited], dtype=np.int64)
     totals = np.empty(len(inherited), dtype=np.int64)
     missing = [b for b, sums in enumerate(handed) if sums is None]
-    totals[missing] = lineage.totals([inherited[b] for b in missing], missing)
+    if missing:
+        totals[missing] = lineage.totals([inherited[b] for b in missing], missing)
     for b, (context, sums) in enumerate(zip(lineage.contexts, handed, strict=True)):
         if sums is not None:
             variable, bit = context.path[-1]
@@ -121,7 +122,8 @@ class SearchEstimator(Estimator):
         handed = _handed_sums(contexts)
         missing = [b for b, sums in enumerate(handed) if sums is None]
         sums = np.empty((len(contexts), n), dtype=np.int64)
-        sums[missing] = lineage.sums([inherited[b] for b in missing], missing)
+        if missing:
+            sums[missing] = lineage.sums([inherited[b] for b in missing], missing)
         for b, handed_sums in enumerate(handed):
             if handed_sums is not None:
                 sums[b] = handed_sums
