@@ -73,7 +73,7 @@ def test_evicting_reused_points_changes_nothing(noisy_tree, params, points, monk
     monkeypatch.setattr(reconstruct, "_MEMO_BYTES", 20_000)
     partial = lca.Reconstructor(noisy_tree, params, record=True)
     assert np.array_equal(partial.answer_many(points, 7), reference)
-    assert partial.decisions == full.decisions and 0 < len(partial._memo)
+    assert partial.decisions == full.decisions and len(partial._memo) > 0
 
 
 def test_a_node_decided_alone_equals_the_node_on_a_walk(noisy_tree, params, points):
@@ -337,6 +337,19 @@ def _labelled(n, rows, seed):
     return words, values
 
 
+@pytest.mark.parametrize("variable", [0, 63, 64, 129])  # both ends of a word, later words
+def test_labelled_sides_split_the_rows_by_a_coordinate_in_order(variable):
+    points = sums.Labelled(*_labelled(130, 40, seed=2))
+    plus, minus = points.sides(variable)
+    column = derive.unpack_points(points.words, 130)[:, variable]
+    assert np.array_equal(plus, np.flatnonzero(column == 1))
+    assert np.array_equal(minus, np.flatnonzero(column == -1))
+    assert plus.size and minus.size
+    picked = points.rows(plus)
+    assert np.array_equal(picked.words, points.words[plus])
+    assert np.array_equal(picked.values, points.values[plus])
+
+
 KERNELS = {"short rows": 1 << 40, "long rows": 1}  # sums._LONG_ROWS: which kernel runs
 
 
@@ -410,6 +423,11 @@ def test_a_lineage_of_one_node_reads_as_in_a_group(monkeypatch, limit_rows):
         direct = _direct_sums(words, values, [values.size], n, [0], 1)
         assert np.array_equal(alone.sums([rows[b]], [0]), direct)
         assert np.array_equal(sums[b], direct[0])
+        # Extra points (a node's own) add their sums, alone and in the group.
+        extra = lca.search.sums.Labelled(words[::2], values[::2])
+        with_extra = direct + _direct_sums(extra.words, extra.values, [len(extra)], n, [0], 1)
+        assert np.array_equal(alone.sums([rows[b]], [0], [extra]), with_extra)
+        assert np.array_equal(group.sums(rows, [0, 1], [extra] * 2)[b], with_extra[0])
         variable, bit = steps[b]
         for k, r in enumerate(rows[b]):
             own = derive.unpack_points(derive.uniform_points(

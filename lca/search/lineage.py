@@ -211,24 +211,33 @@ class Lineage:
             np.add.at(totals, owner, values[flat])
         return totals
 
-    def sums(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int]) -> np.ndarray:
-        """Correlation sums of the points each ``rows[i]`` selects: ``(len(rows), n)``.
+    def sums(self, rows: list[tuple[np.ndarray, ...]], nodes: list[int],
+             extra: list[Labelled] | None = None) -> np.ndarray:
+        """Correlation sums of the points each ``rows[i]`` selects, and of the points
+        ``extra[i]`` if given: ``(len(rows), n)``.
 
         The selected points of every depth are gathered and summed together, a
         bounded number of rows at a time (one sum for a node's whole lineage).
         """
         n = self.contexts[0].n
         limit = max(1, SEARCH_BYTES // (8 * derive.words_per_point(n)))
-        if len(rows) == 1 and sum(flat.size for flat in rows[0]) <= limit:
+        if len(rows) == 1 and sum(flat.size for flat in rows[0]) \
+                + (len(extra[0]) if extra else 0) <= limit:
             # One node's points, gathered at once (within the bound below).
             gathered = [(own.words[flat], own.values[flat])
                         for _, flat, own in self._one(rows[0], nodes[0])]
+            if extra:
+                gathered.append((extra[0].words, extra[0].values))
             if not gathered:
                 return np.zeros((1, n), dtype=np.int64)
             signs = np.concatenate([v for _, v in gathered])
             return grouped_correlations(np.concatenate([w for w, _ in gathered]), signs,
                                         np.array([signs.size]), n)
         out = np.zeros((len(rows), n), dtype=np.int64)
+        if extra:
+            out += grouped_correlations(np.concatenate([points.words for points in extra]),
+                                        np.concatenate([points.values for points in extra]),
+                                        np.array([len(points) for points in extra]), n)
         pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         held = 0
 

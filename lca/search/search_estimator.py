@@ -26,7 +26,6 @@ from lca.search.group import NodeGroup, SearchNode
 from lca.search.hybrids import steps_per_request
 from lca.search.lineage import Lineage, Pool
 from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
-from lca.search.sums import Labelled, grouped_correlations
 
 # A node holds its points (two per pair) in one array, each coordinate as up
 # to 8 bytes while its correlations are summed.
@@ -41,12 +40,6 @@ def max_samples(n: int) -> int:
     machine (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
     """
     return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n << rules.NOISY_ROUNDS)
-
-
-def _sides(own: Labelled, variable: int) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of a node's own points where coordinate ``variable`` is ``+1``, and ``-1``."""
-    is_minus = (own.words[:, variable >> 6] >> np.uint64(variable & 63)) & np.uint64(1) == 1
-    return np.flatnonzero(~is_minus), np.flatnonzero(is_minus)
 
 
 def _handed_sums(contexts: list[NodeContext]) -> list[np.ndarray | None]:
@@ -169,22 +162,16 @@ class SearchEstimator(Estimator):
         if not split:
             return
         contexts = lineage.contexts
-        n, seed, memo = contexts[0].n, contexts[0].seed, contexts[0].memo
+        seed, memo = contexts[0].seed, contexts[0].memo
         variables: list[int] = []
         for b in split:
             variable = nodes[b].variable
             assert variable is not None, "a split node has its variable"
             variables.append(variable)
         branches = lineage.branches([inherited[b] for b in split], variables, split)
-        own = [_sides(nodes[b].own, variable) for b, variable in zip(split, variables,
-                                                                   strict=True)]
-        plus = lineage.sums([ancestors for ancestors, _ in branches], split)
-        plus += grouped_correlations(
-            np.concatenate([nodes[b].own.words[rows] for b, (rows, _) in zip(split, own,
-                                                                            strict=True)]),
-            np.concatenate([nodes[b].own.values[rows] for b, (rows, _) in zip(split, own,
-                                                                             strict=True)]),
-            np.array([rows.size for rows, _ in own]), n)
+        own = [nodes[b].own.sides(variable) for b, variable in zip(split, variables, strict=True)]
+        plus = lineage.sums([ancestors for ancestors, _ in branches], split, [
+            nodes[b].own.rows(plus_rows) for b, (plus_rows, _) in zip(split, own, strict=True)])
         for b, variable, plus_sums, sides, own_sides in zip(split, variables, plus, branches,
                                                            own, strict=True):
             path = contexts[b].path

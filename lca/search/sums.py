@@ -43,6 +43,15 @@ class Labelled:
     def nbytes(self) -> int:
         return self.words.nbytes + self.values.nbytes
 
+    def rows(self, rows: np.ndarray) -> Labelled:
+        """The points ``rows`` (indices or a mask), in that order."""
+        return Labelled(self.words[rows], self.values[rows])
+
+    def sides(self, variable: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows whose coordinate ``variable`` is ``+1``, and those where it is ``-1``."""
+        is_minus = (self.words[:, variable >> 6] >> np.uint64(variable & 63)) & np.uint64(1) == 1
+        return np.flatnonzero(~is_minus), np.flatnonzero(is_minus)
+
     def where(self, path: Path) -> Labelled:
         """The points that agree with every ``(variable, bit)`` of ``path``, in their order."""
         keep = np.ones(len(self), dtype=bool)
@@ -50,7 +59,7 @@ class Labelled:
             word, offset = divmod(variable, 64)
             is_minus = (self.words[:, word] >> np.uint64(offset)) & np.uint64(1) == 1
             keep &= is_minus if bit == -1 else ~is_minus
-        return Labelled(self.words[keep], self.values[keep])
+        return self.rows(keep)
 
 
 def _signed_bit_sums(words: np.ndarray, signs: np.ndarray, n: int) -> np.ndarray:
