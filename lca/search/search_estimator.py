@@ -79,9 +79,9 @@ class SearchEstimator(Estimator):
     A node keeps its own points' values for its descendants (the kept
     values). Everything else a descendant needs is re-derivable and lives in
     the reconstructor's memo, so evicting it costs work, never a query or an
-    answer: a node's own points and its *pool* (:mod:`lca.search.lineage`),
-    and the correlation sums over a child's inherited points, handed down
-    when its parent splits.
+    answer: a node's own points (:mod:`lca.search.lineage`), and a child's
+    inherited points (as rows) and their correlation sums, handed down when
+    its parent splits.
     """
 
     name = "search"
