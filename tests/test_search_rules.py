@@ -14,7 +14,7 @@ import lca
 from lca import derive, search, targets
 from lca.estimate import ln_upper, ln_upper_exact
 from lca.search import group
-from lca.search.rules import Round, Terms
+from lca.search.rules import Round, Terms, free_leader
 
 from search_support import leaf_points, pair_points, search_node
 
@@ -292,6 +292,23 @@ def test_a_new_candidate_is_flipped_from_pair_zero():
     assert blocks == [(0, 5, 16), (0, 9, 0)]
     assert pair.tolist() == list(range(16, 32)) + list(range(32))
     assert column.tolist() == [5] * 16 + [9] * 32 and (node == 0).all()
+
+
+@pytest.mark.parametrize("blocks", [[(0, 7, 3)], [(0, 7, 8)], [(2, 7, 3), (0, 4, 0), (5, 1, 7)]])
+def test_runs_give_each_block_its_pairs_first_to_stop_in_block_order(blocks):
+    node, pair, column = group._runs(blocks, 8)  # one block takes a path of its own
+    want = [(b, p, c) for b, c, first in blocks for p in range(first, 8)]
+    assert list(zip(node.tolist(), pair.tolist(), column.tolist(), strict=True)) == want
+    assert node.dtype == pair.dtype == column.dtype == np.int64
+
+
+def test_the_free_leader_has_the_highest_score_ties_to_the_lowest_index():
+    free = np.array([False, True, True, True, True])
+    # Variable 0 is on the path: never the leader, whatever its score.
+    assert free_leader(np.array([9, 2, 5, 5, 1]), free) == 2
+    assert free_leader(np.array([9, 0, 0, 0, 0]), free) == 1
+    assert free_leader(np.array([9, 1, 1, 1, 3]), free) == 4
+    assert free_leader(np.array([0, -1, -3, -1, -2]), free) == 1
 
 
 def test_the_test_terms_follow_the_number_of_candidates(monkeypatch):

@@ -31,12 +31,12 @@ from lca.search.rules import (
     Terms,
     candidates,
     cap_rule,
+    free_leader,
     influence_lead,
     is_guesswork,
     minority_count,
     noisy_rounds,
     probe_variables,
-    ranked_free,
     round_rule,
     schedule,
 )
@@ -115,6 +115,10 @@ def _runs(blocks: list[tuple[int, int, int]], stop: int
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(node, pair, column)`` per flip of ``(node, column, first pair)`` blocks, each
     running over pairs ``first..stop-1``, in block order."""
+    if len(blocks) == 1:  # one block (a group of one's probes): nothing to cumulate
+        (node, column, first), = blocks
+        pair = np.arange(first, stop)
+        return np.full(pair.size, node), pair, np.full(pair.size, column)
     table = np.array(blocks, dtype=np.int64).reshape(-1, 3)
     lengths = stop - table[:, 2]
     # One repeat for all three columns: a block's pairs are its flips' positions in the
@@ -338,7 +342,7 @@ class NodeGroup:
             elif rule == "correlation":
                 # Unanimous to the cap, yet the inherited points correlate: nothing was
                 # flipped.
-                self._finish(b, int(ranked_free(np.abs(counts.correlations[b]), free)[0]), None,
+                self._finish(b, free_leader(np.abs(counts.correlations[b]), free), None,
                              rule, 0, False)
             else:
                 leader, runner, a, lead_b = self.leads[b]

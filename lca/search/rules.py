@@ -52,11 +52,10 @@ PROBE = "search-probe"
 SEARCH_BYTES = 1 << 24
 
 
-def ranked_free(scores: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Free variables by descending score, ties to the lowest index."""
+def free_leader(scores: np.ndarray, free: np.ndarray) -> int:
+    """The free variable of highest score, ties to the lowest index."""
     indices = np.flatnonzero(free)
-    # A stable sort on -scores keeps ascending index order among equal scores.
-    return indices[np.argsort(-scores[indices], kind="stable")]
+    return int(indices[np.argmax(scores[indices])])  # argmax: the first of equal maxima
 
 
 def has_structure(leader_votes: int, edges: int, free: int, log_term: float) -> bool:
@@ -293,8 +292,8 @@ def noise_like(probe_edges: int, minority: int) -> bool:
 def cap_rule(state: Round, free: np.ndarray, eps: float, terms: Terms) -> str:
     """At the node's last round: ``"no structure"`` (rule 4), ``"correlation"`` (5) or
     ``"influence"`` (6)."""
-    vote_leader = ranked_free(state.votes, free)[0]
-    correlation_leader = ranked_free(np.abs(state.correlations), free)[0]
+    vote_leader = free_leader(state.votes, free)
+    correlation_leader = free_leader(np.abs(state.correlations), free)
     structure = (
         has_structure(int(state.votes[vote_leader]), state.disagreements, int(free.sum()),
                       terms.votes)
