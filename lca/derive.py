@@ -154,9 +154,12 @@ def node_key(seed: int, purpose: str, path: Path) -> int:
     (:func:`check_path`, variables in ``[0, 2**64)``).
     """
     owner = "node_key"
-    seed = _check_index(owner, "seed", seed, 0, SEED_LIMIT)
-    purpose = _check_purpose(owner, purpose)
-    path = check_path(path, None, owner)
+    return _node_key(_check_index(owner, "seed", seed, 0, SEED_LIMIT),
+                     _check_purpose(owner, purpose), check_path(path, None, owner))
+
+
+def _node_key(seed: int, purpose: str, path: Path) -> int:
+    """:func:`node_key` of arguments already checked."""
     # The path's length and steps in one pack ("<" packs without padding).
     steps = struct.pack(f"<Q{'QB' * len(path)}", len(path),
                         *[field for var, value in path for field in (var, value == -1)])
@@ -282,6 +285,8 @@ def node_points(seed: int, purpose: str, paths: Sequence[Path], n: int, start: i
     Returns a ``(len(paths), stop - start, W)`` ``uint64`` array.
     """
     owner = "node_points"
+    seed = _check_index(owner, "seed", seed, 0, SEED_LIMIT)
+    purpose = _check_purpose(owner, purpose)
     n, start, stop = _check_range(owner, n, start, stop)
     width = words_per_point(n)
     out = np.empty((len(paths), stop - start, width), dtype=_U64)
@@ -289,7 +294,7 @@ def node_points(seed: int, purpose: str, paths: Sequence[Path], n: int, start: i
     for b, path in enumerate(paths):
         path = check_path(path, n, owner)
         words = out[b]
-        words[...] = _stream_block(node_key(seed, purpose, path), 0, n, start, stop)
+        words[...] = _stream_block(_node_key(seed, purpose, path), 0, n, start, stop)
         words[:, -1] &= tail
         if path:
             fixed, ones = _fixed_masks(path, n)

@@ -167,3 +167,18 @@ def test_point_hashes_chain_the_splitmix_finaliser_over_the_packed_words():
             state = mix(state ^ word)
         expected.append(state)
     assert derive.point_hashes(np.uint64(key), words).tolist() == expected
+
+
+def test_node_points_are_each_nodes_uniform_points_validated_once():
+    paths = [(), ((3, 1),), ((3, -1), (69, 1), (0, -1))]
+    out = derive.node_points(11, "pairs", paths, 70, 4, 9)
+    assert out.shape == (3, 5, derive.words_per_point(70))
+    for words, path in zip(out, paths, strict=True):
+        key = derive.node_key(11, "pairs", path)
+        assert np.array_equal(words, derive.uniform_points(key, 70, 4, 9, path))
+    # The seed, the purpose and every path are checked, and the errors name node_points.
+    for seed, purpose, bad_paths in [(-1, "pairs", paths), (2**64, "pairs", paths),
+                                     (11, "é", paths), (11, 3, paths),
+                                     (11, "pairs", [((70, 1),)]), (11, "pairs", [((3, 0),)])]:
+        with pytest.raises((TypeError, ValueError), match="node_points"):
+            derive.node_points(seed, purpose, bad_paths, 70, 4, 9)

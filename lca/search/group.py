@@ -152,7 +152,7 @@ class NodeGroup:
             free[b, [var for var, _ in path]] = False
         self.free = free
         self.rounds, self.quiet = schedule(params.first_round, params.score_samples)
-        self.free_counts = free.sum(axis=1).tolist()
+        self.free_counts = [n - len(path) for path in paths]  # a path fixes distinct variables
         eps, delta = params.eps, params.delta
         assert eps is not None and delta is not None, "validate() checks"
         self.terms = {count: Terms.of(len(self.rounds), count, eps, delta)

@@ -80,6 +80,8 @@ def switching_orders(priority: np.ndarray, differing: np.ndarray,
     keys &= low
     keys -= np.uint64(1)  # padding becomes low - 1, past every coordinate
     order = keys.astype(np.int32 if n < 1 << 31 else np.int64)
+    if not shared.any():  # the usual case: no two keys of a pair share their high bits
+        return order, lengths
     for row in np.flatnonzero(shared.any(axis=1)):
         coordinates = np.flatnonzero(diff[row])
         exact = coordinates[np.lexsort((coordinates, priority[row, coordinates]))]
