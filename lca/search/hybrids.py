@@ -427,7 +427,8 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     part = max(1, SEARCH_BYTES // (25 * n))
     for lo in range(0, node.size, group):
         members = np.arange(lo, min(lo + group, node.size))
-        lengths = np.bitwise_count(x[members] ^ y[members]).sum(axis=1, dtype=np.int64)
+        differing = x[members] ^ y[members]
+        lengths = np.bitwise_count(differing).sum(axis=1, dtype=np.int64)
         if not lengths.all():
             # x = y with f(x) != f(y): the oracle answered one point with two values.
             at = members[np.argmin(lengths)]
@@ -444,19 +445,31 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
             for first, priority in parts:
                 hybrids.take_priorities(first, priority)
         else:
-            # Padded with n past each pair's length, as switching_orders pads: a part's
-            # orders are only as wide as its own longest pair.
-            order = np.full((members.size, int(lengths.max())), n,
-                            dtype=np.int32 if n < 1 << 31 else np.int64)
-            for first, priority in parts:
-                chunk = members[first:first + priority.shape[0]]
-                sorted_part, _ = switching_orders(priority, x[chunk] ^ y[chunk], n)
-                order[first:first + chunk.size, :sorted_part.shape[1]] = sorted_part
+            order = _orders(parts, differing, int(lengths.max()), n)
             hybrids = _RankedHybrids(x[members], order, lengths, n) if n <= _RANKED_MAX_N \
                 else _SegmentHybrids(x[members], order, n)
         found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths,
                                                          lookahead)
     return found
+
+
+def _orders(parts: Iterator[tuple[int, np.ndarray]], differing: np.ndarray, width: int,
+            n: int) -> np.ndarray:
+    """The switching orders of pairs whose points differ in ``differing``, from their
+    priorities a part at a time (:func:`_priority_parts`), ``width`` wide (the longest
+    pair's length) and padded with ``n`` as :func:`switching_orders` pads."""
+    order: np.ndarray | None = None
+    for first, priority in parts:
+        sorted_part, _ = switching_orders(priority,
+                                          differing[first:first + priority.shape[0]], n)
+        if sorted_part.shape[0] == differing.shape[0]:
+            return sorted_part  # one part: already as wide as the longest pair
+        if order is None:
+            order = np.full((differing.shape[0], width), n, dtype=sorted_part.dtype)
+        # A part's orders are only as wide as its own longest pair.
+        order[first:first + priority.shape[0], :sorted_part.shape[1]] = sorted_part
+    assert order is not None, "every pair is in a part"
+    return order
 
 
 def _priority_words(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray, at: int,
