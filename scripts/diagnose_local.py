@@ -97,7 +97,7 @@ PHASES = (
     ("  correlation sums", "search/group.py", ("_add_sums",)),
     ("  rules, flips and probes", "search/group.py", ("_rules_after_round", "_probe",
                                                       "_rules_at_cap")),
-    ("handing sums down to the children", "search/search_estimator.py", ("_hand_down",)),
+    ("handing rows and sums down to the children", "search/search_estimator.py", ("_hand_down",)),
     ("the rest of a node (ancestors' points, setup, leaf labels)",
      "search/search_estimator.py", ("nodes", "leaves")),
     ("rows of the requests (points, hybrids, flips)", "search/hybrids.py", ("rows",)),
@@ -160,7 +160,7 @@ def phases(log: list[np.ndarray], n: int, points: np.ndarray, depth: int) -> dic
     # Every top-level phase is outside the others: the estimator's rest is its total
     # less its rounds and hand-down.
     rest = "the rest of a node (ancestors' points, setup, leaf labels)"
-    spent[rest] -= spent["a node's rounds"] + spent["handing sums down to the children"]
+    spent[rest] -= spent["a node's rounds"] + spent["handing rows and sums down to the children"]
     top = [name for name, _, _ in PHASES if not name.startswith(" ")]
     spent["engine and reconstructor"] = total - sum(spent[name] for name in top)
     return {"cpu": cpu, "queries": rec.stats.queries, "nodes": rec.stats.nodes_built,
