@@ -174,10 +174,15 @@ def _answered(f, points, depth):
     return rec
 
 
+def _noisy_tree() -> lca.Oracle:
+    """The diagnosis tests' oracle: a 16-leaf tree at n = 40 with 5% label noise."""
+    return targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=1), rate=0.05,
+                                    seed=2)
+
+
 def test_diagnose_local_attributes_every_query_and_call_to_one_purpose():
     diagnose = _diagnose_local()
-    f = targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=1), rate=0.05,
-                                 seed=2)
+    f = _noisy_tree()
     points = derive.sample_points(0, "test/diagnose", 40, 20)
     result = diagnose.tally(f, points, 6)
     rec = _answered(f, points, 6)
@@ -204,8 +209,7 @@ def test_diagnose_local_prices_an_answer_at_the_oracles_call_and_row_costs():
 
 def test_diagnose_local_splits_lcas_own_cpu_into_phases_that_add_up():
     diagnose = _diagnose_local()
-    f = targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=1), rate=0.05,
-                                 seed=2)
+    f = _noisy_tree()
     points = derive.sample_points(0, "test/diagnose", 40, 12)
     recorded = diagnose.tally(f, points, 6)
     result = diagnose.phases(recorded["log"], 40, points, 6)  # raises if a phase never ran
