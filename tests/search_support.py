@@ -33,6 +33,16 @@ def correlations(labelled: Labelled, n: int) -> np.ndarray:
     return grouped_correlations(labelled.words, labelled.values, counts, n)[0]
 
 
+def in_subcube(points: Labelled, path: Path, n: int) -> Labelled:
+    """The points that agree with every ``(variable, bit)`` of ``path``, in their order
+    (read from the unpacked points)."""
+    unpacked = derive.unpack_points(points.words, n)
+    keep = np.ones(len(points), dtype=bool)
+    for variable, bit in path:
+        keep &= unpacked[:, variable] == bit
+    return points.rows(keep)
+
+
 def pair_points(oracle: Oracle, seed: int, path: Path, start: int, stop: int) -> Labelled:
     """Pairs ``start..stop-1`` of the node, as rows ``x_start, y_start, x_start+1, ...``."""
     words = derive.uniform_points(derive.node_key(seed, PAIRS, path), oracle.n, 2 * start,

@@ -13,7 +13,13 @@ from lca import derive, estimate, reconstruct, search, targets
 from lca.search import hybrids, sums
 from lca.testing import assert_replicas_agree
 
-from search_support import correlations, pair_points, search_edges, search_node
+from search_support import (
+    correlations,
+    in_subcube,
+    pair_points,
+    search_edges,
+    search_node,
+)
 
 N = 40
 
@@ -150,7 +156,7 @@ def test_leaves_reuse_ancestors_points_before_drawing_fresh(noisy_tree, points):
     for k, node in enumerate(explanation.nodes):
         prefix = explanation.path[:k]
         own = pair_points(noisy_tree, 7, prefix, 0, node.samples)
-        reused += len(own.where(explanation.path[k:]))
+        reused += len(in_subcube(own, explanation.path[k:], N))
     assert reused > 0
     assert explanation.leaf.samples == max(10_000, reused)
 

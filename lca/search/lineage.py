@@ -21,7 +21,7 @@ from lca import derive
 from lca.derive import Path
 from lca.estimator import NodeContext
 from lca.search.rules import PAIRS, SEARCH_BYTES
-from lca.search.sums import Labelled, grouped_correlations
+from lca.search.sums import Labelled, grouped_correlations, is_minus
 
 
 @dataclass(frozen=True)
@@ -175,20 +175,20 @@ class Lineage:
         nodes = list(range(len(rows))) if nodes is None else nodes
         if len(rows) == 1:
             variable, = variables
-            word, mask = variable >> 6, np.uint64(1 << (variable & 63))
             plus, minus = [_NO_ROWS] * len(rows[0]), [_NO_ROWS] * len(rows[0])
             for j, flat, own in self._one(rows[0], nodes[0]):
-                is_minus = (own.words[flat, word] & mask) != 0
-                plus[j], minus[j] = flat[~is_minus], flat[is_minus]
+                at_minus = is_minus(own.words[flat, variable >> 6], variable)
+                plus[j], minus[j] = flat[~at_minus], flat[at_minus]
             return [(tuple(plus), tuple(minus))]
         out = [([_NO_ROWS] * len(r), [_NO_ROWS] * len(r)) for r in rows]
         columns = np.array(variables, dtype=np.int64)
         for j, at, owner, flat, start, words, _ in self._depths(rows, nodes):
             assert words is not None, "levels come with their words"
             variable = columns[owner]
-            is_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
+            # One variable per row here (is_minus takes one for all).
+            at_minus = (words[flat, variable >> 6] >> (variable & 63).astype(np.uint64)) \
                 & np.uint64(1) == 1
-            for side, keep in enumerate((~is_minus, is_minus)):
+            for side, keep in enumerate((~at_minus, at_minus)):
                 if len(at) == 1:
                     out[at[0]][side][j] = (flat - start)[keep]
                     continue

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lca import derive
-from lca.derive import Path
 from lca.search.rules import SEARCH_BYTES
 
 # Rows at least this long have their correlation sums added block by block.
@@ -49,17 +48,14 @@ class Labelled:
 
     def sides(self, variable: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows whose coordinate ``variable`` is ``+1``, and those where it is ``-1``."""
-        is_minus = (self.words[:, variable >> 6] >> np.uint64(variable & 63)) & np.uint64(1) == 1
-        return np.flatnonzero(~is_minus), np.flatnonzero(is_minus)
+        minus = is_minus(self.words[:, variable >> 6], variable)
+        return np.flatnonzero(~minus), np.flatnonzero(minus)
 
-    def where(self, path: Path) -> Labelled:
-        """The points that agree with every ``(variable, bit)`` of ``path``, in their order."""
-        keep = np.ones(len(self), dtype=bool)
-        for variable, bit in path:
-            word, offset = divmod(variable, 64)
-            is_minus = (self.words[:, word] >> np.uint64(offset)) & np.uint64(1) == 1
-            keep &= is_minus if bit == -1 else ~is_minus
-        return self.rows(keep)
+
+def is_minus(column: np.ndarray, variable: int) -> np.ndarray:
+    """Whether coordinate ``variable`` is ``-1`` in packed points whose word
+    ``variable >> 6`` is ``column`` (a set bit is ``-1``)."""
+    return (column & np.uint64(1 << (variable & 63))) != 0
 
 
 def _signed_bit_sums(words: np.ndarray, signs: np.ndarray, n: int) -> np.ndarray:
