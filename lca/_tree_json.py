@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import types
 import typing
 from typing import Any
 
+from lca._json_check import keys, load
 from lca._validate import MAX_N, SEED_LIMIT, is_int, show
 from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision
 from lca.derive import Path, check_path
@@ -44,37 +44,14 @@ def read_document(text: Any) -> dict[str, Any]:
                 decisions=decisions, conditions=conditions, **readable)
 
 
-class _Object(dict):
-    """A JSON object as read, with the keys it gave more than once (json keeps the last)."""
-
-    repeated: tuple[str, ...] = ()
-
-
-def _object(pairs: list[tuple[str, Any]]) -> _Object:
-    """``json.loads`` hook: remember repeated keys, so that the check can name the node."""
-    value = _Object(pairs)
-    if len(value) != len(pairs):
-        keys = [key for key, _ in pairs]
-        value.repeated = tuple(sorted({key for key in keys if keys.count(key) > 1}))
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{_OWNER}: {name} is not JSON (no NaN or Infinity in a tree)")
+# A tree's JSON nests 5 levels (a node's path step inside 'nodes'); anything deeper is
+# not one, and is refused before any recursive serialization could run out of stack.
+_MAX_NESTING = 8
 
 
 def _parse(text: Any) -> dict[str, Any]:
     """The document, a JSON object of the right format and version."""
-    if not isinstance(text, (str, bytes, bytearray)):
-        raise TypeError(f"The 'text' parameter of {_OWNER} must be a JSON string. "
-                        f"Got {type(text).__name__} instead.")
-    try:
-        document = json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError(f"{_OWNER}: the JSON is nested too deeply to be a tree "
-                         "(a tree's JSON nests 5 levels)") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN, huge numbers
-        raise ValueError(f"{_OWNER}: not valid JSON: {error}") from None
+    document = load(text, _OWNER, "a tree", _MAX_NESTING)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{_OWNER}: not an exported lca tree (expected "
                          f"\"format\": {FORMAT!r}).")
@@ -87,18 +64,8 @@ def _parse(text: Any) -> dict[str, Any]:
 
 def _keys(where: str, value: Any, required: tuple[str, ...],
           optional: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``value`` if it is an object with every required key, each once, and no other."""
-    if not isinstance(value, dict):
-        raise ValueError(f"{_OWNER}: {where} must be a JSON object. Got {show(value)} instead.")
-    repeated = getattr(value, "repeated", ())
-    missing = [key for key in required if key not in value]
-    unknown = [key for key in value if key not in required + optional]
-    if repeated or missing or unknown:
-        wrong = "; ".join(f"{what} {', '.join(map(repr, keys))}" for what, keys in (
-            ("repeats", repeated), ("misses", missing), ("has unknown", unknown)) if keys)
-        raise ValueError(f"{_OWNER}: {where} {wrong} (keys: {list(required)}"
-                         + (f", optional {list(optional)}" if optional else "") + ").")
-    return dict(value)
+    """``value`` if it is an object with every required key and no other."""
+    return dict(keys(_OWNER, where, value, required, optional))
 
 
 def _header(document: dict[str, Any]) -> tuple[int, int, int]:
@@ -113,11 +80,10 @@ def _header(document: dict[str, Any]) -> tuple[int, int, int]:
         raise ValueError(f"{_OWNER}: 'oracle' must be a string (the oracle's name). "
                          f"Got {show(document['oracle'])} instead.")
     params = document["params"]
-    if not isinstance(params, dict) or getattr(params, "repeated", None) \
-            or not is_int(params.get("n")) or params["n"] != n \
+    if not isinstance(params, dict) or not is_int(params.get("n")) or params["n"] != n \
             or not is_int(params.get("depth")) or params["depth"] < 0:
-        raise ValueError(f"{_OWNER}: 'params' must be an object of lca.Params fields, each "
-                         f"once, with 'n' equal to the tree's n={n} and an int 'depth' >= 0. "
+        raise ValueError(f"{_OWNER}: 'params' must be an object of lca.Params fields "
+                         f"with 'n' equal to the tree's n={n} and an int 'depth' >= 0. "
                          f"Got {show(params)} instead.")
     return int(seed), int(n), min(int(params["depth"]), int(n))
 
@@ -126,10 +92,10 @@ def _readable(document: dict[str, Any], n: int, multiclass: bool) -> dict[str, A
     """The optional display fields: feature names by variable, the labels' class names
     (one per class for a tree of class leaves), whether leaves have a share of the inputs."""
     features = document.get("features", {})
-    if not isinstance(features, dict) or getattr(features, "repeated", None) or not all(
+    if not isinstance(features, dict) or not all(
             _variable_key(key, n) and isinstance(name, str) for key, name in features.items()):
         raise ValueError(f"{_OWNER}: 'features' must map variable numbers in [0, {n}), written "
-                         f"as to_json writes them (\"7\", not \"07\"), to names, each once. "
+                         f"as to_json writes them (\"7\", not \"07\"), to names. "
                          f"Got {show(features)} instead.")
     names = document.get("class_names")
     if multiclass and not (isinstance(names, list) and len(names) > 2

@@ -35,8 +35,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
-import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -44,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from lca._tree_json import _Object, _object
+from lca._json_check import bad, brief, int_in, is_int, is_real, is_scalar, keys, load
 from lca._validate import SEED_LIMIT, show
 from lca.decisions import NodeDecision
 from lca.export import ReconstructedTree
@@ -70,9 +68,6 @@ _DIGEST = "sha256:"
 # step inside 'tree'); anything deeper is not one, and is refused before any
 # recursive serialization could run out of stack on it.
 _MAX_NESTING = 16
-# Ints in a saved Surrogate (seeds below 2**64, counts, classes) have at most
-# 20 digits; longer ones are refused by name rather than parsed.
-_MAX_INT_DIGITS = 40
 _TOP_KEYS = ("format", "version", "digest", "model", "positive", "threshold", "depth", "seed",
              "classes", "feature_names_in", "encoder", "tree")
 _DATA_KEYS = ("distribution", "rows")
@@ -85,10 +80,6 @@ _QUANTILE_KEYS = ("table", "bin_mass", "thresholds", "categories", "home_bin",
 # Written since features of levels could be ordered; a document without it (written
 # earlier) has none, so a value its encoder did not see is refused as it was then.
 _ORDERED_KEY = "ordered"
-_brief = reprlib.Repr()
-_brief.maxlevel, _brief.maxlist, _brief.maxdict = 2, 6, 4
-_brief.maxstring, _brief.maxother, _brief.maxlong = 60, 60, 60
-
 
 @dataclass(frozen=True)
 class Saved:
@@ -184,131 +175,30 @@ def encoder_state(encoder: Encoder) -> dict[str, Any]:
     return state
 
 
-# -- reading: the JSON itself ----------------------------------------------------------
-
-class _Unreadable:
-    """A number JSON can spell but the document must not hold: NaN, an infinity, a huge int."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-def _float(text: str) -> Any:
-    value = float(text)
-    return value if math.isfinite(value) else _Unreadable(text)
-
-
-def _int(text: str) -> Any:
-    return int(text) if len(text) <= _MAX_INT_DIGITS else _Unreadable(text)
-
-
-def _name(where: tuple[Any, ...]) -> str:
-    """A field's location as one quoted name: ``'encoder.thresholds.0[2]'``."""
-    if not where:
-        return "the document"
-    text = ""
-    for step in where:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
-    return repr(text)
-
+# -- reading: the fields -------------------------------------------------------------
 
 def _parse(text: Any) -> dict[str, Any]:
     """The document as JSON values, every number finite, no key repeated, nesting bounded."""
-    if not isinstance(text, (str, bytes, bytearray)):
-        raise TypeError(f"The 'text' parameter of {OWNER} must be a JSON string. "
-                        f"Got {type(text).__name__} instead.")
-    try:
-        document = json.loads(text, object_pairs_hook=_object, parse_float=_float,
-                              parse_int=_int, parse_constant=_Unreadable)
-    except RecursionError:
-        raise ValueError(f"{OWNER}: the JSON is nested too deeply to be a saved Surrogate "
-                         f"(one nests {_MAX_NESTING} levels at most).") from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
-        raise ValueError(f"{OWNER}: not valid JSON: {error}") from None
+    document = load(text, OWNER, "a saved Surrogate", _MAX_NESTING)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ValueError(f"{OWNER}: not a saved Surrogate (expected \"format\": "
                          f"{FORMAT!r}).")
-    where = _first_flaw(document)
-    if where is not None:
-        value = _at(document, where)
-        if isinstance(value, _Unreadable):
-            raise ValueError(f"{OWNER}: {_name(where)} is {_brief.repr(value.text)}; numbers "
-                             "in a saved Surrogate are finite, with at most "
-                             f"{_MAX_INT_DIGITS} digits.")
-        if isinstance(value, _Object) and value.repeated:
-            raise ValueError(f"{OWNER}: {_name(where)} gives the key "
-                             f"{_brief.repr(value.repeated[0])} more than once.")
-        raise ValueError(f"{OWNER}: {_name(where)} is nested {len(where)} levels deep; a "
-                         f"saved Surrogate nests {_MAX_NESTING} levels at most.")
     return document
 
-
-def _first_flaw(document: dict[str, Any]) -> tuple[Any, ...] | None:
-    """Where the document holds an unreadable number, a repeated key or too deep a nesting.
-
-    One walk without recursion (the document may be nested as deep as the
-    parser allowed); locations are built only along the way to a flaw.
-    """
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(document, ())]
-    while stack:
-        value, where = stack.pop()
-        if type(value) is _Unreadable:
-            return where
-        if isinstance(value, (dict, list)):
-            if len(where) >= _MAX_NESTING or (isinstance(value, _Object) and value.repeated):
-                return where
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            stack.extend((item, (*where, key)) for key, item in items
-                         if isinstance(item, (dict, list, _Unreadable)))
-    return None
-
-
-def _at(document: Any, where: tuple[Any, ...]) -> Any:
-    for step in where:
-        document = document[step]
-    return document
-
-
-# -- reading: the fields -------------------------------------------------------------
 
 def _bad(field: str, expected: str, value: Any) -> ValueError:
-    return ValueError(f"{OWNER}: {field!r} must be {expected}. Got {_brief.repr(value)} "
-                      "instead.")
+    return bad(OWNER, field, expected, value)
 
 
 def _keys(field: str, value: Any, required: tuple[str, ...],
           optional: tuple[str, ...] = ()) -> dict[str, Any]:
     """``value``: an object with every ``required`` key, maybe ``optional`` ones, no other."""
-    if not isinstance(value, dict):
-        raise _bad(field, f"an object with keys {list(required)}", value)
-    missing = [key for key in required if key not in value]
-    unknown = [key for key in value if key not in required + optional]
-    if missing or unknown:
-        wrong = "; ".join(f"{what} {', '.join(map(repr, keys))}" for what, keys in (
-            ("misses", missing), ("has unknown", unknown)) if keys)
-        where = "the document" if field == "" else repr(field)
-        raise ValueError(f"{OWNER}: {where} {wrong} (keys: {list(required)}"
-                         + (f", optional {list(optional)}" if optional else "") + ").")
-    return value
-
-
-def _is_int(value: Any) -> bool:
-    return type(value) is int
-
-
-def _is_real(value: Any) -> bool:
-    return type(value) in (int, float)  # finite: _parse refused the rest
-
-
-def _scalar(value: Any) -> bool:
-    """A JSON string, number or bool (a class label, a category, a column label)."""
-    return type(value) in (str, int, float, bool)
+    return keys(OWNER, "the document" if field == "" else repr(field), value, required,
+                optional)
 
 
 def _int_in(field: str, value: Any, low: int, high: int) -> int:
-    if not _is_int(value) or not low <= value <= high:
-        raise _bad(field, f"an int in [{low}, {high}]", value)
-    return value
+    return int_in(OWNER, field, value, low, high)
 
 
 def _strings(field: str, value: Any, length: int | None = None) -> list[str]:
@@ -321,7 +211,7 @@ def _strings(field: str, value: Any, length: int | None = None) -> list[str]:
 
 def _reals(field: str, value: Any, length: int) -> np.ndarray:
     if not isinstance(value, list) or len(value) != length \
-            or not all(_is_real(v) for v in value):
+            or not all(is_real(v) for v in value):
         raise _bad(field, f"a list of {length} finite numbers", value)
     return np.array(value, dtype=np.float64)
 
@@ -334,7 +224,7 @@ def _by_feature(field: str, value: Any, d: int) -> dict[int, Any]:
     for key, item in value.items():
         if not (key.isdecimal() and key.isascii() and len(key) <= 10 and str(int(key)) == key
                 and int(key) < d):
-            raise ValueError(f"{OWNER}: {field!r} has the key {_brief.repr(key)}; its keys are "
+            raise ValueError(f"{OWNER}: {field!r} has the key {brief(key)}; its keys are "
                              f"feature numbers in [0, {d}), written as \"0\", \"1\", ...")
         out[int(key)] = item
     return out
@@ -344,7 +234,7 @@ def _distinct_sorted(field: str, values: Any, minimum: int) -> list[Any]:
     """At least ``minimum`` values of one kind (numbers, strings or bools), strictly increasing."""
     kinds = {bool: "bool", str: "str", int: "number", float: "number"}
     if not isinstance(values, list) or len(values) < minimum \
-            or not all(_scalar(v) for v in values) \
+            or not all(is_scalar(v) for v in values) \
             or len({kinds[type(v)] for v in values}) > 1 \
             or any(not a < b for a, b in pairwise(values)):
         raise _bad(field, f"a strictly increasing list of at least {minimum} categories, all "
@@ -356,7 +246,7 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
     """The saved Surrogate in ``text``, every field checked, the digest last."""
     document = _parse(text)
     version = document.get("version")
-    if not _is_int(version) or version not in (1, FORMAT_VERSION):
+    if not is_int(version) or version not in (1, FORMAT_VERSION):
         raise ValueError(f"{OWNER}: format version {show(version)} is not supported (this lca "
                          f"reads version {FORMAT_VERSION}, and version 1 on request).")
     if version == 1 and not allow_version_1:
@@ -376,10 +266,10 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
     if not isinstance(model, str):
         raise _bad("model", "a string (the model's name)", model)
     positive = document["positive"]
-    if positive is not None and not _scalar(positive):
+    if positive is not None and not is_scalar(positive):
         raise _bad("positive", "null, a string, a number or a bool", positive)
     threshold = document["threshold"]
-    if threshold is not None and not _is_real(threshold):
+    if threshold is not None and not is_real(threshold):
         raise _bad("threshold", "null or a finite number", threshold)
     depth = _int_in("depth", document["depth"], 0, MAX_DEPTH)
     seed = _int_in("seed", document["seed"], 0, SEED_LIMIT - 1)
@@ -448,7 +338,7 @@ def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int)
         most = min(tree.leaves[path].samples, per_node - product_rows)
         if not (isinstance(entry, list) and len(entry) == 3
                 and entry[0] == [list(step) for step in path]
-                and _is_int(entry[1]) and _is_int(entry[2])
+                and is_int(entry[1]) and is_int(entry[2])
                 and 0 <= entry[2] <= entry[1] and 1 <= entry[1] <= most):
             raise _bad(field, f"[{[list(step) for step in path]}, rows, agree]: the leaf's "
                               f"path, its fitted rows (1 to {most}) and "
@@ -461,25 +351,25 @@ def _classes(value: Any, positive: Any, data: bool) -> np.ndarray:
     """The two labels ``[negative, positive]``: a binary model's classes, or ``[false, true]``;
     a data-mode multi-class tree's: the model's ``K > 2`` classes, with no positive class."""
     if data and isinstance(value, list) and len(value) > 2:
-        if not (all(_scalar(c) and type(c) is type(value[0]) for c in value)
+        if not (all(is_scalar(c) and type(c) is type(value[0]) for c in value)
                 and len({json.dumps(c) for c in value}) == len(value)
-                and all(-(1 << 63) <= c < 1 << 63 for c in value if _is_int(c))):
+                and all(-(1 << 63) <= c < 1 << 63 for c in value if is_int(c))):
             raise _bad("classes", "different labels of one type (strings, numbers within "
                                   "int64, or bools), one per class", value)
         if positive is not None:
             raise _bad("positive", f"null: a tree over the {len(value)} 'classes' answers a "
                                    "class, with no positive one", positive)
         return np.array(value)
-    if not (isinstance(value, list) and len(value) == 2 and all(_scalar(c) for c in value)
+    if not (isinstance(value, list) and len(value) == 2 and all(is_scalar(c) for c in value)
             and type(value[0]) is type(value[1]) and value[0] != value[1]
-            and all(-(1 << 63) <= c < 1 << 63 for c in value if _is_int(c))):
+            and all(-(1 << 63) <= c < 1 << 63 for c in value if is_int(c))):
         raise _bad("classes", "two different labels of one type (strings, numbers within "
                               "int64, or bools): [negative, positive]", value)
     # A binary model's own labels (not [false, true]): the second is the positive class.
     if (value != [False, True] or type(value[0]) is not bool) \
             and positive is not None and positive != value[1]:
-        raise ValueError(f"{OWNER}: 'classes' {_brief.repr(value)} must end with the positive "
-                         f"class {_brief.repr(positive)} ('positive').")
+        raise ValueError(f"{OWNER}: 'classes' {brief(value)} must end with the positive "
+                         f"class {brief(positive)} ('positive').")
     return np.array(value)
 
 
@@ -525,7 +415,7 @@ def _layout(state: dict[str, Any]) -> tuple[list[str], list[Any] | None]:
     d = len(names)
     columns = state["columns"]
     if columns is not None and not (
-            isinstance(columns, list) and len(columns) == d and all(_scalar(c) for c in columns)
+            isinstance(columns, list) and len(columns) == d and all(is_scalar(c) for c in columns)
             and len({(type(c) is str, c) for c in columns}) == d):
         raise _bad("encoder.columns", f"null or {d} different column labels (strings or "
                                       "numbers), one per feature", columns)
@@ -599,7 +489,7 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
     ordered = state.get(_ORDERED_KEY, [])
     numbers = [j for j in sorted(categories)
                if encoder.categories_[j].dtype == np.float64]
-    if not (isinstance(ordered, list) and all(_is_int(j) and j in numbers for j in ordered)
+    if not (isinstance(ordered, list) and all(is_int(j) and j in numbers for j in ordered)
             and all(a < b for a, b in pairwise(ordered))):
         raise _bad("encoder.ordered", "an increasing list of features whose categories are "
                                       f"numbers (here among {numbers})", ordered)
@@ -654,7 +544,7 @@ def _levels(categories: dict[int, Any], homes: dict[int, Any], table: np.ndarray
                        "increasing order", chosen.tolist())
         home = homes[j]
         if not (isinstance(home, list) and len(home) == count
-                and all(_is_int(h) and 0 <= h < bins for h in home)
+                and all(is_int(h) and 0 <= h < bins for h in home)
                 and all(a <= b for a, b in pairwise(home))):
             raise _bad(f"encoder.home_bin.{j}", f"{count} bins in [0, {bins}) in increasing "
                        "order, one per category", home)
@@ -662,7 +552,7 @@ def _levels(categories: dict[int, Any], homes: dict[int, Any], table: np.ndarray
         for c, k in first.items():
             if home[c] != k:
                 raise ValueError(f"{OWNER}: 'encoder.home_bin.{j}' must send category "
-                                 f"{_brief.repr(values[c])} to its first bin {k}. Got {home[c]}.")
+                                 f"{brief(values[c])} to its first bin {k}. Got {home[c]}.")
         values_of[j] = _category_array(values)
         home_of[j] = np.array(home, dtype=np.intp)
     return values_of, home_of
@@ -675,7 +565,7 @@ def _category_labels(labels: dict[int, Any], categories: dict[int, Any]) -> dict
         field = f"encoder.category_labels.{j}"
         pairs = labels[j]
         if j not in categories or not isinstance(pairs, list) or not all(
-                isinstance(p, list) and len(p) == 2 and _scalar(p[0]) and isinstance(p[1], str)
+                isinstance(p, list) and len(p) == 2 and is_scalar(p[0]) and isinstance(p[1], str)
                 for p in pairs):
             raise _bad(field, "a list of [category, label] pairs of a categorical feature",
                        pairs)
@@ -704,7 +594,7 @@ def _categorical_dtypes(value: Any, encoder: Encoder) -> dict[int, Any]:
         field = f"encoder.categorical_dtypes.{j}"
         spec = _keys(field, spec, ("categories", "ordered"))
         known = spec["categories"]
-        if not (isinstance(known, list) and all(_scalar(c) for c in known)
+        if not (isinstance(known, list) and all(is_scalar(c) for c in known)
                 and len({category_key(c) for c in known}) == len(known)):
             raise _bad(f"{field}.categories", "a list of different categories", known)
         if not isinstance(spec["ordered"], bool):
@@ -714,7 +604,7 @@ def _categorical_dtypes(value: Any, encoder: Encoder) -> dict[int, Any]:
         lacking = [plain(c) for c in encoder.categories_.get(j, ()) if category_key(c) not in keys]
         if lacking:
             raise ValueError(f"{OWNER}: {field + '.categories'!r} lacks the category "
-                             f"{_brief.repr(lacking[0])} of 'encoder.categories.{j}'.")
+                             f"{brief(lacking[0])} of 'encoder.categories.{j}'.")
         checked[j] = spec
     if not checked:
         return {}
@@ -741,8 +631,8 @@ def _tree(value: Any, model: str, seed: int, encoder: Encoder,
         raise ValueError(f"{OWNER}: 'tree.seed' is {tree.seed}, but 'seed' is {seed}; the "
                          "tree of a saved Surrogate is T_seed of its own seed.")
     if tree.oracle != model:
-        raise ValueError(f"{OWNER}: 'tree.oracle' is {_brief.repr(tree.oracle)}, but 'model' is "
-                         f"{_brief.repr(model)}.")
+        raise ValueError(f"{OWNER}: 'tree.oracle' is {brief(tree.oracle)}, but 'model' is "
+                         f"{brief(model)}.")
     if tree.n != encoder.n_bits:
         raise ValueError(f"{OWNER}: 'tree.n' is {tree.n}, but the encoder makes "
                          f"{encoder.n_bits} bits " + (
@@ -759,20 +649,20 @@ def _tree(value: Any, model: str, seed: int, encoder: Encoder,
         expected = (encoder.describe(variable, -1, path), encoder.describe(variable, 1, path))
         if tree.conditions[path] != expected:
             raise ValueError(f"{OWNER}: 'tree' node {path} has the conditions "
-                             f"{_brief.repr(list(tree.conditions[path]))}, but its encoder reads "
-                             f"x{variable} as {_brief.repr(list(expected))}.")
+                             f"{brief(list(tree.conditions[path]))}, but its encoder reads "
+                             f"x{variable} as {brief(list(expected))}.")
     if dict(tree.features) != features:
         raise ValueError(f"{OWNER}: 'tree.features' must name each split variable's "
-                         f"feature as the encoder does: {_brief.repr(features)}. Got "
-                         f"{_brief.repr(dict(tree.features))} instead.")
+                         f"feature as the encoder does: {brief(features)}. Got "
+                         f"{brief(dict(tree.features))} instead.")
     values = classes.tolist()
     if tree.class_names is None:
         raise ValueError(f"{OWNER}: 'tree.class_names' is missing; a saved Surrogate's tree "
                          "names its two answers.")
     if not (values == [False, True] and classes.dtype == np.bool_) \
             and tree.class_names != tuple(str(value) for value in values):
-        raise ValueError(f"{OWNER}: 'tree.class_names' {_brief.repr(list(tree.class_names))} "
-                         f"must be the 'classes' {_brief.repr(values)} as text.")
+        raise ValueError(f"{OWNER}: 'tree.class_names' {brief(list(tree.class_names))} "
+                         f"must be the 'classes' {brief(values)} as text.")
     return tree, params
 
 
@@ -787,5 +677,5 @@ def _params(fields: Mapping[str, Any]) -> Params:
         raise ValueError(f"{OWNER}: 'tree.params' are not lca.Params: {error}") from None
     if dataclasses.asdict(params) != dict(fields):
         raise ValueError(f"{OWNER}: 'tree.params' are not as lca.Params writes them "
-                         f"(read back: {_brief.repr(dataclasses.asdict(params))}).")
+                         f"(read back: {brief(dataclasses.asdict(params))}).")
     return params
