@@ -26,7 +26,7 @@ import dataclasses
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -34,7 +34,7 @@ from lca import render
 from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
 from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
-from lca.oracle import Oracle, check_points
+from lca.oracle import check_points
 from lca.params import Params
 from lca.render import Shown
 from lca.targets import DecisionTree
@@ -328,15 +328,26 @@ def _readable_fields(tree: ReconstructedTree) -> dict[str, Any]:
     return fields
 
 
-def tree_from_decisions(oracle: Oracle, params: Params, seed: int,
+class Described(Protocol):
+    """What names a tree's conditions: an :class:`lca.Oracle`, or a model's answers on rows."""
+
+    name: str
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The condition ``variable = bit`` in the oracle's words."""
+
+
+def tree_from_decisions(oracle: Described, params: Params | Mapping[str, Any], seed: int,
                         known: Mapping[Path, Decision]) -> ReconstructedTree:
     """The tree of the decisions in ``known`` reachable from the root of ``T_seed``.
 
-    Conditions come from ``oracle.describe``; node names from
-    ``oracle.feature_of(variable)`` and label names from
+    ``params`` is what built them: :class:`lca.Params`, or the record of
+    another builder (a mapping with at least ``n`` and ``depth``, such as a
+    data-mode surrogate's). Conditions come from ``oracle.describe``; node
+    names from ``oracle.feature_of(variable)`` and label names from
     ``oracle.label_names`` when the oracle has them (a model wrapped by
-    :mod:`lca.models`). Used by
-    :meth:`lca.Reconstructor.export` and :meth:`lca.Reconstructor.materialize`.
+    :mod:`lca.models`). Used by :meth:`lca.Reconstructor.export`,
+    :meth:`lca.Reconstructor.materialize` and the data-mode surrogate.
     """
     decisions: dict[Path, Decision] = {}
     conditions: dict[Path, tuple[str, str]] = {}
@@ -356,7 +367,8 @@ def tree_from_decisions(oracle: Oracle, params: Params, seed: int,
         decision.variable: feature_of(decision.variable)
         for decision in decisions.values() if isinstance(decision, NodeDecision)}
     names = getattr(oracle, "label_names", None)
-    return ReconstructedTree(seed=seed, n=params.n, oracle=oracle.name,
-                             params=dataclasses.asdict(params), decisions=decisions,
+    record = dataclasses.asdict(params) if isinstance(params, Params) else dict(params)
+    return ReconstructedTree(seed=seed, n=record["n"], oracle=oracle.name,
+                             params=record, decisions=decisions,
                              conditions=conditions, features=features,
                              class_names=None if names is None else tuple(names))

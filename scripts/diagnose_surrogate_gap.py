@@ -57,7 +57,7 @@ import bench_surrogates as bench  # noqa: E402
 
 import lca  # noqa: E402
 from lca.models import Surrogate, UnseenValueWarning  # noqa: E402
-from lca.models.oracle import ModelOracle  # noqa: E402
+from lca.models.oracle import ModelLabels  # noqa: E402
 
 DEPTH = 5
 FIDELITY_SAMPLES = 4000  # as the benchmark's default
@@ -67,20 +67,20 @@ ROWS_PER_NODE = (64, 128, 256, 512)  # the second part's settings (128: the defa
 def recorded_surrogate(pair: bench.Pair) -> tuple[Surrogate, pd.DataFrame, np.ndarray]:
     """The data-mode surrogate's tree, and every row its model was asked with its label."""
     asked: list[tuple[list[np.ndarray], np.ndarray]] = []
-    original = ModelOracle.label_columns
+    original = ModelLabels.label_columns
 
-    def recording(self: ModelOracle, columns: list[np.ndarray]) -> np.ndarray:
+    def recording(self: ModelLabels, columns: list[np.ndarray]) -> np.ndarray:
         labels = original(self, columns)
         asked.append(([np.asarray(column) for column in columns], labels))
         return labels
 
-    ModelOracle.label_columns = recording  # type: ignore[method-assign]
+    ModelLabels.label_columns = recording  # type: ignore[method-assign]
     try:
         surrogate = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
                               depth=DEPTH, distribution="data").fit(pair.X)
         surrogate.tree()
     finally:
-        ModelOracle.label_columns = original  # type: ignore[method-assign]
+        ModelLabels.label_columns = original  # type: ignore[method-assign]
     frame = pd.DataFrame({name: np.concatenate([columns[j] for columns, _ in asked])
                           for j, name in enumerate(pair.X.columns)})
     frame = frame.astype({c: pair.X[c].dtype for c in pair.X.columns

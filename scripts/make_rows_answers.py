@@ -106,7 +106,7 @@ def _frozen(rows: list[list], surrogate: Any, answer_of: Any) -> dict:
     decisions = [{"path": [list(step) for step in path], "kind": type(node).__name__,
                   "decision": dataclasses.asdict(node),
                   "rows": None if path not in tree.leaves else
-                  dataclasses.asdict(whole.leaf_rows_[path])}
+                  dataclasses.asdict(whole.tree_.leaf_rows(path))}
                  for path, node in tree.walk()]
     return {"rows": rows, "rows_digest": whole.rows_digest_,
             "answers": answers, "queries_for_answers": local_queries,

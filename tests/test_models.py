@@ -10,7 +10,14 @@ import pytest
 
 import lca
 from lca.consistency import uniform_queries
-from lca.models import BinaryEncoder, ModelOracle, QuantileEncoder, Surrogate, from_estimator
+from lca.models import (
+    BinaryEncoder,
+    ModelOracle,
+    QuantileEncoder,
+    Surrogate,
+    ThresholdEncoder,
+    from_estimator,
+)
 from lca.models.oracle import positive_class
 from lca.oracle import CountingOracle, OracleError
 from lca.params import Params
@@ -285,10 +292,16 @@ def test_ambiguous_or_inconsistent_mappings_are_rejected(model, kwargs, error, m
 
 def test_encoder_must_be_fitted_and_match() -> None:
     model = Rule("ints 0/1")
-    with pytest.raises(TypeError, match=r"must be fitted: call QuantileEncoder\(...\).fit"):
+    with pytest.raises(ValueError, match=r"^This QuantileEncoder is not fitted yet; call "
+                                         r"fit\(X\) before lca.models.from_estimator\.$"):
         from_estimator(model, QuantileEncoder(), positive=1)
-    with pytest.raises(TypeError, match=r"must be a fitted lca.models encoder"):
+    with pytest.raises(TypeError, match=r"must be a fitted product encoder \(QuantileEncoder "
+                                        r"or BinaryEncoder\), whose points decode into rows, "
+                                        r"or None\. Got str instead\.$"):
         from_estimator(model, "quantiles", positive=1)
+    with pytest.raises(TypeError, match=r"Got ThresholdEncoder instead; its points are regions "
+                                        r"of rows, not rows"):
+        from_estimator(model, ThresholdEncoder().fit(IRIS.data), positive=1)
     encoder = QuantileEncoder(bits=2).fit(IRIS.data)
     with pytest.raises(ValueError, match=r"takes 3 features but the encoder produces 4"):
         from_estimator(model, encoder, positive=1)

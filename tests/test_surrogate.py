@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import lca
-from lca.models import QuantileEncoder, Surrogate
+from lca.models import LowFidelityWarning, QuantileEncoder, Surrogate
 from lca.tester import hoeffding_halfwidth
 
 pd = pytest.importorskip("pandas")
@@ -111,12 +111,20 @@ def test_fidelity_on_data_and_product_distribution(cancer) -> None:
     assert surrogate.fidelity().data is None
     # The baseline: the share of the model's most common label on the rows.
     assert fidelity.baseline == max(model_side.sum(), (~model_side).sum()) / len(X)
-    assert fidelity.concerns == ()
-    report = surrogate.report(X)
+    # A leaf holding at least 5% of the rows whose label most of them contradict is said.
+    against = [rules for rules in surrogate.leaves(X) if 20 * rules.on_rows.reach >= len(X)
+               and 2 * rules.on_rows.agree < rules.on_rows.reach]
+    assert [len(against)] == [1] and fidelity.concerns == (
+        f"the leaf {' AND '.join(against[0].by_feature)} holds {against[0].on_rows.reach} of the "
+        f"{len(X)} rows given ({against[0].on_rows.reach / len(X):.0%}) and answers against the "
+        f"model on {against[0].on_rows.reach - against[0].on_rows.agree} of them: its label is "
+        "not their majority.",)
+    with pytest.warns(LowFidelityWarning, match="answers against the model on"):
+        report = surrogate.report(X)
     lines = report.splitlines()
     assert lines[0] == "Surrogate of GradientBoostingClassifier: 'malignant' vs 'benign'"
     assert lines[3] == f"  model queries spent building the tree: " \
-                       f"{surrogate.reconstructor_.stats.queries:,}"
+                       f"{surrogate.tree_.reconstructor.stats.queries:,}"
     # The rows given first, beside their baseline; then the product samples, said so.
     assert lines[4] == f"  agreement on the rows given: {fidelity.data}; majority-label " \
                        f"baseline {fidelity.baseline:.3f}"
@@ -252,7 +260,9 @@ def test_no_warnings_from_dataframe_fitted_models(maker, loan_model, cancer) -> 
         surrogate.tree()
         surrogate.fidelity(X, samples=200)
         surrogate.report(X)
-    others = [w for w in caught if not issubclass(w.category, lca.LowMarginWarning)]
+    # What the tree's fidelity says is reported, not a complaint about feature names.
+    others = [w for w in caught if not issubclass(
+        w.category, (lca.LowMarginWarning, lca.models.LowFidelityWarning))]
     assert others == [], [str(w.message) for w in others]
 
 
@@ -302,17 +312,29 @@ def test_regressors_answer_predict_at_or_above_the_threshold() -> None:
 def test_multiclass_needs_positive_and_says_how() -> None:
     iris = load_iris(as_frame=True)
     model = LogisticRegression(max_iter=1000).fit(iris.data, iris.target)
-    with pytest.raises(ValueError, match=r"has 3 classes \[0, 1, 2\], and a surrogate tree "
-                                         r"answers one yes/no question\. Pass positive=c .* "
+    with pytest.raises(ValueError, match=r"has 3 classes \[0, 1, 2\], and a product-distribution "
+                                         r"tree answers one yes/no question\. Pass positive=c "
+                                         r"for 'the model predicts c' \(predict then answers c "
+                                         r"or lca.models.Not\(c\)\).* "
                                          r"Surrogate\(model, positive=c\)\.fit\(X\) for c in "
                                          r"model.classes_"):
         Surrogate(model, distribution="product").fit(iris.data)
     surrogates = {c: Surrogate(model, distribution="product", positive=c, depth=3).fit(iris.data)
                   for c in model.classes_}
     for c, surrogate in surrogates.items():
-        assert surrogate.classes_.tolist() == [False, True]
+        # The model's labels: c, and Not(c), which equals every class but c.
+        assert surrogate.classes_.tolist() == [lca.models.Not(c), c]
+        assert [str(label) for label in surrogate.classes_] == [f"not {c}", str(c)]
         assert surrogate.tree().class_names == (f"not {c}", str(c))
-        assert surrogate.fidelity(iris.data, samples=200).data.rate > 0.8
+        fidelity = surrogate.fidelity(iris.data, samples=200)
+        assert fidelity.data.rate > 0.8
+        predicted, says = surrogate.predict(iris.data), model.predict(iris.data)
+        yes = surrogate.tree_.answers(surrogate.encoder_.encode(iris.data)) > 0
+        np.testing.assert_array_equal(predicted == c, yes)
+        np.testing.assert_array_equal(predicted != c, ~yes)
+        # Equal to the model's own label exactly where the tree and the model agree.
+        np.testing.assert_array_equal(predicted == says, yes == (says == c))
+        assert np.mean(predicted == says) == fidelity.data.rate
     # A threshold on the class's probability works too.
     scored = Surrogate(model, distribution="product", positive=2, threshold=0.3,
                        depth=3).fit(iris.data)
@@ -419,17 +441,20 @@ def test_the_baseline_warning_fires_at_the_baseline_and_not_one_row_above(diagon
         fidelity = surrogate.fidelity(rows)
     assert fidelity.data.rate == agree / len(rows) and fidelity.baseline == majority / len(rows)
     concerns = [str(w.message) for w in caught if w.category is lca.models.LowFidelityWarning]
-    if warned:
-        assert len(concerns) == 1 and fidelity.concerns == (concerns[0][len(
-            "Surrogate.fidelity: "):],)
-        assert concerns[0] == (f"Surrogate.fidelity: on the {len(rows)} rows given the tree "
-                               f"agrees with the model on {agree / len(rows):.3f}, no better "
-                               "than always answering the model's most common label 1 "
-                               f"({majority / len(rows):.3f}): its rules say little about "
-                               "these rows.")
-    else:
-        assert concerns == [] and fidelity.concerns == ()
-        assert fidelity.product.rate - 0.1 < fidelity.data.rate  # the other rule is quiet too
+    sentence = (f"on the {len(rows)} rows given the tree agrees with the model on "
+                f"{agree / len(rows):.3f}, no better than always answering the model's most "
+                f"common label 1 ({majority / len(rows):.3f}): its rules say little about "
+                "these rows.")
+    # The 3 FN rows share a leaf (over 5% of the rows, all against it): said too.
+    assert len(concerns) == 1 and concerns[0] == "Surrogate.fidelity: " + " Also, ".join(
+        fidelity.concerns)
+    assert (sentence in fidelity.concerns) == warned
+    assert fidelity.concerns[-1].endswith("holds 3 of the "
+                                          f"{len(rows)} rows given ({3 / len(rows):.0%}) and "
+                                          "answers against the model on 3 of them: its label "
+                                          "is not their majority.")
+    assert len(fidelity.concerns) == 1 + warned
+    assert fidelity.product.rate - 0.1 < fidelity.data.rate  # the far-below rule is quiet
 
 
 @pytest.mark.parametrize("below, warned", [(0, False), (1, True)])
@@ -443,18 +468,17 @@ def test_the_far_below_warning_fires_only_beyond_a_tenth_below_the_product(diago
     agree = k - 2 - below
     wrong = 20 - agree
     rows = _rows(pools, FN=wrong, TP=10 - wrong, TN=10)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with pytest.warns(LowFidelityWarning):
         fidelity = surrogate.fidelity(rows, samples=20)
     assert fidelity.data.rate == agree / 20 and fidelity.baseline == 0.5
-    concerns = [str(w.message) for w in caught if w.category is lca.models.LowFidelityWarning]
-    assert len(concerns) == warned
-    if warned:
-        assert concerns[0] == (f"Surrogate.fidelity: on the 20 rows given the tree agrees "
-                               f"with the model on {agree / 20:.3f}, more than 0.1 below its "
-                               f"{k / 20:.3f} on the product distribution it was built for "
-                               "(features independent, each with its own marginal): these "
-                               "rows are unlike it.")
+    sentence = (f"on the 20 rows given the tree agrees with the model on {agree / 20:.3f}, "
+                f"more than 0.1 below its {k / 20:.3f} on the product distribution it was "
+                "built for (features independent, each with its own marginal): these rows "
+                "are unlike it.")
+    assert (sentence in fidelity.concerns) == warned
+    # The FN rows share one leaf that answers against them: the only other sentence.
+    assert len(fidelity.concerns) == 1 + warned
+    assert "answers against the model on" in fidelity.concerns[-1]
 
 
 def test_report_leads_with_the_rows_and_says_what_is_wrong(diagonal) -> None:
@@ -468,10 +492,10 @@ def test_report_leads_with_the_rows_and_says_what_is_wrong(diagonal) -> None:
     assert lines[4].startswith("  agreement on the rows given: ")
     assert lines[5].startswith("  agreement on the product distribution (features "
                                "independent): ")
-    assert lines[6] == f"  warning: {fidelity.concerns[0]}"
+    assert lines[6:8] == [f"  warning: {concern}" for concern in fidelity.concerns]
     # Then the leaves holding the most rows, counted on them, most first.
-    assert lines[7] == "  the 4 leaves holding the most of the rows given (of 4):"
-    reach = [int(line.split("(leaf: ")[1].split(" of ")[0]) for line in lines[8:]]
+    assert lines[8] == "  the 4 leaves holding the most of the rows given (of 4):"
+    reach = [int(line.split("(leaf: ")[1].split(" of ")[0]) for line in lines[9:]]
     assert len(reach) == 4 and reach == sorted(reach, reverse=True) and sum(reach) == 46
     with warnings.catch_warnings():
         warnings.simplefilter("error")

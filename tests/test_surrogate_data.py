@@ -12,7 +12,8 @@ from rows_support import fitted_json, rule, table
 
 from lca.decisions import LeafDecision, NodeDecision
 from lca.models import Surrogate, ThresholdEncoder, UnseenValueWarning
-from lca.models.rows import best_split, row_order
+from lca.models.rows import RowsTree, best_split, row_order
+from lca.models.sources import ProductTree
 
 
 def data_surrogate(rows=600, **kwargs):
@@ -45,7 +46,7 @@ def test_a_stated_mix_takes_at_most_r_minus_d_rows_and_draws_the_rest():
     rows_per_node, product_rows = 64, 24
     mixed = data_surrogate(2000, depth=3, rows_per_node=rows_per_node,
                            product_rows=product_rows)
-    builder = mixed.rows_tree_
+    builder = mixed.tree_
     # The root's region holds all 2,000 rows: it takes exactly R - D of them and draws D.
     points, labels, r = builder.node_points(())
     assert (r, points.shape[0], labels.size) == (40, 64, 64)
@@ -55,10 +56,10 @@ def test_a_stated_mix_takes_at_most_r_minus_d_rows_and_draws_the_rest():
     assert builder.topup_count(5) == 59
     # Every leaf's fitted rows are at most R - D.
     tree = mixed.tree()
-    assert max(mixed.leaf_rows_[path].rows for path in tree.leaves) <= 40
+    assert max(mixed.tree_.leaf_rows(path).rows for path in tree.leaves) <= 40
     assert "product_rows=24" in repr(mixed)
     plain = data_surrogate(2000, depth=3, rows_per_node=rows_per_node)
-    assert plain.rows_tree_.node_points(())[2] == 64 and "product_rows" not in repr(plain)
+    assert plain.tree_.node_points(())[2] == 64 and "product_rows" not in repr(plain)
 
 
 def test_a_stated_mix_is_saved_and_read_back_and_the_default_is_not_written():
@@ -90,11 +91,14 @@ def test_data_mode_refuses_product_parameters_and_encoders():
 
 def test_data_mode_is_the_default_and_product_mode_is_asked_for_by_name():
     surrogate = Surrogate(rule, positive=1, depth=3).fit(table(200))
-    assert surrogate.distribution_ == "data" and hasattr(surrogate, "rows_tree_")
-    assert isinstance(surrogate.encoder_, ThresholdEncoder)
+    assert surrogate.distribution_ == "data" and isinstance(surrogate.tree_, RowsTree)
+    assert isinstance(surrogate.encoder_, ThresholdEncoder) and surrogate.params_ is None
     product = surrogate.set_params(distribution="product").fit(table(200))
-    assert product.distribution_ == "product" and hasattr(product, "reconstructor_")
-    assert not hasattr(product, "rows_tree_") and not hasattr(product, "rows_digest_")
+    assert product.distribution_ == "product" and isinstance(product.tree_, ProductTree)
+    assert product.params_ == product.tree_.reconstructor.params
+    # A refit keeps nothing of the data mode's fit.
+    assert not any(hasattr(product, name) for name in ("rows_digest_", "rows_per_node_",
+                                                       "min_rows_", "product_rows_"))
     assert repr(Surrogate(rule, distribution="product")) == \
         "Surrogate(function, distribution='product')"
 
@@ -154,7 +158,7 @@ def test_rows_are_ranked_by_their_derived_key_ties_to_the_lower_index():
 
 def test_a_node_takes_the_first_rows_of_its_region_including_its_ancestors_rows():
     surrogate = data_surrogate(rows_per_node=64)
-    builder = surrogate.rows_tree_
+    builder = surrogate.tree_
     root = builder.decide(())
     assert isinstance(root, NodeDecision)
     parent_rows = builder.region(())[:64]
@@ -172,20 +176,20 @@ def test_a_node_takes_the_first_rows_of_its_region_including_its_ancestors_rows(
 def test_top_up_fills_a_node_to_rows_per_node_points_and_counts_every_query():
     surrogate = Surrogate(rule, positive=1, distribution="data", rows_per_node=100,
                           depth=0).fit(table(30))
-    leaf = surrogate.rows_tree_.decide(())
+    leaf = surrogate.tree_.decide(())
     # 30 fitted rows and 100 - 30 drawn ones: 100 model queries.
     assert isinstance(leaf, LeafDecision) and leaf.samples == 100
     assert surrogate.queries_ == 100
-    assert surrogate.rows_tree_.leaf_rows[()].rows == 30
+    assert surrogate.tree_.leaf_rows(()).rows == 30
     full = Surrogate(rule, positive=1, distribution="data", rows_per_node=20,
                      depth=0).fit(table(30))
-    full.rows_tree_.decide(())
-    assert full.rows_tree_.leaf_rows[()].rows == 20 and full.queries_ == 20
+    full.tree_.decide(())
+    assert full.tree_.leaf_rows(()).rows == 20 and full.queries_ == 20
 
 
 def test_drawn_rows_stay_in_the_region_of_their_node():
     surrogate = data_surrogate(rows=200, rows_per_node=150)
-    builder = surrogate.rows_tree_
+    builder = surrogate.tree_
     tree = surrogate.tree()
     from lca.models.rows import topup_columns
     for path in list(tree.decisions)[:12]:
@@ -235,16 +239,16 @@ def test_ties_go_to_the_lowest_variable_and_no_gain_is_no_split():
 
 def test_stopping_rules():
     # Depth cap: depth 0 is one leaf.
-    assert isinstance(data_surrogate(depth=0).rows_tree_.decide(()), LeafDecision)
+    assert isinstance(data_surrogate(depth=0).tree_.decide(()), LeafDecision)
     # Fewer than min_rows fitted rows in the region: a leaf; as many: not on that account.
-    builder = data_surrogate(min_rows=600).rows_tree_
+    builder = data_surrogate(min_rows=600).tree_
     assert isinstance(builder.decide(()), NodeDecision)
-    builder = data_surrogate(min_rows=601).rows_tree_
+    builder = data_surrogate(min_rows=601).tree_
     assert isinstance(builder.decide(()), LeafDecision)
     # Pure labels: a leaf labelled by them.
     constant = Surrogate(lambda X: np.ones(len(X), dtype=int), positive=1,
                          distribution="data").fit(table(100))
-    leaf = constant.rows_tree_.decide(())
+    leaf = constant.tree_.decide(())
     assert isinstance(leaf, LeafDecision) and leaf.label == 1 and leaf.total == leaf.samples
 
 
@@ -256,7 +260,7 @@ def test_a_tied_leaf_is_labelled_plus_one():
             np.zeros(len(frame), dtype=int)
     surrogate = Surrogate(alternating, positive=1, distribution="data", rows_per_node=4,
                           min_rows=1).fit(X)
-    leaf = surrogate.rows_tree_.decide(())
+    leaf = surrogate.tree_.decide(())
     assert isinstance(leaf, LeafDecision) and leaf.total == 0 and leaf.label == 1
 
 
@@ -439,11 +443,11 @@ def test_each_node_counts_and_splits_as_its_points_encoded_question_by_question(
               "product_rows": 8, "seed": 5}
     whole = Surrogate(model, **kwargs).fit(table(300))
     whole.tree()
-    fresh = Surrogate(model, **kwargs).fit(table(300)).rows_tree_
+    fresh = Surrogate(model, **kwargs).fit(table(300)).tree_
     encoder, classes = fresh.encoder, fresh.classes
     assert bool(classes) == (positive is None)
     splits = 0
-    for path, decision in whole.rows_tree_.decisions.items():
+    for path, decision in whole.tree_.decisions.items():
         bins, labels, r = fresh.node_points(path)
         rows = fresh.region(path)[:40]
         drawn = topup_columns(encoder, fresh.sorted_columns, 5, path, fresh.topup_count(r))

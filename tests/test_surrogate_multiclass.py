@@ -11,7 +11,7 @@ from rows_support import rule, table
 
 from lca.decisions import ClassLeafDecision, LeafDecision, NodeDecision
 from lca.export import ReconstructedTree
-from lca.models import LowFidelityWarning, Surrogate
+from lca.models import ClassLabels, LowFidelityWarning, Not, Surrogate
 from lca.models.oracle import from_classifier
 from lca.models.rows import best_class_split, best_split
 from lca.oracle import OracleError
@@ -156,7 +156,7 @@ def test_a_class_unseen_in_a_region_or_in_the_rows_never_answers_there():
 
 def test_positive_still_gives_the_one_vs_rest_tree():
     one = Surrogate(Three(), positive="y", depth=4).fit(table(400))
-    assert one.classes_.tolist() == [False, True]
+    assert one.classes_.tolist() == [Not("y"), "y"]
     tree = one.tree()
     assert not tree.multiclass and tree.class_names == ("not y", "y")
     assert all(type(leaf) is LeafDecision for leaf in tree.leaves.values())
@@ -164,7 +164,10 @@ def test_positive_still_gives_the_one_vs_rest_tree():
     function = Surrogate(lambda frame: (Three().predict(frame) == "y").astype(int), positive=1,
                          depth=4).fit(table(400))
     assert function.tree().decisions == tree.decisions
-    assert one.predict(table(400)).dtype == np.bool_
+    predicted = one.predict(table(400))
+    assert set(predicted.tolist()) == {"y", Not("y")}
+    np.testing.assert_array_equal(predicted == "y", one.tree_.answers(
+        one.encoder_.encode(table(400))) > 0)
 
 
 # -- the estimator's surfaces ---------------------------------------------------------------
@@ -304,9 +307,10 @@ def test_a_tree_alone_checks_its_class_leaves():
 # -- what is refused ------------------------------------------------------------------------
 
 def test_product_mode_still_needs_positive_and_names_the_data_mode():
-    with pytest.raises(ValueError, match=r"has 3 classes \['z', 'y', 'x'\], and a surrogate "
-                                         r"tree answers one yes/no question\. .*for ONE tree "
-                                         r"whose leaves answer the model's class use "
+    with pytest.raises(ValueError, match=r"has 3 classes \['z', 'y', 'x'\], and a product-"
+                                         r"distribution tree answers one yes/no question\. "
+                                         r".*for ONE tree whose leaves answer the model's "
+                                         r"class use "
                                          r"distribution='data' \(the default\)"):
         Surrogate(Three(), distribution="product").fit(table(100))
 
@@ -327,10 +331,9 @@ def test_the_class_oracle_answers_indices_and_refuses_plus_minus_one():
     rows = table(50, seed=4)
     expected = [["z", "y", "x"].index(c) for c in Three().predict(rows)]
     assert oracle.class_rows(rows).tolist() == expected
-    assert oracle.label_names == ("z", "y", "x") and oracle.multiclass
-    with pytest.raises(OracleError, match=r"answers one of 3 classes \(from_classifier\), "
-                                          r"not -1/\+1"):
-        oracle.label_rows(rows)
+    # A class-valued oracle of its own: no yes/no side to ask.
+    assert oracle.label_names == ("z", "y", "x") and isinstance(oracle, ClassLabels)
+    assert not hasattr(oracle, "label_rows") and not hasattr(oracle, "query")
     bad = Fixed(["a", "b", "c"], ["a", "d"])
     frame = pd.DataFrame({"i": [0, 1], "v": [0.0, 1.0]})
     wrapped = from_classifier(bad, surrogate.encoder_.__class__().fit(frame))

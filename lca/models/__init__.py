@@ -6,7 +6,9 @@
   ``tree()``, ``fidelity()``, ``report()``, JSON with the encoder inside.
 * :func:`from_estimator` — a model as an :class:`lca.Oracle`
   (:class:`ModelOracle`), for the reconstructor, the pool or Dask;
-  :func:`from_classifier` — a multi-class model whose answer is its class.
+  :func:`from_classifier` — a multi-class model whose answer on a row is
+  its class (:class:`ClassLabels`); :class:`Not` — the label "any class but
+  ``c``" of a one-vs-rest surrogate.
 * Encoders (:class:`QuantileEncoder`, :class:`BinaryEncoder`) — uniform
   ``±1`` bits to the model's input rows and data rows back to bits
   (:mod:`lca.models.encoders` says under which distribution the tree is
@@ -16,24 +18,29 @@
   :mod:`lca.models.rows`).
 """
 
-from lca.models.encoders import BinaryEncoder, QuantileEncoder, UnseenValueWarning
-from lca.models.oracle import ModelOracle, from_classifier, from_estimator
-from lca.models.surrogate import (
-    Agreement,
-    Fidelity,
-    LowFidelityWarning,
-    OnRows,
-    Rules,
-    Surrogate,
+from lca.models.encoders import BinaryEncoder, QuantileEncoder
+from lca.models.oracle import (
+    ClassLabels,
+    ModelLabels,
+    ModelOracle,
+    Not,
+    from_classifier,
+    from_estimator,
 )
+from lca.models.quality import Agreement, Fidelity, LowFidelityWarning, OnRows, Rules
+from lca.models.questions import UnseenValueWarning
+from lca.models.surrogate import Surrogate
 from lca.models.thresholds import ThresholdEncoder
 
 __all__ = [
     "Agreement",
     "BinaryEncoder",
+    "ClassLabels",
     "Fidelity",
     "LowFidelityWarning",
+    "ModelLabels",
     "ModelOracle",
+    "Not",
     "OnRows",
     "QuantileEncoder",
     "Rules",

@@ -47,7 +47,8 @@ from lca._validate import SEED_LIMIT, show
 from lca.decisions import NodeDecision
 from lca.export import ReconstructedTree
 from lca.models._data import MAX_FEATURES, plain
-from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder, category_key
+from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder
+from lca.models.questions import Questions, category_key
 from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows
 from lca.models.thresholds import MAX_CUTS, ThresholdEncoder
 from lca.params import Params, TheoryConstants
@@ -93,7 +94,7 @@ class Saved:
     seed: int
     classes: np.ndarray
     feature_names_in: list[str] | None
-    encoder: Encoder
+    encoder: Questions
     tree: ReconstructedTree
     params: Params
     rows: SavedRows | None = None
@@ -141,11 +142,12 @@ def digest(document: dict[str, Any]) -> str:
     return _DIGEST + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def encoder_state(encoder: Encoder) -> dict[str, Any]:
+def encoder_state(encoder: Questions) -> dict[str, Any]:
     """Everything a fitted encoder needs to decode, encode and describe."""
-    state: dict[str, Any] = {
-        "kind": type(encoder).__name__,
-        "bits": encoder.bits,
+    state: dict[str, Any] = {"kind": type(encoder).__name__}
+    if isinstance(encoder, Encoder):
+        state["bits"] = encoder.bits
+    state |= {
         "feature_names": list(encoder.feature_names),
         "columns": None if encoder.columns_ is None else [plain(c) for c in encoder.columns_],
         "categorical_dtypes": {str(j): {"categories": [plain(c) for c in dtype.categories],
@@ -153,7 +155,6 @@ def encoder_state(encoder: Encoder) -> dict[str, Any]:
                                for j, dtype in encoder.categorical_dtypes_.items()},
     }
     if isinstance(encoder, ThresholdEncoder):
-        del state["bits"]
         state.update(
             cuts=encoder.cuts,
             thresholds={str(j): cuts.tolist() for j, cuts in encoder.cuts_.items()},
@@ -375,7 +376,7 @@ def _classes(value: Any, positive: Any, data: bool) -> np.ndarray:
 
 # -- reading: the encoder ----------------------------------------------------------------
 
-def _encoder(state: Any) -> Encoder:
+def _encoder(state: Any) -> Questions:
     """The encoder :func:`encoder_state` described, each field checked first."""
     if not isinstance(state, dict):
         raise _bad("encoder", "an object (the fitted encoder's state)", state)
@@ -385,7 +386,7 @@ def _encoder(state: Any) -> Encoder:
                                    "'ThresholdEncoder' in a data-mode document)", kind)
     if kind == "ThresholdEncoder":
         _keys("encoder", state, _THRESHOLD_KEYS)
-        encoder: Encoder = _threshold(state)
+        encoder: Questions = _threshold(state)
         encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
         return encoder
     _keys("encoder", state, _LAYOUT_KEYS + (
@@ -583,7 +584,7 @@ def _category_array(values: list[Any]) -> np.ndarray:
     return np.array(values, dtype=object)
 
 
-def _categorical_dtypes(value: Any, encoder: Encoder) -> dict[int, Any]:
+def _categorical_dtypes(value: Any, encoder: Questions) -> dict[int, Any]:
     """The pandas categorical dtypes of the fitted DataFrame's columns, checked."""
     specs = _by_feature("encoder.categorical_dtypes", value, encoder.n_features_in_)
     if specs and encoder.columns_ is None:
@@ -617,7 +618,7 @@ def _categorical_dtypes(value: Any, encoder: Encoder) -> dict[int, Any]:
 
 # -- reading: the tree ---------------------------------------------------------------------
 
-def _tree(value: Any, model: str, seed: int, encoder: Encoder,
+def _tree(value: Any, model: str, seed: int, encoder: Questions,
           classes: np.ndarray) -> tuple[ReconstructedTree, Params]:
     """The saved tree, checked whole and against the document and its encoder."""
     try:
@@ -637,7 +638,7 @@ def _tree(value: Any, model: str, seed: int, encoder: Encoder,
         raise ValueError(f"{OWNER}: 'tree.n' is {tree.n}, but the encoder makes "
                          f"{encoder.n_bits} bits " + (
                              f"({encoder.n_features_in_} features of {encoder.bits})."
-                             if not isinstance(encoder, ThresholdEncoder) else
+                             if isinstance(encoder, Encoder) else
                              "(one per threshold and category question)."))
     params = _params(tree.params)
     features = {}

@@ -175,7 +175,7 @@ def _write(surrogate: Any, tree: Any, path: str) -> None:
         import matplotlib
 
         matplotlib.use("Agg")
-        ax = tree.draw(max_levels=min(4, surrogate.params_.path_length + 1))
+        ax = tree.draw(max_levels=max(len(path) for path in tree.decisions) + 1)
         ax.figure.savefig(path, dpi=120, bbox_inches="tight")
         return
     text = {".json": lambda: surrogate.to_json(indent=1), ".txt": tree.to_text,

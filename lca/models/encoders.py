@@ -66,7 +66,6 @@ Everything here is deterministic: fitting is a function of the data alone
 
 from __future__ import annotations
 
-import abc
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -89,6 +88,15 @@ from lca.models._data import (
     real_column,
     stack,
 )
+from lca.models.questions import (
+    Questions,
+    UnseenValueWarning,
+    category_key,
+    column_index,
+    listed_categorical,
+    number_text,
+    pandas_categorical,
+)
 from lca.oracle import check_points
 
 __all__ = [
@@ -100,86 +108,28 @@ __all__ = [
 MAX_BITS = 16
 
 
-class UnseenValueWarning(UserWarning):
-    """Rows of data held a value that ``fit`` never saw.
-
-    :meth:`QuantileEncoder.encode` sent each value of an ordered column to
-    the bin of the nearest fitted value; :meth:`lca.models.ThresholdEncoder.encode`
-    answers "no" to every category question of a categorical column for a
-    category it never saw. The message names the columns and how many rows
-    of each.
-    """
-
-
 # -- shared machinery -------------------------------------------------------------
 
-class Encoder(abc.ABC):
-    """Shared machinery: every feature has ``bits`` bits and a table of ``2**bits`` entries.
+class Encoder(Questions):
+    """The product encoders' machinery: every feature has ``bits`` bits and a table of
+    ``2**bits`` entries, so a ``±1`` point decodes into one row.
 
-    Fitted state: ``table_`` (``(d, 2**bits)`` float64: the decoded value of
-    each bin of a real feature, the index into ``categories_[j]`` of each bin
-    of a categorical one), ``categories_`` (``{j: values}``),
-    ``n_features_in_``, ``feature_names`` and ``columns_`` (a DataFrame's
-    column labels, or ``None`` when fitted on an array).
+    Fitted state, beside :class:`lca.models.questions.Questions`'s: ``table_``
+    (``(d, 2**bits)`` float64: the decoded value of each bin of a real
+    feature, the index into ``categories_[j]`` of each bin of a categorical
+    one) and ``categories_`` (``{j: values}``).
     """
 
     bits: int
-    n_features_in_: int
-    feature_names: tuple[str, ...]
     table_: np.ndarray
-    categories_: dict[int, np.ndarray]
-    categorical_dtypes_: dict[int, Any]
-    columns_: tuple[Any, ...] | None
-
-    @abc.abstractmethod
-    def fit(self, X: Any) -> Encoder:
-        """Fit the encoder to the rows of ``X`` and return it."""
-
-    @abc.abstractmethod
-    def encode(self, X: Any) -> np.ndarray:
-        """The ``±1`` points of the rows of ``X``."""
-
-    @abc.abstractmethod
-    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
-        """The condition ``bit`` on ``variable`` puts on its feature, given ``path``."""
 
     _fitted_attribute = "table_"
-    """An attribute that ``fit`` sets (and nothing else): present once fitted."""
-
-    def _check_fitted(self, owner: str) -> None:
-        if not hasattr(self, self._fitted_attribute):
-            raise ValueError(f"This {type(self).__name__} is not fitted yet; call "
-                             f"fit(X) before {owner}.")
 
     @property
     def n_bits(self) -> int:
         """Number of ``±1`` variables: ``bits`` per feature."""
         self._check_fitted("n_bits")
         return self.n_features_in_ * self.bits
-
-    def _names(self, owner: str, names: Any, data: Columns) -> tuple[str, ...]:
-        d = len(data.columns)
-        if names is None:
-            if data.labels is not None:
-                return tuple(str(label) for label in data.labels)
-            return tuple(f"x{j}" for j in range(d))
-        if isinstance(names, str) or not isinstance(names, Iterable):
-            raise TypeError(f"The 'feature_names' parameter of {owner} must be a "
-                            f"sequence of {d} strings. Got {names!r} instead.")
-        names = tuple(names)
-        if len(names) != d or not all(isinstance(name, str) for name in names):
-            raise ValueError(f"The 'feature_names' parameter of {owner} must be a "
-                             f"sequence of {d} strings (one per column of X). "
-                             f"Got {names!r} instead.")
-        return names
-
-    def _fit_layout(self, owner: str, data: Columns) -> None:
-        """Record the input's layout: column labels and pandas categorical dtypes."""
-        if not 1 <= len(data.columns) <= MAX_FEATURES:
-            raise ValueError(f"The 'X' parameter of {owner} must have between 1 and "
-                             f"{MAX_FEATURES} columns. Got {len(data.columns)}.")
-        self.columns_ = data.labels
-        self.categorical_dtypes_ = _pandas_categorical(data)
 
     def decode(self, points: Any) -> Any:
         """The model inputs of an ``(m, n_bits)`` array of ``±1``.
@@ -228,22 +178,6 @@ class Encoder(abc.ABC):
         return [self.categories_[j][values[:, j].astype(np.intp)] if j in self.categories_
                 else values[:, j] for j in range(self.n_features_in_)]
 
-    def _select(self, owner: str, X: Any) -> Columns:
-        """The columns of ``X`` in the fitted order (by name for a DataFrame)."""
-        data = read_columns(owner, X)
-        if data.labels is not None and self.columns_ is not None:
-            where = {label: j for j, label in enumerate(data.labels)}
-            missing = [label for label in self.columns_ if label not in where]
-            if missing:
-                raise ValueError(f"The 'X' parameter of {owner} lacks the fitted column(s) "
-                                 f"{missing!r}.")
-            data = Columns(tuple(data.columns[where[label]] for label in self.columns_),
-                           data.rows, self.columns_)
-        if len(data.columns) != self.n_features_in_:
-            raise TypeError(f"The 'X' parameter of {owner} must have {self.n_features_in_} "
-                            f"columns. Got {len(data.columns)} instead.")
-        return data
-
     def _points(self, index: np.ndarray) -> np.ndarray:
         """``±1`` points of an ``(m, d)`` array of bin indices."""
         shifts = np.arange(self.bits - 1, -1, -1)
@@ -278,19 +212,6 @@ class Encoder(abc.ABC):
     def feature_index(self, variable: int) -> int:
         """The column number of the feature that owns ``variable`` (unchecked)."""
         return variable // self.bits
-
-    def feature_of(self, variable: int) -> str:
-        """The name of the feature that owns ``variable``."""
-        self._check_fitted("feature_of")
-        variable = check_int(f"{type(self).__name__}.feature_of", "variable", variable, 0,
-                             self.n_bits - 1)
-        return self.feature_names[variable // self.bits]
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, (float, np.floating)):
-        return f"{value:.4g}"
-    return str(value)
 
 
 # -- encoders -------------------------------------------------------------------
@@ -478,7 +399,7 @@ class QuantileEncoder(Encoder):
         categorical = self._categorical(owner, data, names, n_bins)
         labels = self._category_labels(owner, categorical, data, names)
         auto = isinstance(self.categorical, str)  # "auto": the only string _categorical takes
-        declared = _pandas_categorical(data)  # categorical by dtype: unordered
+        declared = pandas_categorical(data)  # categorical by dtype: unordered
         table, masses = np.empty((d, n_bins)), np.empty((d, n_bins))
         thresholds: dict[int, np.ndarray] = {}
         categories: dict[int, np.ndarray] = {}
@@ -700,7 +621,7 @@ class QuantileEncoder(Encoder):
         name = self.feature_names[feature]
         if feature in self.categories_:
             labels = self.category_labels_.get(feature, {})
-            shown = [labels.get(category_key(value), _fmt(value))
+            shown = [labels.get(category_key(value), number_text(value))
                      for value, home in zip(self.categories_[feature].tolist(),
                                             self.home_bin_[feature], strict=True)
                      if allowed[home]]
@@ -719,8 +640,8 @@ class QuantileEncoder(Encoder):
             runs.append((start, k))
         parts = []
         for start, stop in runs:
-            low = _fmt(cuts[start - 1]) if start > 0 else None
-            high = _fmt(cuts[stop - 1]) if stop < allowed.size else None
+            low = number_text(cuts[start - 1]) if start > 0 else None
+            high = number_text(cuts[stop - 1]) if stop < allowed.size else None
             assert low is not None or high is not None  # the described bit halves the bins
             if low is None:
                 parts.append(f"{name} < {high}")
@@ -739,52 +660,9 @@ class QuantileEncoder(Encoder):
         return f"QuantileEncoder(bits={self.bits!r}{extra})"
 
 
-def column_index(owner: str, parameter: str, entry: Any, data: Columns,
-                 names: tuple[str, ...]) -> int:
-    """The column ``entry`` names (a label, a feature name or an index) of ``data``."""
-    d = len(data.columns)
-    if isinstance(entry, str):
-        labels = [str(label) for label in data.labels] if data.labels is not None else []
-        for known in (labels, list(names)):
-            if entry in known:
-                return known.index(entry)
-        raise ValueError(f"The {parameter!r} parameter of {owner} names column "
-                         f"{entry!r}, which X does not have; its columns are "
-                         f"{list(data.labels) if data.labels is not None else list(names)}.")
-    return check_int(owner, parameter, entry, 0, d - 1)
-
-
-def listed_categorical(owner: str, given: Any, data: Columns,
-                       names: tuple[str, ...]) -> tuple[int, ...]:
-    """The columns an encoder's ``categorical`` parameter lists (other than ``"auto"``):
-    a sequence of column indices or names, each column once."""
-    if isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
-        raise TypeError(f"The 'categorical' parameter of {owner} must be \"auto\" or a "
-                        f"sequence of column indices or names. Got {given!r} instead.")
-    indices = tuple(column_index(owner, "categorical", entry, data, names) for entry in given)
-    if len(set(indices)) != len(indices):
-        raise ValueError(f"The 'categorical' parameter of {owner} lists a column "
-                         f"twice. Got {tuple(given)!r}.")
-    return indices
-
-
-def _pandas_categorical(data: Columns) -> dict[int, Any]:
-    """The pandas categorical dtypes of a DataFrame's columns, by column number."""
-    return {j: dtype for j, dtype in enumerate(data.dtypes or ())
-            if type(dtype).__name__ == "CategoricalDtype"}
-
-
 def _nearest(levels: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The index of the level nearest each value (the upper one when exactly halfway)."""
     low, high = levels[:-1], levels[1:]
     cuts = low + (high - low) / 2
     cuts = np.where(cuts > low, cuts, high)  # halfway may round down onto low
     return np.searchsorted(cuts, values, side="right")
-
-
-def category_key(value: Any) -> Any:
-    """One dictionary key per category: numbers (and bools) as floats, anything else as is."""
-    value = plain(value)
-    if isinstance(value, (bool, int, float)):
-        return float(value)
-    return value

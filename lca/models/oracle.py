@@ -21,9 +21,12 @@ from lca._validate import check_int, check_real
 from lca.derive import Path
 from lca.models._data import MAX_FEATURES, make_frame, plain, stack
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
+from lca.models.questions import Questions
 from lca.oracle import Oracle, OracleError, check_points
 
 __all__ = [
+    "ClassLabels",
+    "ModelLabels",
     "ModelOracle",
     "from_classifier",
     "from_estimator",
@@ -32,26 +35,16 @@ __all__ = [
 METHODS = ("predict", "predict_proba", "decision_function")
 
 
-class ModelOracle(Oracle):
-    """A batched model as an oracle; build it with :func:`from_estimator`.
+class _ModelCalls:
+    """A fitted model called on rows as it was trained, with its answers checked.
 
-    ``query(points)`` decodes the points with the encoder, calls the model's
-    ``method`` once on the whole batch, and maps its outputs to ``±1``:
-    ``predict`` outputs equal to ``positive`` give ``+1``, every other known
-    class ``-1``; scores (``decision_function``, the ``positive`` column of
-    ``predict_proba``, or a regressor's ``predict``) give ``+1`` when
-    ``>= threshold``. Anything else a model returns (an unknown class, a
-    label the mapping cannot produce, NaN or complex scores, a wrong length,
-    shape or number of columns) raises :class:`lca.OracleError` naming the
-    model. The oracle is deterministic when the model is, and pickles
-    whenever the model does.
-
-    Attributes:
-        columns: the column names the model is called with (a DataFrame),
-            or ``None`` for an array.
+    ``encoder`` (any :class:`lca.models.questions.Questions`) selects and
+    orders a DataFrame's columns and describes the variables; the model is
+    called with a DataFrame under ``columns`` (the names it was fitted with)
+    or with an array when ``columns`` is ``None``.
     """
 
-    def __init__(self, model: Any, encoder: Encoder, method: str, auto: bool,
+    def __init__(self, model: Any, encoder: Questions, method: str, auto: bool,
                  positive: Any, threshold: float | None, classes: np.ndarray | None,
                  column: int | None, name: str,
                  columns: tuple[Any, ...] | None = None) -> None:
@@ -78,20 +71,6 @@ class ModelOracle(Oracle):
             raise
         return np.asarray(raw)
 
-    def query(self, points: np.ndarray) -> np.ndarray:
-        if not (isinstance(points, np.ndarray) and points.dtype == np.int8
-                and points.ndim == 2 and points.shape[1] == self.n):
-            # The library always sends int8 (m, n); validate anything else a user sends.
-            points = check_points(points, self.n, what=f"points of {self.name!r}")
-        return self._map(self._call(self._inputs(points)), points.shape[0])
-
-    def _inputs(self, points: np.ndarray) -> Any:
-        """The model's input rows for ``points``: a DataFrame under ``columns`` or an array."""
-        values = self.encoder._decode_values(points)
-        if self.columns is None and not self.encoder.categories_:
-            return values
-        return self._for_model(self.encoder._columns_of(values))
-
     def _for_model(self, columns: list[np.ndarray]) -> Any:
         """Columns in the encoder's order as the model takes them."""
         if self.columns is None:
@@ -101,69 +80,50 @@ class ModelOracle(Oracle):
         # Fitted on the same columns in another order: the model's order.
         return frame if tuple(labels) == self.columns else frame[list(self.columns)]
 
+    def _fail(self, message: str) -> OracleError:
+        return OracleError(f"model {self.name!r} ({self.method}) {message}")
+
+    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
+        """The condition ``variable = bit`` as the encoder reads it, e.g. ``"age >= 40.5"``."""
+        return self.encoder.describe(variable, bit, path)
+
+    def feature_of(self, variable: int) -> str:
+        """The name of the feature that owns ``variable`` (for node labels)."""
+        return self.encoder.feature_of(variable)
+
+
+class ModelLabels(_ModelCalls):
+    """A model's yes/no answer on rows: its outputs mapped to ``±1`` by an explicit rule.
+
+    ``predict`` outputs equal to ``positive`` give ``+1``, every other known
+    class ``-1``; scores (``decision_function``, the ``positive`` column of
+    ``predict_proba``, or a regressor's ``predict``) give ``+1`` when
+    ``>= threshold``. Anything else a model returns (an unknown class, a
+    label the mapping cannot produce, NaN or complex scores, a wrong length,
+    shape or number of columns) raises :class:`lca.OracleError` naming the
+    model. A data-mode :class:`lca.models.Surrogate` asks it about rows;
+    :class:`ModelOracle` adds the ``±1`` points of a product encoder.
+    """
+
     def label_rows(self, X: Any) -> np.ndarray:
         """The model's ``±1`` label of each row of data ``X`` (array or DataFrame).
 
-        The model is called on the rows as :meth:`query` calls it on decoded
-        points (a DataFrame's columns taken by name, a DataFrame under the
-        model's column names when it was fitted with them), through the same
-        mapping to ``±1``.
+        A DataFrame's columns are taken by name; the model is called with a
+        DataFrame under its fitted column names when it was fitted with them.
         """
-        data = self.encoder._select("ModelOracle.label_rows", X)
+        data = self.encoder._select("ModelLabels.label_rows", X)
         return self.label_columns(list(data.columns))
 
     def label_columns(self, columns: list[np.ndarray]) -> np.ndarray:
         """The model's ``±1`` label of each row of ``columns`` (in the encoder's order)."""
         return self._map(self._call(self._for_model(columns)), len(columns[0]))
 
-    @property
-    def multiclass(self) -> bool:
-        """Whether this oracle answers the model's class (:func:`from_classifier`), not ``±1``."""
-        # from_estimator never builds a predict oracle without positive= for a classifier.
-        return self.threshold is None and self.positive is None \
-            and self.classes is not None and self.classes.size > 2
-
-    def class_rows(self, X: Any) -> np.ndarray:
-        """The index in ``classes`` of the model's class of each row of data ``X`` (as
-        :meth:`label_rows` calls the model), as int64."""
-        data = self.encoder._select("ModelOracle.class_rows", X)
-        return self.class_columns(list(data.columns))
-
-    def class_columns(self, columns: list[np.ndarray]) -> np.ndarray:
-        """The index in ``classes`` of ``predict``'s class of each row of ``columns``
-        (in the encoder's order), as int64; a label not among them is an OracleError."""
-        assert self.classes is not None and self.method == "predict", \
-            "class indices need a classifier's predict (from_classifier)"
-        m = len(columns[0])
-        outputs = self._call(self._for_model(columns))
-        if outputs.ndim == 2 and outputs.shape[1:] == (1,):
-            outputs = outputs[:, 0]
-        if outputs.shape != (m,):
-            raise self._fail(f"returned shape {outputs.shape} for {m} rows; expected "
-                             f"({m},) or ({m}, 1) class labels")
-        found = np.full(m, -1, dtype=np.int64)
-        if _numeric(outputs) == _numeric(self.classes):
-            for index, label in enumerate(self.classes.tolist()):
-                found[outputs == label] = index
-        if (found < 0).any():
-            bad = outputs[found < 0][0]
-            bad = bad.item() if isinstance(bad, np.generic) else bad
-            raise self._fail(f"returned {bad!r}, which is not one of its classes "
-                             f"{self.classes.tolist()}")
-        return found
-
     def _map(self, outputs: np.ndarray, m: int) -> np.ndarray:
         if self.threshold is None:
             return self._labels(outputs, m)
         return self._scores(outputs, m, self.threshold)
 
-    def _fail(self, message: str) -> OracleError:
-        return OracleError(f"model {self.name!r} ({self.method}) {message}")
-
     def _labels(self, outputs: np.ndarray, m: int) -> np.ndarray:
-        if self.multiclass:
-            raise self._fail(f"answers one of {self.classes.size} classes "  # type: ignore[union-attr]
-                             "(from_classifier), not -1/+1; ask class_columns or class_rows")
         if outputs.ndim == 2 and outputs.shape[1:] == (1,):
             outputs = outputs[:, 0]
         if outputs.shape != (m,):
@@ -237,20 +197,10 @@ class ModelOracle(Oracle):
             raise self._fail(f"returned probability {bad}; expected values in [0, 1]")
         return np.where(scores >= threshold, 1, -1).astype(np.int8)
 
-    def describe(self, variable: int, bit: int, path: Path = ()) -> str:
-        """The condition ``variable = bit`` as the encoder reads it, e.g. ``"age >= 40.5"``."""
-        return self.encoder.describe(variable, bit, path)
-
-    def feature_of(self, variable: int) -> str:
-        """The name of the feature that owns ``variable`` (for node labels)."""
-        return self.encoder.feature_of(variable)
-
     @property
     def label_names(self) -> tuple[str, ...]:
         """Readable names of the ``-1`` and ``+1`` answers, e.g. ``("malignant", "benign")``;
         of a multi-class oracle, one per class (in ``classes`` order)."""
-        if self.multiclass:
-            return tuple(str(plain(c)) for c in self.classes.tolist())  # type: ignore[union-attr]
         positive = plain(self.positive)
         if self.classes is not None and (self.threshold is None or self.method ==
                                          "predict_proba" or self.classes.size == 2):
@@ -270,9 +220,120 @@ class ModelOracle(Oracle):
                 f"score >= {self.threshold!r}" + (f" (column of {self.positive!r})"
                                                    if self.column is not None else ""))
         how = " (auto)" if self.auto else ""
-        return (f"<ModelOracle {self.name!r} n={self.n} method={self.method!r}{how} "
+        return (f"<{type(self).__name__} {self.name!r} n={self.n} method={self.method!r}{how} "
                 f"{rule} encoder={self.encoder!r}>")
 
+
+class ClassLabels(_ModelCalls):
+    """A classifier of more than two classes whose answer on a row is its class, not a yes/no.
+
+    Build it with :func:`from_classifier`. It answers rows (never ``±1``
+    points): :meth:`class_rows` and :meth:`class_columns` give the index in
+    ``classes`` of ``predict``'s class of each row; a label not among them is
+    an :class:`lca.OracleError`.
+    """
+
+    def class_rows(self, X: Any) -> np.ndarray:
+        """The index in ``classes`` of the model's class of each row of data ``X``, as int64."""
+        data = self.encoder._select("ClassLabels.class_rows", X)
+        return self.class_columns(list(data.columns))
+
+    def class_columns(self, columns: list[np.ndarray]) -> np.ndarray:
+        """The index in ``classes`` of ``predict``'s class of each row of ``columns``
+        (in the encoder's order), as int64."""
+        assert self.classes is not None
+        m = len(columns[0])
+        outputs = self._call(self._for_model(columns))
+        if outputs.ndim == 2 and outputs.shape[1:] == (1,):
+            outputs = outputs[:, 0]
+        if outputs.shape != (m,):
+            raise self._fail(f"returned shape {outputs.shape} for {m} rows; expected "
+                             f"({m},) or ({m}, 1) class labels")
+        found = np.full(m, -1, dtype=np.int64)
+        if _numeric(outputs) == _numeric(self.classes):
+            for index, label in enumerate(self.classes.tolist()):
+                found[outputs == label] = index
+        if (found < 0).any():
+            bad = outputs[found < 0][0]
+            bad = bad.item() if isinstance(bad, np.generic) else bad
+            raise self._fail(f"returned {bad!r}, which is not one of its classes "
+                             f"{self.classes.tolist()}")
+        return found
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        """The classes as text, in ``classes`` order."""
+        assert self.classes is not None
+        return tuple(str(plain(c)) for c in self.classes.tolist())
+
+    def __repr__(self) -> str:
+        return f"<ClassLabels {self.name!r} classes={self.classes!r} encoder={self.encoder!r}>"
+
+
+class ModelOracle(ModelLabels, Oracle):
+    """A batched model as an oracle over a product encoder; build it with :func:`from_estimator`.
+
+    ``query(points)`` decodes the ``±1`` points with the encoder, calls the
+    model's ``method`` once on the whole batch, and maps its outputs to
+    ``±1`` as :class:`ModelLabels` does. The oracle is deterministic when
+    the model is, and pickles whenever the model does.
+
+    Attributes:
+        columns: the column names the model is called with (a DataFrame),
+            or ``None`` for an array.
+    """
+
+    encoder: Encoder
+
+    def query(self, points: np.ndarray) -> np.ndarray:
+        if not (isinstance(points, np.ndarray) and points.dtype == np.int8
+                and points.ndim == 2 and points.shape[1] == self.n):
+            # The library always sends int8 (m, n); validate anything else a user sends.
+            points = check_points(points, self.n, what=f"points of {self.name!r}")
+        return self._map(self._call(self._inputs(points)), points.shape[0])
+
+    def _inputs(self, points: np.ndarray) -> Any:
+        """The model's input rows for ``points``: a DataFrame under ``columns`` or an array."""
+        values = self.encoder._decode_values(points)
+        if self.columns is None and not self.encoder.categories_:
+            return values
+        return self._for_model(self.encoder._columns_of(values))
+
+
+class Not:
+    """The label "any class but ``label``": the no-side of a one-vs-rest surrogate's answers.
+
+    A surrogate of "the model predicts ``c``" (``positive=c`` for a model of
+    more than two classes) answers ``c`` or ``Not(c)``. ``Not(c)`` compares
+    equal to every value except ``c``, so that both comparisons a reader of
+    scikit-learn code writes mean what they say: ``surrogate.predict(X) == c``
+    is true exactly where the tree answers ``c``, and ``surrogate.predict(X)
+    == model.predict(X)`` is true exactly where the tree and the model agree
+    on the question (the model answering ``c``, or any other class where the
+    tree answers ``Not(c)``). ``str`` reads ``"not c"``.
+    """
+
+    __slots__ = ("label",)
+
+    def __init__(self, label: Any) -> None:
+        self.label = plain(label)
+
+    def __eq__(self, other: Any) -> Any:
+        if isinstance(other, Not):
+            return self.label == other.label
+        return not _among(self.label, np.array([plain(other)], dtype=object))
+
+    def __ne__(self, other: Any) -> Any:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((Not, self.label))
+
+    def __repr__(self) -> str:
+        return f"Not({self.label!r})"
+
+    def __str__(self) -> str:
+        return f"not {self.label}"
 
 
 def positive_class(positive: Any, classes: np.ndarray | None) -> Any:
@@ -398,6 +459,28 @@ def from_estimator(model: Any, encoder: Encoder | None = None, *, positive: Any 
             ``n``, or sizes that disagree.
     """
     owner = "lca.models.from_estimator"
+    mapping = _mapping(owner, model, positive, method, threshold)
+    encoder = _encoder_for(owner, model, mapping["name"], encoder, n)
+    return ModelOracle(model, encoder, **mapping,
+                       columns=_model_columns(owner, model, mapping["name"], encoder))
+
+
+def model_labels(model: Any, encoder: Questions, *, positive: Any = None,
+                 method: str | None = None, threshold: float | None = None) -> ModelLabels:
+    """The model's ``±1`` answer on rows, for any fitted questions (a data-mode surrogate's
+    :class:`lca.models.ThresholdEncoder` included); the mapping is checked as
+    :func:`from_estimator` checks it."""
+    owner = "lca.models.Surrogate"
+    mapping = _mapping(owner, model, positive, method, threshold)
+    _check_questions(owner, model, mapping["name"], encoder)
+    return ModelLabels(model, encoder, **mapping,
+                       columns=_model_columns(owner, model, mapping["name"], encoder))
+
+
+def _mapping(owner: str, model: Any, positive: Any, method: Any,
+             threshold: Any) -> dict[str, Any]:
+    """The checked rule from the model's outputs to ``±1``: method, positive, threshold,
+    score column, and the model's classes and name."""
     method, auto = _pick_method(model, method, threshold, owner)
     classes = model_classes(model)
     name = getattr(model, "__name__", None) or type(model).__name__
@@ -407,21 +490,18 @@ def from_estimator(model: Any, encoder: Encoder | None = None, *, positive: Any 
         _check_label_positive(owner, name, positive, classes)
     else:
         column = _score_column(owner, name, method, positive, classes)
-    encoder = _encoder_for(owner, model, name, encoder, n)
-    _check_width(owner, model, name, encoder)
-    return ModelOracle(model, encoder, method, auto, positive, threshold, classes, column,
-                       name, _model_columns(owner, model, name, encoder))
+    return dict(method=method, auto=auto, positive=positive, threshold=threshold,
+                classes=classes, column=column, name=name)
 
 
-def from_classifier(model: Any, encoder: Encoder) -> ModelOracle:
-    """A classifier of more than two classes whose answer is its class, not a yes/no.
+def from_classifier(model: Any, encoder: Questions) -> ClassLabels:
+    """A classifier of more than two classes whose answer on a row is its class, not a yes/no.
 
-    The oracle's :meth:`ModelOracle.class_columns` and
-    :meth:`ModelOracle.class_rows` give the index in ``model.classes_`` of
-    ``predict``'s class of each row; its ``label_names`` are the classes as
-    text. It has no ``±1`` side: ``query`` and the ``label_*`` methods
-    raise :class:`lca.OracleError`. The model is called as
-    :func:`from_estimator` calls it (a DataFrame under its fitted names).
+    :meth:`ClassLabels.class_columns` and :meth:`ClassLabels.class_rows`
+    give the index in ``model.classes_`` of ``predict``'s class of each row;
+    its ``label_names`` are the classes as text. It answers rows, not ``±1``
+    points. The model is called as :func:`from_estimator` calls it (a
+    DataFrame under its fitted names).
 
     Raises:
         TypeError: a model without ``predict``, an unfitted encoder.
@@ -439,9 +519,8 @@ def from_classifier(model: Any, encoder: Encoder) -> ModelOracle:
                          "two classes (classes_). Got "
                          + ("no classes_." if classes is None else
                             f"classes {classes.tolist()}."))
-    encoder = _encoder_for(owner, model, name, encoder, None)
-    _check_width(owner, model, name, encoder)
-    return ModelOracle(model, encoder, "predict", True, None, None, classes, None, name,
+    _check_questions(owner, model, name, encoder)
+    return ClassLabels(model, encoder, "predict", True, None, None, classes, None, name,
                        _model_columns(owner, model, name, encoder))
 
 
@@ -505,7 +584,17 @@ def _score_column(owner: str, name: str, method: str, positive: Any,
     return column
 
 
-def _check_width(owner: str, model: Any, name: str, encoder: Encoder) -> None:
+def _check_questions(owner: str, model: Any, name: str, encoder: Any) -> None:
+    """Check that ``encoder`` is fitted questions as wide as the model's input."""
+    if not isinstance(encoder, Questions):
+        raise TypeError(f"The 'encoder' parameter of {owner} must be a fitted lca.models "
+                        "encoder (QuantileEncoder, BinaryEncoder or ThresholdEncoder). Got "
+                        f"{type(encoder).__name__} instead.")
+    encoder._check_fitted(owner)
+    _check_width(owner, model, name, encoder)
+
+
+def _check_width(owner: str, model: Any, name: str, encoder: Questions) -> None:
     """Check that the model takes as many features as the encoder produces."""
     width = getattr(model, "n_features_in_", None)
     if width is not None and int(width) != encoder.n_features_in_:
@@ -514,7 +603,7 @@ def _check_width(owner: str, model: Any, name: str, encoder: Encoder) -> None:
 
 
 def _model_columns(owner: str, model: Any, name: str,
-                   encoder: Encoder) -> tuple[Any, ...] | None:
+                   encoder: Questions) -> tuple[Any, ...] | None:
     """The column names to call the model with, or None to call it with an array.
 
     A model fitted with names (``feature_names_in_``) gets a DataFrame under
@@ -571,17 +660,18 @@ def _encoder_for(owner: str, model: Any, name: str, encoder: Any, n: Any) -> Enc
         n = check_int(owner, "n", n, 1, MAX_FEATURES)
         names = getattr(model, "feature_names_in_", None)
         names = None if names is None else [str(label) for label in names]
-        return BinaryEncoder.of_width(owner, n, names)
-    from lca.models.thresholds import ThresholdEncoder
-
-    if not isinstance(encoder, (BinaryEncoder, QuantileEncoder, ThresholdEncoder)):
-        raise TypeError(f"The 'encoder' parameter of {owner} must be a fitted "
-                        "lca.models encoder (QuantileEncoder, BinaryEncoder or "
-                        f"ThresholdEncoder) or None. Got {type(encoder).__name__} instead.")
-    if not hasattr(encoder, "table_" if not isinstance(encoder, ThresholdEncoder)
-                   else "offsets_"):
-        raise TypeError(f"The 'encoder' parameter of {owner} must be fitted: call "
-                        f"{type(encoder).__name__}(...).fit(X) first.")
+        encoder = BinaryEncoder.of_width(owner, n, names)
+        _check_width(owner, model, name, encoder)
+        return encoder
+    if not isinstance(encoder, (BinaryEncoder, QuantileEncoder)):
+        kind = type(encoder).__name__
+        raise TypeError(f"The 'encoder' parameter of {owner} must be a fitted product "
+                        "encoder (QuantileEncoder or BinaryEncoder), whose points decode into "
+                        f"rows, or None. Got {kind} instead"
+                        + ("; its points are regions of rows, not rows: a data-mode "
+                           "Surrogate asks the model about rows." if kind == "ThresholdEncoder"
+                           else "."))
+    _check_questions(owner, model, name, encoder)
     if n is not None and check_int(owner, "n", n, 1, MAX_FEATURES) != encoder.n_bits:
         raise ValueError(f"{owner}: n={n} disagrees with the encoder's n_bits="
                          f"{encoder.n_bits}.")

@@ -42,6 +42,7 @@ above.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,7 +52,8 @@ from lca import derive
 from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision, split_rows
 from lca.derive import Path
 from lca.export import ReconstructedTree, tree_from_decisions
-from lca.models.oracle import ModelOracle
+from lca.models.oracle import ClassLabels, ModelLabels
+from lca.models.sources import Trace, cut
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import progress_bar
@@ -247,33 +249,41 @@ class LeafRows:
 
 
 class RowsTree:
-    """The data-mode tree of one seed over fitted rows, decided lazily and cached.
+    """The data-mode tree of one seed over fitted rows, decided lazily and cached: the
+    :class:`lca.models.sources.TreeSource` of a data-mode surrogate.
+
+    Every public method holds one lock, so threads sharing a tree decide
+    each node once and all see the same tree.
 
     Args:
         encoder: the fitted :class:`ThresholdEncoder`.
-        oracle: the model (:func:`lca.models.from_estimator` over ``encoder``).
+        oracle: the model's answers on rows (:class:`lca.models.oracle.ModelLabels`,
+            or :class:`lca.models.oracle.ClassLabels` for a multi-class tree).
         columns: the fitted rows' columns in the encoder's order (ordered:
-            float64; categorical: the category values).
+            float64; categorical: the category values); the tree keeps its own
+            copy, so later edits of the caller's data change nothing.
         values: each feature's values of those rows as its questions read them
             (ordered: the same doubles; categorical: category numbers), as
             :meth:`ThresholdEncoder.fit_rows` returns them.
         seed, depth, rows_per_node, min_rows, product_rows: see
             :class:`lca.models.Surrogate`.
-        classes: ``0`` for a yes/no tree (the oracle's ``±1`` labels); ``K > 2``
-            for a multi-class tree over the oracle's class indices
-            (:func:`lca.models.oracle.from_classifier`).
 
-    ``queries`` counts every model query (fitted rows once each, drawn rows
-    each time).
+    The number of classes comes from the oracle: a multi-class tree over
+    :class:`ClassLabels`' class indices, else a yes/no tree over ``±1``
+    labels. ``queries`` counts every model query (fitted rows once each,
+    drawn rows each time).
     """
 
-    def __init__(self, encoder: ThresholdEncoder, oracle: ModelOracle,
+    builder = "rows"
+
+    def __init__(self, encoder: ThresholdEncoder, oracle: ModelLabels | ClassLabels,
                  columns: Sequence[np.ndarray], values: Sequence[np.ndarray], seed: int,
-                 depth: int, rows_per_node: int, min_rows: int, product_rows: int = 0,
-                 classes: int = 0) -> None:
+                 depth: int, rows_per_node: int, min_rows: int, product_rows: int = 0
+                 ) -> None:
+        self._lock = threading.RLock()
         self.encoder = encoder
         self.oracle = oracle
-        self.columns = list(columns)
+        self.columns = [np.array(column, copy=True) for column in columns]
         self.seed = seed
         self.depth = depth
         self.rows_per_node = rows_per_node
@@ -282,14 +292,15 @@ class RowsTree:
         self.m = len(self.columns[0]) if self.columns else 0
         # Each feature's values as its questions read them: a region is filtered
         # one question at a time, without an (m, n) table of every answer.
-        self.values = list(values)
+        self.values = [np.array(column, copy=True) for column in values]
         # Per feature, what top-up draws from: sorted fitted values (ordered), or
         # each category's number of fitted rows (categorical).
         self.sorted_columns = [np.bincount(values, minlength=encoder.categories_[j].size)
                                if j in encoder.categories_ else np.sort(values)
                                for j, values in enumerate(self.values)]
-        self.classes = classes
-        self.labels = np.zeros(self.m, dtype=np.int64 if classes else np.int8)
+        self.classes = int(oracle.classes.size) \
+            if isinstance(oracle, ClassLabels) and oracle.classes is not None else 0
+        self.labels = np.zeros(self.m, dtype=np.int64 if self.classes else np.int8)
         self.asked = np.zeros(self.m, dtype=bool)
         # A node's points are kept as bins, one per feature: the point's level
         # (ThresholdEncoder.levels) in the feature's own run of bins, so that
@@ -321,7 +332,8 @@ class RowsTree:
         self.queries = 0
         self.oracle_calls = 0
         self.decisions: dict[Path, Decision] = {}
-        self.leaf_rows: dict[Path, LeafRows] = {}
+        self._leaf_rows: dict[Path, LeafRows] = {}
+        self._whole: ReconstructedTree | None = None
         self._regions: dict[Path, np.ndarray] = {(): row_order(seed, self.m)}
         self._pending: dict[Path, tuple[np.ndarray, np.ndarray, int]] = {}
         self.params = Params.efficient(encoder.n_bits, depth=depth)
@@ -334,11 +346,11 @@ class RowsTree:
         if found is None:
             parent = self.region(path[:-1])
             variable, bit = path[-1]
-            found = parent[self.answers(parent, variable) == bit]
+            found = parent[self.row_answers(parent, variable) == bit]
             self._regions[path] = found
         return found
 
-    def answers(self, rows: np.ndarray, variable: int) -> np.ndarray:
+    def row_answers(self, rows: np.ndarray, variable: int) -> np.ndarray:
         """The ``±1`` answer of fitted ``rows`` to question ``variable``."""
         j = self.encoder.feature_index(variable)
         t = variable - int(self.encoder.offsets_[j])
@@ -384,8 +396,7 @@ class RowsTree:
             # One model call: the fitted rows not asked yet, then every drawn row.
             together = [_concatenate([part[j] for part in parts])
                         for j in range(self.encoder.n_features_in_)]
-            found = (self.oracle.class_columns(together) if self.classes else
-                     self.oracle.label_columns(together))
+            found = self.ask(together)
             self.queries += int(found.size)
             self.oracle_calls += 1
             self.labels[missing] = found[:missing.size]
@@ -409,6 +420,13 @@ class RowsTree:
                 own = np.concatenate([own, labels[start:stop]])
                 start = stop
             self._pending[path] = (points, own, int(rows.size))
+
+    def ask(self, columns: list[np.ndarray]) -> np.ndarray:
+        """The model's label of each row of ``columns`` (a multi-class tree: its class index)."""
+        oracle = self.oracle
+        if isinstance(oracle, ClassLabels):
+            return oracle.class_columns(columns)
+        return oracle.label_columns(columns)
 
     def minus_counts(self, bins: np.ndarray, group: np.ndarray | None = None,
                      groups: int = 1) -> np.ndarray:
@@ -465,7 +483,7 @@ class RowsTree:
         if variable is None:
             label = 1 if total >= 0 else -1
             decision = LeafDecision(label, int(labels.size), total)
-            self.leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
+            self._leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
         else:
             decision = NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
         self.decisions[path] = decision
@@ -489,66 +507,117 @@ class RowsTree:
         if variable is not None:
             return NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
         label = int(np.argmax(counts))  # the first maximum: the lowest class index
-        self.leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
+        self._leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
         return ClassLeafDecision(label, int(labels.size), int(counts[label]))
 
-    # -- answers ----------------------------------------------------------------------
+    # -- the tree source ------------------------------------------------------------
 
-    def trace(self, z: np.ndarray) -> tuple[Path, tuple[str, ...], LeafDecision]:
+    @property
+    def record(self) -> dict[str, Any]:
+        """The builder and its parameters, as the tree's JSON records them (``"params"``)."""
+        return {"builder": self.builder, "n": self.encoder.n_bits, "depth": self.depth,
+                "rows_per_node": self.rows_per_node, "min_rows": self.min_rows,
+                "product_rows": self.product_rows}
+
+    def product_columns(self, samples: int) -> list[np.ndarray]:
+        """``samples`` rows of the product of the fitted marginals: the root's top-up rows
+        under purpose ``"surrogate-fidelity"`` (what fidelity measures on)."""
+        return topup_columns(self.encoder, self.sorted_columns, self.seed, (), samples,
+                             purpose="surrogate-fidelity")
+
+    def fitted_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every fitted row as numbers (:meth:`ThresholdEncoder.numbers`) and the model's
+        label of each (a multi-class tree: its class index). Rows the tree has not asked
+        about yet are asked now, not counted in :attr:`queries` and not kept."""
+        with self._lock:
+            labels = self.labels.copy()
+            missing = np.flatnonzero(~self.asked)
+            if missing.size:
+                labels[missing] = self.ask([column[missing] for column in self.columns])
+            return self.encoder.numbers(self.columns), labels
+
+    def leaf_rows(self, path: Path) -> LeafRows:
+        """The fitted rows among a decided leaf's points, and how many agree with it."""
+        with self._lock:
+            return self._leaf_rows[path]
+
+    def trace(self, z: np.ndarray) -> Trace:
         """The path of one point, the conditions on its side, and its leaf (decided as needed)."""
-        path: Path = ()
-        conditions = []
-        decision = self.decide(path)
-        while isinstance(decision, NodeDecision):
-            bit = int(z[decision.variable])
-            conditions.append(self.encoder.describe(decision.variable, bit, path))
-            path = path + ((decision.variable, bit),)
+        with self._lock:
+            if self._whole is not None:
+                found, _, conditions, leaf = self._whole.trace(z)
+                return Trace(found, conditions, leaf)
+            path: Path = ()
+            steps = []
             decision = self.decide(path)
-        return path, tuple(conditions), decision
+            while isinstance(decision, NodeDecision):
+                bit = int(z[decision.variable])
+                steps.append(self.encoder.describe(decision.variable, bit, path))
+                path = path + ((decision.variable, bit),)
+                decision = self.decide(path)
+            return Trace(path, tuple(steps), decision)
 
-    def answer_many(self, points: np.ndarray) -> np.ndarray:
+    def answers(self, points: np.ndarray) -> np.ndarray:
         """The tree's label of each point (a multi-class tree: its class index), deciding
         the nodes they reach."""
-        out = np.zeros(points.shape[0], dtype=np.int64 if self.classes else np.int8)
-        groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
-        while groups:
-            later: dict[Path, np.ndarray] = {}
-            self.prepare(list(groups))
-            for path, chosen in sorted(groups.items()):
-                decision = self.decide(path)
-                if isinstance(decision, LeafDecision):
-                    out[chosen] = decision.label
-                else:
-                    later |= split_rows(points, chosen, path, decision.variable)
-            groups = later
-        return out
+        with self._lock:
+            if self._whole is not None:
+                return self._whole.query(points)
+            out = np.zeros(points.shape[0], dtype=np.int64 if self.classes else np.int8)
+            groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
+            while groups:
+                later: dict[Path, np.ndarray] = {}
+                self.prepare(list(groups))
+                for path, chosen in sorted(groups.items()):
+                    decision = self.decide(path)
+                    if isinstance(decision, LeafDecision):
+                        out[chosen] = decision.label
+                    else:
+                        later |= split_rows(points, chosen, path, decision.variable)
+                groups = later
+            return out
 
-    def materialize(self, depth: int | None = None, progress: bool = False) -> ReconstructedTree:
-        """Every node down to ``depth`` (``None``: the whole tree), as a readable tree.
+    def tree(self, depth: int | None = None, progress: bool = False) -> ReconstructedTree:
+        """Every node down to ``depth`` (``None``: the whole tree), as a readable tree; the
+        whole tree is kept and answers from then on.
 
         ``progress=True`` draws a tqdm bar on stderr over the nodes decided (their
         number is not known in advance).
         """
-        level: list[Path] = [()]
-        bar = progress_bar(progress, None, "deciding", "nodes")
-        try:
-            while level:
-                below = []
-                self.prepare(level)
-                for path in level:
-                    decision = self.decide(path)
-                    if isinstance(decision, NodeDecision) and (depth is None
-                                                               or len(path) < depth):
-                        below += [path + ((decision.variable, bit),) for bit in (-1, 1)]
-                bar.update(len(level))
-                level = below
-        finally:
-            bar.close()
-        known = {path: decision for path, decision in self.decisions.items()
-                 if depth is None or len(path) <= depth}
-        # Threshold questions are not independent uniform bits: a leaf's
-        # 2^-depth is no share of anything, so the text shows none.
-        return dataclasses.replace(
-            tree_from_decisions(self.oracle, self.params, self.seed, known),
-            uniform_mass=False)
+        with self._lock:
+            if self._whole is not None:
+                return self._whole if depth is None else cut(self._whole, depth)
+            level: list[Path] = [()]
+            bar = progress_bar(progress, None, "deciding", "nodes")
+            try:
+                while level:
+                    below = []
+                    self.prepare(level)
+                    for path in level:
+                        decision = self.decide(path)
+                        if isinstance(decision, NodeDecision) and (depth is None
+                                                                   or len(path) < depth):
+                            below += [path + ((decision.variable, bit),) for bit in (-1, 1)]
+                    bar.update(len(level))
+                    level = below
+            finally:
+                bar.close()
+            known = {path: decision for path, decision in self.decisions.items()
+                     if depth is None or len(path) <= depth}
+            # Threshold questions are not independent uniform bits: a leaf's
+            # 2^-depth is no share of anything, so the text shows none.
+            tree = dataclasses.replace(
+                tree_from_decisions(self.oracle, self.params, self.seed, known),
+                uniform_mass=False)
+            if depth is None or tree.complete:
+                self._whole = tree
+            return tree
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()

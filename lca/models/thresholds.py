@@ -45,13 +45,13 @@ import numpy as np
 from lca._validate import check_int
 from lca.derive import Path
 from lca.models._data import Columns, category_values, is_numeric, plain, read_columns, real_column
-from lca.models.encoders import (
-    Encoder,
+from lca.models.questions import (
+    Questions,
     UnseenValueWarning,
-    _fmt,
-    _pandas_categorical,
     category_key,
     listed_categorical,
+    number_text,
+    pandas_categorical,
 )
 
 __all__ = ["ThresholdEncoder", "rows_digest"]
@@ -98,7 +98,7 @@ def _midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     return np.where(middle > low, middle, high)
 
 
-class ThresholdEncoder(Encoder):
+class ThresholdEncoder(Questions):
     """Rows to ``±1`` answers of threshold questions ("``x >= c``", "``x == c``").
 
     See the module docstring for the cuts, the categories and the bit
@@ -120,8 +120,6 @@ class ThresholdEncoder(Encoder):
     (feature ``j`` owns variables ``offsets_[j] .. offsets_[j+1] - 1``),
     ``rows_digest_``, ``n_rows_``, ``feature_names``, ``n_features_in_``.
     """
-
-    bits = 0  # no fixed number of variables per feature: see offsets_
 
     def __init__(self, cuts: int = 64, categorical: Iterable[int | str] | str = "auto",
                  feature_names: Sequence[str] | None = None) -> None:
@@ -210,7 +208,7 @@ class ThresholdEncoder(Encoder):
 
     def _categorical(self, owner: str, data: Columns, names: tuple[str, ...]) -> frozenset[int]:
         given = self.categorical
-        declared = _pandas_categorical(data)
+        declared = pandas_categorical(data)
         if isinstance(given, str) and given == "auto":
             return frozenset(j for j, column in enumerate(data.columns)
                              if not is_numeric(column) or j in declared)
@@ -260,6 +258,12 @@ class ThresholdEncoder(Encoder):
 
     def encode_columns(self, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[str]]:
         """Points of checked columns in the fitted order, and the columns with unseen categories."""
+        values, unseen = self._values(columns)
+        return self.encode_values(values), unseen
+
+    def _values(self, columns: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[str]]:
+        """Each feature's values as its questions read them (:meth:`encode_values`), and the
+        columns with categories never fitted."""
         values = []
         unseen = []
         for j, column in enumerate(columns):
@@ -272,7 +276,17 @@ class ThresholdEncoder(Encoder):
                 values.append(codes)
             else:
                 values.append(np.asarray(column))
-        return self.encode_values(values), unseen
+        return values, unseen
+
+    def numbers(self, columns: Sequence[np.ndarray]) -> np.ndarray:
+        """Checked columns in the fitted order as one ``(rows, d)`` float64 array, what a
+        tree learner on numbers is given: an ordered feature's values, a categorical one's
+        category number (``-1`` for a category never fitted)."""
+        values = self._values(columns)[0]
+        out = np.empty((len(values[0]), len(values)), dtype=np.float64)
+        for j, column in enumerate(values):
+            out[:, j] = column
+        return out
 
     def encode_values(self, values: Sequence[np.ndarray]) -> np.ndarray:
         """Points of each feature's values as its questions read them: an ordered
@@ -377,20 +391,15 @@ class ThresholdEncoder(Encoder):
             start, stop = int(self.offsets_[feature]), int(self.offsets_[feature + 1])
             if any(start <= v < stop and value > 0 for v, value in (*path, (variable, bit))):
                 shown = sorted(allowed)
-                return f"{name} in {{{', '.join(_fmt(plain(levels[c])) for c in shown)}}}"
+                return f"{name} in {{{', '.join(number_text(plain(levels[c])) for c in shown)}}}"
             excluded = sorted(set(range(len(levels))) - allowed)
-            return f"{name} not in {{{', '.join(_fmt(plain(levels[c])) for c in excluded)}}}"
+            return f"{name} not in {{{', '.join(number_text(plain(levels[c])) for c in excluded)}}}"
         low, high = allowed
         if low == -np.inf:
-            return f"{name} < {_fmt(high)}"
+            return f"{name} < {number_text(high)}"
         if high == np.inf:
-            return f"{name} >= {_fmt(low)}"
-        return f"{_fmt(low)} <= {name} < {_fmt(high)}"
-
-    def decode(self, points: Any) -> Any:
-        """Not defined: a threshold point is a region of rows, not one row."""
-        raise TypeError("ThresholdEncoder.decode: points of threshold questions are regions, "
-                        "not rows; a data-mode Surrogate asks the model about rows.")
+            return f"{name} >= {number_text(low)}"
+        return f"{number_text(low)} <= {name} < {number_text(high)}"
 
     def __repr__(self) -> str:
         given = self.categorical

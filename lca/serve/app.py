@@ -158,7 +158,11 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     if settings.source == "model":
         # A saved Surrogate: its tree answers, for its own seed only (lca.serve.saved).
         answerer, oracle = load_saved(settings.spec)
-        params, only_seed, classes = answerer.params, answerer.seed, answerer.classes
+        only_seed, classes = answerer.seed, answerer.classes
+        # The builder's own record: lca.Params fields, or a data-mode tree's rows builder.
+        recorded = dict(answerer.tree.params)
+        mode = recorded.get("preset") or recorded.get("builder")
+        params_text = ", ".join(f"{key}={value!r}" for key, value in recorded.items())
     else:
         if oracle is None:
             oracle = settings.load_oracle()
@@ -169,16 +173,17 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
                 f"{params.path_length + 1} (one root-to-leaf path, so /explain reads its "
                 f"path from the cache). Got {settings.cache_size} instead.")
         answerer = Reconstructor(oracle, params, cache_size=settings.cache_size)
+        recorded, mode, params_text = dataclasses.asdict(params), settings.mode, params.describe()
     queue = AnswerQueue(answerer, max_points=settings.max_points,
                         batch_wait=settings.batch_wait)
     n = oracle.n
     description = {
         "oracle": {"name": oracle.name, "n": n, "source": settings.source,
                    "spec": None if settings.source == "model" else settings.spec},
-        "mode": params.preset if only_seed is not None else settings.mode,
+        "mode": mode,
         "seeds": "any" if only_seed is None else [only_seed],
-        "params": dataclasses.asdict(params),
-        "params_text": params.describe(),
+        "params": recorded,
+        "params_text": params_text,
         "cache_size": settings.cache_size,
         "limits": {"max_points": settings.max_points,
                    "max_body_bytes": settings.max_body_bytes,

@@ -21,7 +21,6 @@ import numpy as np
 from lca.decisions import AnswerStats
 from lca.export import ReconstructedTree
 from lca.oracle import Oracle
-from lca.params import Params
 from lca.reconstruct import Explanation
 
 __all__ = ["SavedTree", "TreeOracle", "load_saved"]
@@ -49,14 +48,12 @@ class SavedTree:
     answers are indices into them), else ``None`` (answers ``±1``).
     """
 
-    def __init__(self, tree: ReconstructedTree, params: Params,
-                 classes: list[Any] | None = None) -> None:
+    def __init__(self, tree: ReconstructedTree, classes: list[Any] | None = None) -> None:
         if not tree.complete:
             raise ValueError("lca serve --model: the saved tree has unexplored nodes; save "
                              "the Surrogate after Surrogate.tree() (to_json does)")
         self.tree = tree
         self.seed = tree.seed
-        self.params = params
         self.classes = classes
         self.last_stats = AnswerStats()
 
@@ -101,4 +98,4 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
                          f"{error}") from None
     tree = surrogate.tree()
     classes = [plain(c) for c in surrogate.classes_] if tree.multiclass else None
-    return SavedTree(tree, surrogate.params_, classes), TreeOracle(tree)
+    return SavedTree(tree, classes), TreeOracle(tree)
