@@ -7,6 +7,8 @@ model fitted with feature names has to be called with one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -70,7 +72,8 @@ def read_columns(owner: str, X: Any) -> Columns:
         if len(set(labels)) != len(labels):
             raise ValueError(f"The 'X' parameter of {owner} must have distinct column "
                              f"names. Got {list(labels)!r}.")
-        columns = tuple(X.iloc[:, j].to_numpy() for j in range(X.shape[1]))
+        columns = tuple(_normalized(owner, str(labels[j]), j, X.iloc[:, j].to_numpy())
+                        for j in range(X.shape[1]))
         return Columns(columns, X.shape[0], labels, tuple(X.dtypes))
     try:
         array = np.asarray(X)
@@ -80,7 +83,48 @@ def read_columns(owner: str, X: Any) -> Columns:
     if array.ndim != 2:
         raise TypeError(f"The 'X' parameter of {owner} must be a 2-D array (rows x "
                         f"features) or a DataFrame. Got shape {array.shape} instead.")
-    return Columns(tuple(array[:, j] for j in range(array.shape[1])), array.shape[0])
+    return Columns(tuple(_normalized(owner, f"x{j}", j, array[:, j])
+                         for j in range(array.shape[1])), array.shape[0])
+
+
+# Cell types a surrogate cannot take as numbers or categories, with what to do instead.
+_UNSUPPORTED = {"datetime": "a number (e.g. days since a date)", "date": "a number",
+                "time": "a number", "timedelta": "a number (e.g. seconds)",
+                "Timestamp": "a number (e.g. days since a date)",
+                "Timedelta": "a number (e.g. seconds)", "Period": "a number or a string",
+                "Interval": "two number columns (its ends) or a string",
+                "bytes": "a string", "bytearray": "a string", "complex": "two real columns",
+                "datetime64": "a number (e.g. days since a date)",
+                "timedelta64": "a number (e.g. seconds)"}
+
+
+def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
+    """A column as the encoders read it: numbers held as objects (a pandas ``object``
+    column, a numpy object array, a list of lists) become float64; a column of dates,
+    durations, bytes, intervals or complex numbers is refused, naming the column."""
+    kind = column.dtype.kind
+    if kind in "MmcS":
+        what = {"M": "datetime64", "m": "timedelta64", "c": "complex", "S": "bytes"}[kind]
+        raise TypeError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) holds "
+                        f"{column.dtype} values, which a surrogate cannot split on; convert "
+                        f"it to {_UNSUPPORTED[what]}.")
+    if kind != "O":
+        return column
+    numbers = True
+    for row, value in enumerate(column.tolist()):
+        kind_name = type(value).__name__
+        if kind_name in _UNSUPPORTED:
+            raise TypeError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) "
+                            f"holds a {kind_name} at row {row} ({value!r}), which a surrogate "
+                            f"cannot split on; convert the column to {_UNSUPPORTED[kind_name]}.")
+        numbers = numbers and isinstance(value, (Real, Decimal)) and not isinstance(value, bool)
+    if not numbers or column.size == 0:
+        return column
+    try:
+        return np.array([float(value) for value in column.tolist()], dtype=np.float64)
+    except OverflowError:
+        raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) holds a "
+                         "number beyond the range of a double (about 1.8e308).") from None
 
 
 def is_numeric(column: np.ndarray) -> bool:

@@ -94,6 +94,7 @@ from lca.models.questions import (
     category_key,
     column_index,
     listed_categorical,
+    midpoints,
     number_text,
     pandas_categorical,
 )
@@ -662,7 +663,4 @@ class QuantileEncoder(Encoder):
 
 def _nearest(levels: np.ndarray, values: np.ndarray) -> np.ndarray:
     """The index of the level nearest each value (the upper one when exactly halfway)."""
-    low, high = levels[:-1], levels[1:]
-    cuts = low + (high - low) / 2
-    cuts = np.where(cuts > low, cuts, high)  # halfway may round down onto low
-    return np.searchsorted(cuts, values, side="right")
+    return np.searchsorted(midpoints(levels[:-1], levels[1:]), values, side="right")

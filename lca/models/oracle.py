@@ -349,18 +349,48 @@ def positive_class(positive: Any, classes: np.ndarray | None) -> Any:
 
 
 def model_classes(model: Any) -> np.ndarray | None:
-    """The model's ``classes_`` as a 1-D array, or None when it has none."""
+    """The model's ``classes_`` as a 1-D array, or None when it has none.
+
+    Classes are at least two different labels of one kind (strings, numbers
+    within int64, or bools), as a saved surrogate can write them; anything
+    else is refused here, naming the model, before it could fail later.
+    """
+    owner = "lca.models"
     classes = getattr(model, "classes_", None)
     if classes is None:
         return None
+    name = type(model).__name__
     if isinstance(classes, list) and classes and isinstance(classes[0], np.ndarray):
-        raise TypeError("lca.models.from_estimator: multi-output models (a list of "
-                        "classes_ arrays) are not supported; wrap one output at a time.")
-    classes = np.asarray(classes)
-    if classes.ndim != 1:
-        raise TypeError("lca.models.from_estimator: the model's classes_ must be 1-D. "
-                        f"Got shape {classes.shape}.")
-    return classes
+        raise TypeError(f"{owner}: multi-output models (a list of classes_ arrays) are not "
+                        "supported; wrap one output at a time.")
+    try:
+        labels = np.asarray(classes)
+    except ValueError as error:  # ragged
+        raise TypeError(f"{owner}: the classes_ of model {name} must be 1-D labels. Got "
+                        f"{classes!r} ({error}).") from None
+    if labels.ndim != 1:
+        raise TypeError(f"{owner}: the classes_ of model {name} must be 1-D labels. Got "
+                        f"shape {labels.shape}.")
+    # The labels as the model holds them: numpy would turn [1, "a"] into strings.
+    values = [plain(value) for value in (classes.tolist() if isinstance(classes, np.ndarray)
+                                         else list(classes))]
+    kinds = {"str" if isinstance(v, str) else "bool" if isinstance(v, bool) else
+             "number" if isinstance(v, (int, float)) else type(v).__name__ for v in values}
+    if len(values) < 2 or len(kinds) != 1 or not kinds <= {"str", "bool", "number"} \
+            or len({(type(v) is str, v) for v in values}) != len(values):
+        raise ValueError(f"{owner}: the classes_ of model {name} must be at least two "
+                         "different labels of one kind (strings, numbers or bools). Got "
+                         f"{values!r}" + (": a model of one class has nothing to distil "
+                                          "(every row gets that class)."
+                                          if len(values) == 1 else "."))
+    if any(isinstance(v, int) and not -(1 << 63) <= v < 1 << 63 for v in values) or \
+            any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        raise ValueError(f"{owner}: the classes_ of model {name} must be finite numbers within "
+                         f"int64 when they are numbers. Got {values!r}.")
+    if any(isinstance(v, str) and v.endswith("\x00") for v in classes):
+        raise ValueError(f"{owner}: a class of model {name} ends in a NUL character, which "
+                         f"numpy's string arrays drop; rename it. Got {list(classes)!r}.")
+    return labels
 
 
 def _pick_method(model: Any, method: Any, threshold: Any, owner: str) -> tuple[str, bool]:

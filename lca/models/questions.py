@@ -182,3 +182,15 @@ def number_text(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{value:.4g}"
     return str(value)
+
+
+def midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Halfway between neighbouring values, never equal to the lower one (rounding).
+
+    ``low + (high - low) / 2``, or ``low / 2 + high / 2`` where ``high - low``
+    overflows (values beyond half the largest double, of opposite signs).
+    """
+    with np.errstate(over="ignore"):
+        width = high - low
+    middle = np.where(np.isfinite(width), low + width / 2, low / 2 + high / 2)
+    return np.where(middle > low, middle, high)

@@ -50,6 +50,7 @@ from lca.models.questions import (
     UnseenValueWarning,
     category_key,
     listed_categorical,
+    midpoints,
     number_text,
     pandas_categorical,
 )
@@ -90,12 +91,6 @@ def rows_digest(columns: Sequence[Any], categorical: Iterable[int]) -> str:
             sha.update(b"f")
             sha.update((np.asarray(column, dtype=np.float64) + 0.0).astype("<f8").tobytes())
     return "sha256:" + sha.hexdigest()
-
-
-def _midpoints(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Halfway between neighbouring values, never equal to the lower one (rounding)."""
-    middle = low + (high - low) / 2
-    return np.where(middle > low, middle, high)
 
 
 class ThresholdEncoder(Questions):
@@ -198,13 +193,13 @@ class ThresholdEncoder(Questions):
     def _fit_cuts(values: np.ndarray, limit: int) -> np.ndarray:
         distinct = np.unique(values)
         if distinct.size - 1 <= limit:
-            return _midpoints(distinct[:-1], distinct[1:])
+            return midpoints(distinct[:-1], distinct[1:])
         ordered = np.sort(values)
         m = ordered.size
         at = np.array([ordered[k * m // (limit + 1)] for k in range(1, limit + 1)])
         index = np.unique(np.searchsorted(distinct, at))
         index = index[index > 0]  # a quantile on the smallest value has no cut below it
-        return _midpoints(distinct[index - 1], distinct[index])
+        return midpoints(distinct[index - 1], distinct[index])
 
     def _categorical(self, owner: str, data: Columns, names: tuple[str, ...]) -> frozenset[int]:
         given = self.categorical
