@@ -386,7 +386,7 @@ def test_lca_distill_takes_the_distribution(tmp_path, capsys, distribution):
     joblib.dump(model, tmp_path / "model.joblib")
     numeric.to_csv(tmp_path / "rows.csv", index=False)
     code = main(["distill", str(tmp_path / "model.joblib"), "--data", str(tmp_path / "rows.csv"),
-                 "--depth", "3", "--quiet", "--distribution", distribution])
+                 "--depth", "3", "--quiet", "--distribution", distribution, "--holdout", "0"])
     printed = capsys.readouterr().out
     expected = Surrogate(model, depth=3, distribution=distribution).fit(numeric)
     assert code == 0 and expected.tree().to_text() in printed

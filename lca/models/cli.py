@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import pickle
 import sys
 import tempfile
+import warnings
 from typing import Any
 
+import numpy as np
+
 from lca._cli_options import SEED_HIGH, int_in
+from lca.models.surrogate import DEFAULT_DEPTH
 
 __all__ = ["add_distill_command"]
 
@@ -24,7 +29,12 @@ file; only distil models from sources you trust.
 The CSV holds rows the model works on (a header row of column names). When
 the model was fitted with feature names, exactly its columns are taken (so a
 label column may stay in the file); otherwise every column not listed in
---drop is a feature, in file order."""
+--drop is a feature, in file order.
+
+A share of the rows (--holdout, a quarter by default, picked by the seed) is
+held out: the tree is fitted on the others, and its agreement with the model
+on the held-out rows comes first in the report, as agreement on rows a
+surrogate was fitted on flatters it."""
 
 
 def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -44,8 +54,13 @@ def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--threshold", type=float, metavar="T",
                         help="cut on scores: probability of --positive, or a regressor's "
                              "prediction (predict >= T is the positive side)")
-    parser.add_argument("--depth", type=int_in(0, 30), default=12,
-                        help="depth cap of the tree (default 12)")
+    parser.add_argument("--depth", type=int_in(0, 30), default=DEFAULT_DEPTH,
+                        help=f"depth cap of the tree (default {DEFAULT_DEPTH}: at most "
+                             f"{2 ** DEFAULT_DEPTH} leaves, a tree to read)")
+    parser.add_argument("--holdout", type=_fraction, default=0.25, metavar="FRACTION",
+                        help="share of the CSV's rows held out of the fit to measure the "
+                             "tree on, in [0, 1) (default 0.25; 0 fits every row and "
+                             "reports agreement on the fitted rows, which flatters it)")
     parser.add_argument("--seed", type=int_in(0, SEED_HIGH), default=0,
                         help="selects the tree T_seed (default 0)")
     parser.add_argument("--distribution", choices=("data", "product"), default="data",
@@ -64,6 +79,7 @@ def add_distill_command(subparsers: Any) -> argparse.ArgumentParser:
 
 def _distill(args: argparse.Namespace) -> int:
     from lca.models._data import pandas
+    from lca.models.quality import LowFidelityWarning
     from lca.models.surrogate import Surrogate
 
     if args.out is not None:
@@ -79,21 +95,73 @@ def _distill(args: argparse.Namespace) -> int:
                      f"{type(error).__name__}: {_one_line(error)}")
     pd = pandas("lca distill")
     try:
+        header = _header(args.data)
         frame = pd.read_csv(args.data)
     except (OSError, ValueError) as error:
         return _fail(f"argument --data: cannot read {args.data!r}: {error}")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        return _fail(f"argument --data: {args.data!r} names the column(s) {repeated!r} more "
+                     "than once; a column must be named once to be taken by name.")
     X = _features(model, frame, args.drop)
+    fitted, held = _split(X, args.holdout, args.seed)
+    if len(fitted) < 2 or (args.holdout > 0 and len(held) < 1):
+        return _fail(f"argument --data: {args.data!r} has {len(X)} row(s): a tree needs at "
+                     "least 2 fitted rows" + (f" and 1 held-out row (--holdout "
+                                              f"{args.holdout:g})" if args.holdout else ""))
     surrogate = Surrogate(model, positive=_positive(model, args.positive),
                           threshold=args.threshold, depth=args.depth, seed=args.seed,
-                          distribution=args.distribution).fit(X)
+                          distribution=args.distribution).fit(fitted)
     tree = surrogate.tree(progress=not args.quiet)
-    print(surrogate.report(X))
+    if args.holdout:
+        print(f"held out: {len(held)} of the {len(X)} rows ({args.holdout:.0%}, picked by "
+              f"seed {args.seed}); the tree is fitted on the other {len(fitted)}, and the "
+              "agreement below is on the held-out rows")
+    else:
+        print(f"no rows held out (--holdout 0): the agreement below is on the {len(X)} "
+              "fitted rows, which flatters the tree")
+    with warnings.catch_warnings():  # the report prints each concern as a warning line
+        warnings.simplefilter("ignore", LowFidelityWarning)
+        print(surrogate.report(held if args.holdout else fitted))
     print()
     print(tree.to_text())
     if args.out is not None:
-        _write(surrogate, tree, args.out)
+        try:
+            _write(surrogate, tree, args.out)
+        except OSError as error:
+            return _fail(f"argument --out: cannot write {args.out!r}: "
+                         f"{error.strerror or error}; nothing was written")
         print(f"\nwrote {args.out}")
     return 0
+
+
+def _fraction(text: str) -> float:
+    """A share in ``[0, 1)``, for ``--holdout``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
+    return value
+
+
+def _header(path: str) -> list[str]:
+    """The CSV's header row as written (pandas renames a repeated name ``a.1``)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return next(csv.reader(handle), [])
+
+
+def _split(X: Any, holdout: float, seed: int) -> tuple[Any, Any]:
+    """The fitted and held-out rows: the last ``floor(holdout * rows)`` rows in the order of
+    their derived keys (purpose ``"distill-holdout"``), each part in file order."""
+    from lca import derive
+
+    rows = len(X)
+    keys = derive.raw_words(derive.node_key(seed, "distill-holdout", ()), 0, 0, rows)
+    order = np.argsort(keys, kind="stable")
+    held = int(holdout * rows)
+    return X.iloc[np.sort(order[:rows - held])], X.iloc[np.sort(order[rows - held:])]
 
 
 def _unwritable(path: str) -> str | None:
@@ -106,6 +174,8 @@ def _unwritable(path: str) -> str | None:
         return f"cannot write {path!r}: no directory {folder!r}"
     if os.path.isdir(path):
         return f"cannot write {path!r}: it is a directory"
+    if os.path.exists(path) and not os.path.isfile(path):
+        return f"cannot write {path!r}: not a regular file"
     try:  # the one sure test of a folder: make a file there (and remove it)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".lca-distill-"):
             pass
@@ -170,15 +240,24 @@ def _positive(model: Any, label: str | None) -> Any:
 
 
 def _write(surrogate: Any, tree: Any, path: str) -> None:
+    """Write the tree to ``path`` whole or not at all: to a temporary file beside it, then
+    renamed over it (a full disk leaves no half-written file)."""
     extension = os.path.splitext(path)[1].lower()
-    if extension == ".png":
-        import matplotlib
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".lca-distill-", suffix=extension)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            if extension == ".png":
+                import matplotlib
 
-        matplotlib.use("Agg")
-        ax = tree.draw(max_levels=max(len(path) for path in tree.decisions) + 1)
-        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-        return
-    text = {".json": lambda: surrogate.to_json(indent=1), ".txt": tree.to_text,
-            ".dot": tree.to_dot}[extension]()
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text if text.endswith("\n") else text + "\n")
+                matplotlib.use("Agg")
+                ax = tree.draw(max_levels=max(len(path) for path in tree.decisions) + 1)
+                ax.figure.savefig(out, format="png", dpi=120, bbox_inches="tight")
+            else:
+                text = {".json": lambda: surrogate.to_json(indent=1), ".txt": tree.to_text,
+                        ".dot": tree.to_dot}[extension]()
+                out.write((text if text.endswith("\n") else text + "\n").encode("utf-8"))
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

@@ -62,7 +62,11 @@ __all__ = ["Surrogate"]
 
 _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder",
            "distribution", "rows_per_node", "min_rows", "product_rows")
-_DEFAULTS: dict[str, Any] = {"positive": None, "threshold": None, "depth": 12, "seed": 0,
+# A tree to read: at most 16 leaves. Deeper trees follow the model more closely on
+# held-out rows and read less easily (docs/surrogates.md measures the trade at 3, 5 and 8).
+DEFAULT_DEPTH = 4
+_DEFAULTS: dict[str, Any] = {"positive": None, "threshold": None, "depth": DEFAULT_DEPTH,
+                             "seed": 0,
                              "params": None, "encoder": None, "distribution": "data",
                              "rows_per_node": 128, "min_rows": 4, "product_rows": 0}
 DISTRIBUTIONS = ("product", "data")
@@ -127,7 +131,8 @@ class Surrogate:
         positive: the class on the positive side (see above).
         threshold: a cut on scores (probabilities, decision values, or a
             regressor's predictions).
-        depth: the depth cap of the tree.
+        depth: the depth cap of the tree (default 4: at most 16 leaves, a tree
+            to read; deeper trees follow the model more closely).
         seed: selects the tree ``T_seed``.
         params: product mode: ``None`` for ``lca.Params.efficient(n,
             depth=depth)``; a mapping of keyword arguments for
@@ -186,7 +191,8 @@ class Surrogate:
     oracle_: ModelLabels | ClassLabels | None
 
     def __init__(self, model: Any, *, positive: Any = None, threshold: float | None = None,
-                 depth: int = 12, seed: int = 0, params: Params | Mapping[str, Any] | None = None,
+                 depth: int = DEFAULT_DEPTH, seed: int = 0,
+                 params: Params | Mapping[str, Any] | None = None,
                  encoder: Any = None, distribution: str = "data",
                  rows_per_node: int = 128, min_rows: int = 4, product_rows: int = 0) -> None:
         self.model = model
