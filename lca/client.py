@@ -22,9 +22,11 @@ answer is an int ``-1`` or ``1``, one per point sent; ``queries`` an int
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import reprlib
+import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -35,7 +37,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from lca._validate import MAX_N
+from lca._validate import MAX_N, check_seed
 from lca.derive import Path, check_path
 from lca.oracle import check_points
 
@@ -97,8 +99,10 @@ class Client:
 
     Args:
         url: ``"http://HOST:PORT"`` or a list of such URLs (replicas of one tree).
-        timeout: seconds to connect and for each response; a timeout counts as a
-            failed connection and moves to the next URL.
+        timeout: seconds to connect, and seconds for each whole exchange (the
+            request sent and the whole reply read, however slowly the server
+            sends it); a timeout counts as a failed connection and moves to the
+            next URL.
         attempts: tries per request across the URLs (default: each URL twice);
             a short pause (0.05 s, doubling, at most 1 s) separates rounds.
         chunk: most points per ``/answer`` request; :meth:`answer` splits larger
@@ -260,7 +264,7 @@ class Client:
                 reply = json.loads(text)
                 refusal = reply.get("error") if status >= 400 else None
                 message = refusal["message"] if refusal else None
-            except (ValueError, AttributeError, TypeError, KeyError):
+            except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
                 reply, refusal, message = None, None, text.decode("utf-8", "replace")[:500]
             if status == 503:
                 failures.append(f"{url}: 503: {message}")
@@ -283,10 +287,10 @@ class Client:
         connection = self._connections().get(index)
         if connection is not None:
             try:
-                return _send(connection, method, path, body)
+                return _send(connection, method, path, body, self.timeout)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self._drop(index)  # kept alive, closed by the server meanwhile: reconnect
-        return _send(self._connect(index), method, path, body)
+        return _send(self._connect(index), method, path, body, self.timeout)
 
     def _connections(self) -> dict[int, http.client.HTTPConnection]:
         if not hasattr(self._local, "connections"):
@@ -424,11 +428,39 @@ def _signs(rows: np.ndarray) -> list[str]:
 
 
 def _send(connection: http.client.HTTPConnection, method: str, path: str,
-          body: bytes | None) -> tuple[int, bytes]:
+          body: bytes | None, timeout: float) -> tuple[int, bytes]:
+    """The status and body of one exchange, within ``timeout`` seconds in all.
+
+    The socket's own timeout bounds each read, not their sum: a server dripping
+    its reply a byte at a time would hold the call for as long as it likes. A
+    timer shuts the socket down at the deadline instead, which ends any read.
+    """
     headers = {"Content-Type": "application/json"} if body is not None else {}
-    connection.request(method, path, body=body, headers=headers)
-    response = connection.getresponse()
-    return response.status, response.read()
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        if connection.sock is not None:
+            with contextlib.suppress(OSError):  # already closed
+                connection.sock.shutdown(socket.SHUT_RDWR)
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        connection.request(method, path, body=body, headers=headers)
+        response = connection.getresponse()
+        status, data = response.status, response.read()
+        if expired.is_set():  # cut short: headers or body may end early without an error
+            raise TimeoutError
+        return status, data
+    except (OSError, http.client.HTTPException) as error:
+        # The socket's own timeout (one silent read) or the deadline: the same failure.
+        if expired.is_set() or isinstance(error, TimeoutError):
+            raise TimeoutError(f"no whole reply within {timeout:g} s") from None
+        raise
+    finally:
+        timer.cancel()
 
 
 def _positive(name: str, value: Any) -> int:
@@ -439,7 +471,4 @@ def _positive(name: str, value: Any) -> int:
 
 
 def _seed(seed: Any, owner: str) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, Integral):
-        raise TypeError(f"The 'seed' parameter of {owner} must be an int in [0, 2**64). "
-                        f"Got {seed!r} instead.")
-    return int(seed)
+    return check_seed(owner, seed)

@@ -154,11 +154,19 @@ class TestChecksAndRefusals:
             client.answer(points, 1)
         assert tried == []
 
-    @pytest.mark.parametrize("seed", [True, 1.0, "1"])
-    def test_seed_type_is_checked_before_sending(self, seed):
-        with pytest.raises(TypeError, match=r"The 'seed' parameter of Client.answer must be "
-                                            r"an int in \[0, 2\*\*64\)"):
-            Client("http://127.0.0.1:1").answer(np.ones((1, N), dtype=int), seed)
+    @pytest.mark.parametrize("seed, error", [(True, TypeError), (1.0, TypeError),
+                                             ("1", TypeError), (-1, ValueError),
+                                             (2 ** 64, ValueError)])
+    @pytest.mark.parametrize("method", ["answer", "explain"])
+    def test_seed_is_checked_before_sending(self, seed, error, method):
+        client = Client("http://127.0.0.1:1")
+        point = np.ones(N, dtype=int)
+        with pytest.raises(error, match=rf"The 'seed' parameter of Client.{method} must be "
+                                        r"an int in the range \[0, 2\*\*64\)"):
+            if method == "answer":
+                client.answer(point[None, :], seed)
+            else:
+                client.explain(point, seed)
 
     def test_explain_needs_one_point(self, server):
         with pytest.raises(TypeError, match=r"The 'point' parameter of Client.explain must "
@@ -169,10 +177,11 @@ class TestChecksAndRefusals:
         client = Client([server.url, server.url], attempts=5)
         assert client.n == N
         tried = recording(client)
+        # The client refuses a bad seed itself: a request sent past it reaches the server.
         with pytest.raises(RequestRejected, match=r"/answer refused the request \(422\): "
                                                   r"'seed' must be an int in \[0, 2\*\*64\); "
                                                   r"got -1$") as refused:
-            client.answer(POINTS[:2], -1)
+            client._request("POST", "/answer", {"seed": -1, "signs": ["+" * N]})
         assert (refused.value.status, refused.value.field, refused.value.url) == \
             (422, "seed", server.url)
         assert isinstance(refused.value, ValueError)
@@ -191,7 +200,8 @@ class TestFailover:
     def test_a_silent_replica_times_out_and_the_next_answers(self, server):
         with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never replies
             silent_url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-            with pytest.raises(ServerUnavailable, match=r"TimeoutError: timed out"):
+            with pytest.raises(ServerUnavailable, match=r"TimeoutError: no whole reply within "
+                                                        r"0\.2 s$"):
                 Client(silent_url, attempts=1, timeout=0.2).describe()
             client = Client([silent_url, server.url], timeout=0.5)
             got = client.answer(POINTS[:5], 2)
@@ -501,6 +511,56 @@ def fake_server():
     server.shutdown()
     server.server_close()
     thread.join(10)
+
+
+def test_a_reply_nested_too_deeply_is_a_server_error(fake_server):
+    fake_server.reply = b"[" * 100_000 + b"]" * 100_000
+    with pytest.raises(ServerError, match=re.escape(fake_server.url) + r"/answer failed "
+                                                                      r"\(200\): \[\[\["):
+        Client(fake_server.url).answer(np.ones((2, 4), dtype=np.int8), 3)
+
+
+def test_a_reply_dripped_a_byte_at_a_time_ends_at_the_timeout():
+    """The timeout bounds the whole exchange, not each read of the socket."""
+    import socket
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    stop = threading.Event()
+
+    def drip():
+        while not stop.is_set():
+            try:
+                listener.settimeout(0.2)
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            with connection:
+                connection.recv(65536)
+                reply = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b" " * 100_000
+                for byte in reply:
+                    if stop.is_set():
+                        break
+                    try:
+                        connection.send(bytes([byte]))
+                    except OSError:
+                        break
+                    time.sleep(0.05)
+
+    thread = threading.Thread(target=drip, daemon=True)
+    thread.start()
+    client = Client(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=1, attempts=1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(ServerUnavailable, match=r"TimeoutError: no whole reply within 1 s"):
+            client.describe()
+        assert time.monotonic() - started < 5  # a second and the time to say so
+    finally:
+        stop.set()
+        thread.join(10)
+        listener.close()
 
 
 @pytest.mark.parametrize("reply, message", [
