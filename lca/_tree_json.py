@@ -17,7 +17,7 @@ from typing import Any
 
 from lca._json_check import keys, load
 from lca._validate import MAX_N, SEED_LIMIT, is_int, show
-from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision
+from lca.decisions import ClassLeafDecision, LeafDecision, NodeDecision, RowsSplit, Split, TreeNode
 from lca.derive import Path, check_path
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "read_document"]
@@ -26,7 +26,7 @@ FORMAT = "lca.ReconstructedTree"
 FORMAT_VERSION = 1
 
 _OWNER = "ReconstructedTree.from_json"
-_KINDS: dict[str, type] = {"node": NodeDecision, "leaf": LeafDecision,
+_KINDS: dict[str, type] = {"node": NodeDecision, "split": RowsSplit, "leaf": LeafDecision,
                            "class": ClassLeafDecision}
 _TOP_KEYS = ("format", "version", "seed", "n", "oracle", "params", "nodes")
 _READABLE_KEYS = ("features", "class_names", "uniform_mass")
@@ -117,7 +117,7 @@ def _readable(document: dict[str, Any], n: int, multiclass: bool) -> dict[str, A
             "class_names": None if names is None else tuple(names), "uniform_mass": uniform}
 
 
-def _class_leaves(decisions: dict[Path, Decision]) -> bool:
+def _class_leaves(decisions: dict[Path, TreeNode]) -> bool:
     """Are the leaves class leaves (a multi-class tree)? All or none of them."""
     kinds = {isinstance(d, ClassLeafDecision) for d in decisions.values()
              if isinstance(d, LeafDecision)}
@@ -127,7 +127,7 @@ def _class_leaves(decisions: dict[Path, Decision]) -> bool:
     return kinds == {True}
 
 
-def _class_labels(decisions: dict[Path, Decision], names: tuple[str, ...] | None) -> None:
+def _class_labels(decisions: dict[Path, TreeNode], names: tuple[str, ...] | None) -> None:
     """Every class leaf names one of the tree's classes."""
     for path, decision in decisions.items():
         if isinstance(decision, ClassLeafDecision):
@@ -147,11 +147,11 @@ def _variable_key(key: str, n: int) -> bool:
 
 
 def _entries(entries: Any, n: int, longest: int
-             ) -> tuple[dict[Path, Decision], dict[Path, tuple[str, str]]]:
+             ) -> tuple[dict[Path, TreeNode], dict[Path, tuple[str, str]]]:
     """Every entry's path, decision and conditions, each checked on its own."""
     if not isinstance(entries, list):
         raise ValueError(f"{_OWNER}: 'nodes' must be a list. Got {show(entries)} instead.")
-    decisions: dict[Path, Decision] = {}
+    decisions: dict[Path, TreeNode] = {}
     conditions: dict[Path, tuple[str, str]] = {}
     for index, entry in enumerate(entries):
         where = f"entry {index} of 'nodes'"
@@ -163,9 +163,9 @@ def _entries(entries: Any, n: int, longest: int
         kind = _KINDS.get(entry["kind"]) if isinstance(entry["kind"], str) else None
         if kind is None:
             raise ValueError(f"{_OWNER}: {where}: unknown node kind {show(entry['kind'])}; "
-                             "expected 'node' or 'leaf'.")
+                             "expected 'node', 'split', 'leaf' or 'class'.")
         decision = _decision(where, kind, entry["decision"])
-        if isinstance(decision, NodeDecision):
+        if isinstance(decision, Split):
             conditions[path] = _node_conditions(where, entry, decision, path, n, longest)
         else:
             _check_leaf(where, entry, decision)
@@ -183,7 +183,7 @@ def _entry_path(raw: Any, where: str, n: int, longest: int) -> Path:
         raise ValueError(str(error)) from None
 
 
-def _node_conditions(where: str, entry: dict[str, Any], decision: NodeDecision, path: Path,
+def _node_conditions(where: str, entry: dict[str, Any], decision: Split, path: Path,
                      n: int, longest: int) -> tuple[str, str]:
     """An internal node's two conditions, after checking its variable and depth."""
     if not 0 <= decision.variable < n or decision.variable in dict(path):
@@ -216,11 +216,11 @@ def _check_leaf(where: str, entry: dict[str, Any], decision: LeafDecision) -> No
         raise ValueError(f"{_OWNER}: {where}: a leaf has no 'conditions'.")
 
 
-def _one_tree(decisions: dict[Path, Decision]) -> None:
+def _one_tree(decisions: dict[Path, TreeNode]) -> None:
     """Every entry but the root hangs below a node that splits on its last variable."""
     for path in decisions:
         parent = decisions.get(path[:-1]) if path else None
-        if path and not (isinstance(parent, NodeDecision)
+        if path and not (isinstance(parent, Split)
                          and parent.variable == path[-1][0]):
             raise ValueError(f"{_OWNER}: node {path} is not in the tree: its parent "
                              f"{path[:-1]} is not listed as a node splitting on "
@@ -246,7 +246,7 @@ def _of_type(value: Any, allowed: tuple[type, ...]) -> bool:
     return isinstance(value, allowed)
 
 
-def _decision(where: str, kind: type, fields: Any) -> Decision:
+def _decision(where: str, kind: type, fields: Any) -> TreeNode:
     """The decision of class ``kind`` from its fields, each of its annotated type."""
     allowed = _field_types(kind)
     required = tuple(f.name for f in dataclasses.fields(kind)

@@ -15,12 +15,25 @@ import numpy as np
 from lca.derive import Path
 
 __all__ = ["AnswerStats", "ClassLeafDecision", "Decision", "LeafDecision", "NodeDecision",
-           "agreeing", "is_guessed"]
+           "RowsSplit", "Split", "TreeNode", "agreeing", "is_guessed"]
 
 
 @dataclass(frozen=True)
-class NodeDecision:
-    """An internal node: the chosen variable and the counts that chose it.
+class Split:
+    """An internal node of any tree: the variable it splits on.
+
+    Every builder's node records this much, and everything that routes a
+    point reads only this; each builder's own record adds what chose the
+    variable (:class:`NodeDecision` for the reconstructor's estimators,
+    :class:`RowsSplit` for a data-mode surrogate).
+    """
+
+    variable: int
+
+
+@dataclass(frozen=True)
+class NodeDecision(Split):
+    """An internal node of the reconstructor: the chosen variable and the counts that chose it.
 
     ``certified`` is ``None`` in fixed mode; in adaptive mode it says whether
     the anytime bounds certified the choice before the sample cap; with the
@@ -41,7 +54,6 @@ class NodeDecision:
     :func:`lca.estimate.is_guesswork`): the split itself is close to a guess.
     """
 
-    variable: int
     samples: int
     disagreements: int
     agreements: int
@@ -52,6 +64,19 @@ class NodeDecision:
     votes: int | None = None
     rule: str | None = None
     guesswork: bool = False
+
+
+@dataclass(frozen=True)
+class RowsSplit(Split):
+    """An internal node of a data-mode surrogate (:mod:`lca.models.rows`).
+
+    ``points`` the points it decided on, ``rows`` of them fitted rows (the
+    rest drawn in its region); the variable is the question of largest Gini
+    gain over them.
+    """
+
+    points: int
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -84,6 +109,9 @@ def agreeing(leaf: LeafDecision) -> int:
 
 
 Decision = NodeDecision | LeafDecision
+"""What the reconstructor decides at a node."""
+TreeNode = Split | LeafDecision
+"""A node of any tree (:class:`lca.export.ReconstructedTree`): a split or a leaf."""
 
 
 @dataclass

@@ -32,7 +32,7 @@ import numpy as np
 
 from lca import render
 from lca._tree_json import FORMAT, FORMAT_VERSION, read_document
-from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision, split_rows
+from lca.decisions import ClassLeafDecision, LeafDecision, RowsSplit, Split, TreeNode, split_rows
 from lca.derive import Path
 from lca.oracle import check_points
 from lca.params import Params
@@ -95,7 +95,7 @@ class ReconstructedTree:
     n: int
     oracle: str
     params: Mapping[str, Any]
-    decisions: Mapping[Path, Decision]
+    decisions: Mapping[Path, TreeNode]
     conditions: Mapping[Path, tuple[str, str]]
     features: Mapping[int, str] = dataclasses.field(default_factory=dict)
     class_names: tuple[str, ...] | None = None
@@ -103,21 +103,21 @@ class ReconstructedTree:
 
     # -- structure -------------------------------------------------------------
 
-    def walk(self) -> Iterator[tuple[Path, Decision | None]]:
+    def walk(self) -> Iterator[tuple[Path, TreeNode | None]]:
         """Every node in pre-order (``-1`` branch first); ``None`` marks an unexplored one."""
         stack: list[Path] = [()]
         while stack:
             path = stack.pop()
             decision = self.decisions.get(path)
             yield path, decision
-            if isinstance(decision, NodeDecision):
+            if isinstance(decision, Split):
                 stack.append(path + ((decision.variable, 1),))
                 stack.append(path + ((decision.variable, -1),))
 
     @property
-    def internal_nodes(self) -> dict[Path, NodeDecision]:
+    def internal_nodes(self) -> dict[Path, Split]:
         """The internal nodes held, by path."""
-        return {p: d for p, d in self.decisions.items() if isinstance(d, NodeDecision)}
+        return {p: d for p, d in self.decisions.items() if isinstance(d, Split)}
 
     @property
     def leaves(self) -> dict[Path, LeafDecision]:
@@ -150,7 +150,7 @@ class ReconstructedTree:
 
     # -- evaluation ------------------------------------------------------------
 
-    def trace(self, z: np.ndarray) -> tuple[Path, tuple[NodeDecision, ...], tuple[str, ...],
+    def trace(self, z: np.ndarray) -> tuple[Path, tuple[Split, ...], tuple[str, ...],
                                             LeafDecision]:
         """The path of one point ``z`` (``n`` values ``±1``, as checked by the caller)
         down this tree: its steps, the nodes passed, their conditions on ``z``'s
@@ -160,10 +160,10 @@ class ReconstructedTree:
             UnexploredNodeError: ``z`` reaches an unexplored node.
         """
         path: Path = ()
-        nodes: list[NodeDecision] = []
+        nodes: list[Split] = []
         conditions: list[str] = []
         decision = self.decisions.get(path)
-        while isinstance(decision, NodeDecision):
+        while isinstance(decision, Split):
             bit = int(z[decision.variable])
             nodes.append(decision)
             conditions.append(self.conditions[path][0 if bit < 0 else 1])
@@ -230,7 +230,7 @@ class ReconstructedTree:
         value = np.zeros(size, dtype=np.int64)
         for path, i in ids.items():
             decision = self.decisions[path]
-            if isinstance(decision, NodeDecision):
+            if isinstance(decision, Split):
                 var[i] = decision.variable
                 minus[i] = ids[path + ((decision.variable, -1),)]
                 plus[i] = ids[path + ((decision.variable, 1),)]
@@ -261,7 +261,7 @@ class ReconstructedTree:
         ``"version": 1``, ``"seed"``, ``"n"``, ``"oracle"`` (its name),
         ``"params"`` (the :class:`lca.Params` fields) and ``"nodes"``: the
         decided nodes in pre-order (``-1`` branch first), each
-        ``{"path": [[variable, bit], ...], "kind": "node" | "leaf" | "class",
+        ``{"path": [[variable, bit], ...], "kind": "node" | "split" | "leaf" | "class",
         "decision": {field: value, ...}}`` plus, for ``"node"``,
         ``"conditions": [if_minus, if_plus]``. A child of a ``"node"`` that is
         not listed is unexplored; ``"class"`` is the leaf of a multi-class
@@ -277,11 +277,12 @@ class ReconstructedTree:
                 continue
             entry: dict[str, Any] = {
                 "path": [list(step) for step in path],
-                "kind": "node" if isinstance(decision, NodeDecision) else
+                "kind": "split" if isinstance(decision, RowsSplit) else
+                        "node" if isinstance(decision, Split) else
                         "class" if isinstance(decision, ClassLeafDecision) else "leaf",
                 "decision": dataclasses.asdict(decision),
             }
-            if isinstance(decision, NodeDecision):
+            if isinstance(decision, Split):
                 entry["conditions"] = list(self.conditions[path])
             nodes.append(entry)
         document = {"format": FORMAT, "version": FORMAT_VERSION, "seed": self.seed,
@@ -338,7 +339,7 @@ class Described(Protocol):
 
 
 def tree_from_decisions(oracle: Described, params: Params | Mapping[str, Any], seed: int,
-                        known: Mapping[Path, Decision]) -> ReconstructedTree:
+                        known: Mapping[Path, TreeNode]) -> ReconstructedTree:
     """The tree of the decisions in ``known`` reachable from the root of ``T_seed``.
 
     ``params`` is what built them: :class:`lca.Params`, or the record of
@@ -349,7 +350,7 @@ def tree_from_decisions(oracle: Described, params: Params | Mapping[str, Any], s
     :mod:`lca.models`). Used by :meth:`lca.Reconstructor.export`,
     :meth:`lca.Reconstructor.materialize` and the data-mode surrogate.
     """
-    decisions: dict[Path, Decision] = {}
+    decisions: dict[Path, TreeNode] = {}
     conditions: dict[Path, tuple[str, str]] = {}
     stack: list[Path] = [()]
     while stack:
@@ -358,14 +359,14 @@ def tree_from_decisions(oracle: Described, params: Params | Mapping[str, Any], s
         if decision is None:
             continue
         decisions[path] = decision
-        if isinstance(decision, NodeDecision):
+        if isinstance(decision, Split):
             conditions[path] = (oracle.describe(decision.variable, -1, path),
                                 oracle.describe(decision.variable, 1, path))
             stack += [path + ((decision.variable, bit),) for bit in (1, -1)]
     feature_of = getattr(oracle, "feature_of", None)
     features = {} if feature_of is None else {
         decision.variable: feature_of(decision.variable)
-        for decision in decisions.values() if isinstance(decision, NodeDecision)}
+        for decision in decisions.values() if isinstance(decision, Split)}
     names = getattr(oracle, "label_names", None)
     record = dataclasses.asdict(params) if isinstance(params, Params) else dict(params)
     return ReconstructedTree(seed=seed, n=record["n"], oracle=oracle.name,

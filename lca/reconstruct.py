@@ -32,7 +32,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, is_guessed, split_rows
+from lca.decisions import (
+    AnswerStats,
+    Decision,
+    LeafDecision,
+    NodeDecision,
+    Split,
+    is_guessed,
+    split_rows,
+)
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
@@ -68,7 +76,7 @@ class Explanation:
     seed: int
     path: Path
     label: int
-    nodes: tuple[NodeDecision, ...]
+    nodes: tuple[Split, ...]
     leaf: LeafDecision
     stats: AnswerStats = field(compare=False)
     conditions: tuple[str, ...] = field(default=(), compare=False)
@@ -77,7 +85,7 @@ class Explanation:
         conditions = self.conditions or tuple(
             f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path)
         steps = " -> ".join(
-            condition if node.margin is None
+            condition if not isinstance(node, NodeDecision) or node.margin is None
             else f"{condition} (margin {node.margin}{'*' if node.low_margin else ''})"
             for condition, node in zip(conditions, self.nodes, strict=True))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "

@@ -44,7 +44,7 @@ import numpy as np
 
 from lca._json_check import bad, brief, int_in, is_int, is_real, is_scalar, keys, load
 from lca._validate import SEED_LIMIT, show
-from lca.decisions import NodeDecision
+from lca.decisions import Split
 from lca.export import ReconstructedTree
 from lca.models._data import MAX_FEATURES, plain
 from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder
@@ -643,7 +643,7 @@ def _tree(value: Any, model: str, seed: int, encoder: Questions,
     params = _params(tree.params)
     features = {}
     for path, decision in tree.decisions.items():
-        if not isinstance(decision, NodeDecision):
+        if not isinstance(decision, Split):
             continue
         variable = decision.variable
         features[variable] = encoder.feature_of(variable)

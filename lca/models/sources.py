@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from lca.decisions import LeafDecision, NodeDecision
+from lca.decisions import LeafDecision, Split
 from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.params import Params
@@ -65,7 +65,7 @@ def cut(tree: ReconstructedTree, depth: int) -> ReconstructedTree:
     """The top ``depth`` levels of a tree (nodes below are unexplored), as materialize gives."""
     decisions = {p: d for p, d in tree.decisions.items() if len(p) <= depth}
     conditions = {p: c for p, c in tree.conditions.items() if len(p) <= depth}
-    used = {d.variable for d in decisions.values() if isinstance(d, NodeDecision)}
+    used = {d.variable for d in decisions.values() if isinstance(d, Split)}
     features = {v: name for v, name in tree.features.items() if v in used}
     return dataclasses.replace(tree, decisions=decisions, conditions=conditions,
                                features=features)

@@ -49,6 +49,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import lca
+from lca.decisions import NodeDecision
 from lca.oracle import Oracle
 from lca.reconstruct import Reconstructor
 from lca.serve.batching import Answerer, AnsweringError, AnswerQueue, AnswerTimeout
@@ -227,7 +228,8 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
         return _json({"seed": seed, "label": labelled(found.label),
                       "path": [[variable, value] for variable, value in found.path],
                       "conditions": list(found.conditions),
-                      "low_margin": [node.low_margin for node in found.nodes],
+                      "low_margin": [isinstance(node, NodeDecision) and node.low_margin
+                                     for node in found.nodes],
                       "queries": done.queries})
 
     async def healthz(request: Request) -> Response:
