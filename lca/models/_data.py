@@ -99,8 +99,8 @@ _UNSUPPORTED = {"datetime": "a number (e.g. days since a date)", "date": "a numb
 
 
 def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
-    """A column as the encoders read it: numbers held as objects (a pandas ``object``
-    column, a numpy object array, a list of lists) become float64; a column of dates,
+    """A column as the encoders read it: numbers (and bools) held as objects (a pandas
+    ``object`` column, a numpy object array, a list of lists) become float64; a column of dates,
     durations, bytes, intervals or complex numbers is refused, naming the column."""
     kind = column.dtype.kind
     if kind in "MmcS":
@@ -117,7 +117,8 @@ def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray
             raise TypeError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) "
                             f"holds a {kind_name} at row {row} ({value!r}), which a surrogate "
                             f"cannot split on; convert the column to {_UNSUPPORTED[kind_name]}.")
-        numbers = numbers and isinstance(value, (Real, Decimal)) and not isinstance(value, bool)
+        # Bools are numbers here (0 and 1), as in a column of dtype bool.
+        numbers = numbers and isinstance(value, (Real, Decimal, bool, np.bool_))
     if not numbers or column.size == 0:
         return column
     try:

@@ -12,14 +12,25 @@ swapped, a cut moved within its bin) is refused too. The digest is an
 integrity check, not a signature: it catches edits and corruption, not a
 forger who recomputes it.
 
-A data-mode surrogate's document (``"distribution": "data"``) holds a
-:class:`ThresholdEncoder` (its cuts and categories, checked) and ``"rows"``:
-the fitted rows' digest and count, ``rows_per_node``, ``min_rows`` and each
-leaf's fitted rows, checked against the tree's leaves. Only a data-mode
-document may hold a multi-class tree: ``"classes"`` lists the model's
-``K > 2`` classes, ``"positive"`` is null, and the tree's leaves are class
-leaves whose ``class_names`` are those classes as text (each leaf's class
-index within them, checked by :mod:`lca._tree_json`).
+The tree records the builder that made it in its ``"params"``: the fields of
+:class:`lca.Params` (product mode, the reconstructor), or a data-mode
+surrogate's rows builder (``"builder": "rows"`` and its parameters). A
+data-mode document holds a :class:`ThresholdEncoder` (its cuts and
+categories, checked) and ``"rows"``: the fitted rows' digest and count and
+each leaf's fitted rows, checked against the tree's leaves. Only a
+data-mode document may hold a multi-class tree: ``"classes"`` lists the
+model's ``K > 2`` classes, ``"positive"`` is null, and the tree's leaves are
+class leaves whose ``class_names`` are those classes as text (each leaf's
+class index within them, checked by :mod:`lca._tree_json`). A one-vs-rest
+tree of one class ``c`` of such a model writes its classes as
+``[{"not": c}, c]`` (:class:`lca.models.Not`). ``"queries"`` is the number
+of model queries the tree cost.
+
+Documents of earlier formats are read on request (``allow_old_version``):
+format 1 has no digest; format 2 records a data-mode tree's parameters in
+``"rows"`` and ``"distribution": "data"`` (its tree was grown by the node
+rule of that time, and a surrogate read from it can answer but not be
+saved again), and neither records queries.
 
 Floats go through Python's ``repr`` (what :mod:`json` writes), so every cut,
 representative and mass reads back bit for bit, and a document read back
@@ -44,10 +55,11 @@ import numpy as np
 
 from lca._json_check import bad, brief, int_in, is_int, is_real, is_scalar, keys, load
 from lca._validate import SEED_LIMIT, show
-from lca.decisions import Split
+from lca.decisions import NodeDecision, RowsSplit, Split
 from lca.export import ReconstructedTree
 from lca.models._data import MAX_FEATURES, plain
 from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder
+from lca.models.oracle import Not
 from lca.models.questions import Questions, category_key
 from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows
 from lca.models.thresholds import MAX_CUTS, ThresholdEncoder
@@ -56,11 +68,8 @@ from lca.params import Params, TheoryConstants
 __all__: list[str] = []
 
 FORMAT = "lca.models.Surrogate"
-FORMAT_VERSION = 2
-"""Version 2 added the ``"digest"``; version 1 documents have none."""
-# A data-mode document (distribution="data") is a version 2 document with a
-# ThresholdEncoder and two more fields, "distribution" ("data") and "rows"; a
-# reader that predates them refuses it as having unknown keys.
+FORMAT_VERSION = 3
+"""Version 3 records the tree's builder and its queries; 2 added the ``"digest"``."""
 
 OWNER = "Surrogate.from_json"
 MAX_DEPTH = 30
@@ -70,9 +79,12 @@ _DIGEST = "sha256:"
 # recursive serialization could run out of stack on it.
 _MAX_NESTING = 16
 _TOP_KEYS = ("format", "version", "digest", "model", "positive", "threshold", "depth", "seed",
-             "classes", "feature_names_in", "encoder", "tree")
-_DATA_KEYS = ("distribution", "rows")
-_ROWS_KEYS = ("digest", "count", "rows_per_node", "min_rows", "leaves")
+             "classes", "feature_names_in", "encoder", "tree", "queries")
+_ROWS_KEYS = ("digest", "count", "leaves")
+_RECORD_KEYS = ("builder", "n", "depth", "rows_per_node", "min_rows", "shared_rows")
+# Format 2: no queries; a data-mode document adds these, its tree's parameters in "rows".
+_V2_DATA_KEYS = ("distribution", "rows")
+_V2_ROWS_KEYS = ("digest", "count", "rows_per_node", "min_rows", "leaves")
 _THRESHOLD_KEYS = ("kind", "feature_names", "columns", "categorical_dtypes", "cuts",
                    "thresholds", "categories")
 _LAYOUT_KEYS = ("kind", "bits", "feature_names", "columns", "categorical_dtypes")
@@ -96,20 +108,23 @@ class Saved:
     feature_names_in: list[str] | None
     encoder: Questions
     tree: ReconstructedTree
-    params: Params
+    params: Params | None
+    queries: int | None
     rows: SavedRows | None = None
 
 
 @dataclass(frozen=True)
 class SavedRows:
-    """A data-mode document's ``"rows"``: the fitted rows' identity and the tree's parameters."""
+    """A data-mode document's rows: the fitted rows' identity, the tree's parameters
+    (``shared_rows`` is ``None`` in a format 2 document, whose rule had none) and each
+    leaf's fitted rows."""
 
     digest: str
     count: int
     rows_per_node: int
     min_rows: int
+    shared_rows: int | None
     leaves: dict[Any, LeafRows]
-    product_rows: int = 0
 
 
 # -- writing -------------------------------------------------------------------------
@@ -117,17 +132,28 @@ class SavedRows:
 def write_document(fields: dict[str, Any], indent: int | None) -> str:
     """The JSON text of a saved Surrogate: ``fields`` under a format tag, version and digest.
 
-    ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``, and for
-    a data-mode surrogate those of :data:`_DATA_KEYS` too.
+    ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``, and
+    ``"rows"`` for a data-mode surrogate. The text is read back before it is
+    returned: a surrogate whose document would not load (a column label or a
+    category JSON cannot hold exactly, say) is refused here, naming the value.
     """
     content = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
+    owner = "Surrogate.to_json"
     try:
-        return json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
+        text = json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
                            "digest": digest(content), **fields}, indent=indent, allow_nan=False)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"Surrogate.to_json: the surrogate holds a value JSON cannot write "
+        raise ValueError(f"{owner}: the surrogate holds a value JSON cannot write "
                          f"exactly ({error}); column labels, categories and classes must be "
                          "strings, finite numbers or bools.") from None
+    try:
+        read_document(text)
+    except ValueError as error:
+        raise ValueError(f"{owner}: this surrogate would not read back: "
+                         f"{str(error).removeprefix(OWNER + ': ')} Column labels, "
+                         "categories and classes must be strings, finite numbers or bools "
+                         "that JSON holds exactly.") from None
+    return text
 
 
 def digest(document: dict[str, Any]) -> str:
@@ -243,26 +269,11 @@ def _distinct_sorted(field: str, values: Any, minimum: int) -> list[Any]:
     return values
 
 
-def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
+def read_document(text: Any, *, allow_old_version: bool = False) -> Saved:
     """The saved Surrogate in ``text``, every field checked, the digest last."""
     document = _parse(text)
-    version = document.get("version")
-    if not is_int(version) or version not in (1, FORMAT_VERSION):
-        raise ValueError(f"{OWNER}: format version {show(version)} is not supported (this lca "
-                         f"reads version {FORMAT_VERSION}, and version 1 on request).")
-    if version == 1 and not allow_version_1:
-        raise ValueError(
-            f"{OWNER}: this is a format version 1 document, written by an earlier lca "
-            "without an integrity digest, so an edit to it cannot be detected. If you trust "
-            "the file, read it with Surrogate.from_json(text, allow_version_1=True) (every "
-            "field is still checked) and save it again with to_json() to add the digest.")
-    data = version == FORMAT_VERSION and "distribution" in document
-    _keys("", document, _TOP_KEYS + _DATA_KEYS if data else
-          _TOP_KEYS if version == FORMAT_VERSION else
-          tuple(key for key in _TOP_KEYS if key != "digest"))
-    if data and document["distribution"] != "data":
-        raise _bad("distribution", "'data' (written only by a data-mode surrogate)",
-                   document["distribution"])
+    version = _version(document, allow_old_version)
+    data = _keys_of(document, version)
     model = document["model"]
     if not isinstance(model, str):
         raise _bad("model", "a string (the model's name)", model)
@@ -278,9 +289,9 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
     encoder = _encoder(document["encoder"])
     if data != isinstance(encoder, ThresholdEncoder):
         raise ValueError(f"{OWNER}: 'encoder.kind' is {type(encoder).__name__!r}, but a "
-                         + ("data-mode document ('distribution': 'data') holds a "
-                            "ThresholdEncoder." if data else "document without "
-                            "'distribution': 'data' holds a QuantileEncoder or a BinaryEncoder."))
+                         + ("data-mode document holds a ThresholdEncoder." if data else
+                            "document of the reconstructor holds a QuantileEncoder or a "
+                            "BinaryEncoder."))
     names = document["feature_names_in"]
     if encoder.columns_ is None:
         if names is not None:
@@ -289,45 +300,161 @@ def read_document(text: Any, *, allow_version_1: bool = False) -> Saved:
     elif names != [str(c) for c in encoder.columns_]:
         raise _bad("feature_names_in", "the names of the encoder's columns "
                                        f"{[str(c) for c in encoder.columns_]}", names)
-    tree, params = _tree(document["tree"], model, seed, encoder, classes)
-    rows = None
-    if data:
-        rows = _rows_field(document["rows"], tree, params, depth)
+    tree = _tree(document["tree"], model, seed, encoder, classes)
+    params, rows = None, None
+    if not data:
+        params = _params(tree.params)
+        _nodes_of(tree, NodeDecision, "node")
+    elif version == FORMAT_VERSION:
+        rows = _rows_field(document["rows"], tree, _record(tree.params, tree.n, depth))
+    else:
+        rows = _v2_rows(document["rows"], tree, depth)
+    if rows is not None:
         encoder.n_rows_ = rows.count  # type: ignore[attr-defined]
         encoder.rows_digest_ = rows.digest  # type: ignore[attr-defined]
-    if version == FORMAT_VERSION:
-        given = document["digest"]
-        if not (isinstance(given, str) and given.startswith(_DIGEST)
-                and len(given) == len(_DIGEST) + 64
-                and all(c in "0123456789abcdef" for c in given[len(_DIGEST):])):
-            raise _bad("digest", f"{_DIGEST!r} and 64 lowercase hex digits", given)
-        if given != digest(document):
-            raise ValueError(f"{OWNER}: 'digest' does not match the document's content: it "
-                             "was edited or corrupted after Surrogate.to_json wrote it, and "
-                             "is refused rather than answered from.")
+    queries = None
+    # null: a document converted from format 1 or 2, which did not record them.
+    if version == FORMAT_VERSION and document["queries"] is not None:
+        queries = _int_in("queries", document["queries"], 0, (1 << 63) - 1)
+    if version > 1:
+        _check_digest(document)
     return Saved(version, model, positive, None if threshold is None else float(threshold),
-                 depth, seed, classes, names, encoder, tree, params, rows)
+                 depth, seed, classes, names, encoder, tree, params, queries, rows)
 
 
-def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int) -> SavedRows:
-    """The ``"rows"`` of a data-mode document, checked against its tree."""
-    value = _keys("rows", value, _ROWS_KEYS, ("product_rows",))
+def _version(document: dict[str, Any], allow_old_version: bool) -> int:
+    """The document's format version: this one, or an earlier one read on request."""
+    version = document.get("version")
+    if not is_int(version) or version not in (1, 2, FORMAT_VERSION):
+        raise ValueError(f"{OWNER}: format version {show(version)} is not supported (this lca "
+                         f"reads version {FORMAT_VERSION}, and versions 1 and 2 on request).")
+    if version < FORMAT_VERSION and not allow_old_version:
+        raise ValueError(
+            f"{OWNER}: this is a format version {version} document, written by an earlier lca"
+            + (" without an integrity digest, so an edit to it cannot be detected"
+               if version == 1 else ", which did not record the tree's builder or its "
+                                    "queries") + ". If you trust the file, read it with "
+            "Surrogate.from_json(text, allow_old_version=True) (every field is still "
+            "checked).")
+    return version
+
+
+def _check_digest(document: dict[str, Any]) -> None:
+    """The document's ``"digest"`` is the digest of the rest of it."""
+    given = document["digest"]
+    if not (isinstance(given, str) and given.startswith(_DIGEST)
+            and len(given) == len(_DIGEST) + 64
+            and all(c in "0123456789abcdef" for c in given[len(_DIGEST):])):
+        raise _bad("digest", f"{_DIGEST!r} and 64 lowercase hex digits", given)
+    if given != digest(document):
+        raise ValueError(f"{OWNER}: 'digest' does not match the document's content: it "
+                         "was edited or corrupted after Surrogate.to_json wrote it, and "
+                         "is refused rather than answered from.")
+
+
+def _keys_of(document: dict[str, Any], version: int) -> bool:
+    """Check the document's keys for its version; whether it is a data-mode document."""
+    if version == FORMAT_VERSION:
+        tree = document.get("tree")
+        params = tree.get("params") if isinstance(tree, dict) else None
+        data = isinstance(params, dict) and params.get("builder") == "rows"
+        _keys("", document, _TOP_KEYS + (("rows",) if data else ()))
+        return data
+    top = tuple(key for key in _TOP_KEYS if key != "queries")
+    if version == 1:
+        _keys("", document, tuple(key for key in top if key != "digest"))
+        return False
+    data = "distribution" in document
+    _keys("", document, top + (_V2_DATA_KEYS if data else ()))
+    if data and document["distribution"] != "data":
+        raise _bad("distribution", "'data' (written only by a data-mode surrogate)",
+                   document["distribution"])
+    return data
+
+
+def _nodes_of(tree: ReconstructedTree, kind: type, name: str) -> None:
+    """Every internal node of the tree is of the builder's own ``kind`` (JSON kind ``name``)."""
+    for path, decision in tree.internal_nodes.items():
+        if not isinstance(decision, kind):
+            raise ValueError(f"{OWNER}: 'tree' node {path} is of kind "
+                             f"{type(decision).__name__}; the nodes of this builder's tree "
+                             f"are of kind {name!r}.")
+
+
+def _record(value: Any, n: int, depth: int) -> dict[str, int]:
+    """A rows builder's parameters, as its tree records them in ``"params"``."""
+    record = _keys("tree.params", value, _RECORD_KEYS)
+    if record["n"] != n:
+        raise _bad("tree.params.n", f"the tree's n, {n}", record["n"])
+    if record["depth"] != depth:
+        raise _bad("tree.params.depth", f"the surrogate's 'depth', {depth} (a data-mode tree's "
+                                        "depth cap)", record["depth"])
+    from lca.models.rows import MAX_SHARED_ROWS
+    return {"rows_per_node": _int_in("tree.params.rows_per_node", record["rows_per_node"], 1,
+                                     MAX_ROWS_PER_NODE),
+            "min_rows": _int_in("tree.params.min_rows", record["min_rows"], 1,
+                                MAX_ROWS_PER_NODE),
+            "shared_rows": _int_in("tree.params.shared_rows", record["shared_rows"], 0,
+                                   MAX_SHARED_ROWS)}
+
+
+def _rows_field(value: Any, tree: ReconstructedTree, record: dict[str, int]) -> SavedRows:
+    """The ``"rows"`` of a data-mode document, checked against its tree and its parameters.
+
+    A node decides on ``points = max(rows, rows_per_node)`` points (its fitted rows, then
+    drawn ones): every split's and leaf's counts must say so.
+    """
+    value = _keys("rows", value, _ROWS_KEYS)
+    given, count = _rows_identity(value)
+    _nodes_of(tree, RowsSplit, "split")
+    per_node = record["rows_per_node"]
+    for path, split in tree.internal_nodes.items():
+        assert isinstance(split, RowsSplit)
+        if not 1 <= split.rows <= count or split.points != max(split.rows, per_node):
+            raise ValueError(f"{OWNER}: 'tree' node {path} decided on {split.points} points of "
+                             f"which {split.rows} fitted rows; a node decides on its fitted "
+                             f"rows (1 to {count}) and as many drawn rows as bring them to "
+                             f"rows_per_node={per_node}.")
+    leaves = _leaf_rows(value["leaves"], tree, lambda path: count,
+                        lambda path, rows: max(rows, per_node))
+    return SavedRows(given, count, per_node, record["min_rows"], record["shared_rows"], leaves)
+
+
+def _v2_rows(value: Any, tree: ReconstructedTree, depth: int) -> SavedRows:
+    """The ``"rows"`` of a format 2 data-mode document (its parameters inside)."""
+    value = _keys("rows", value, _V2_ROWS_KEYS, ("product_rows",))
+    given, count = _rows_identity(value)
+    per_node = _int_in("rows.rows_per_node", value["rows_per_node"], 1, MAX_ROWS_PER_NODE)
+    min_rows = _int_in("rows.min_rows", value["min_rows"], 1, (1 << 63) - 1)
+    # Written only when not 0 (the default), so 0 itself is an edit.
+    product_rows = _int_in("rows.product_rows", value["product_rows"], 1, per_node - 1) \
+        if "product_rows" in value else 0
+    if tree.params.get("depth") != depth:
+        raise ValueError(f"{OWNER}: 'tree.params.depth' is {tree.params.get('depth')}, but "
+                         f"'depth' is {depth}; a data-mode tree's depth cap is the "
+                         "surrogate's.")
+    leaves = _leaf_rows(value["leaves"], tree, lambda path: min(tree.leaves[path].samples,
+                                                                per_node - product_rows),
+                        lambda path, rows: tree.leaves[path].samples)
+    return SavedRows(given, count, per_node, min_rows, None, leaves)
+
+
+def _rows_identity(value: dict[str, Any]) -> tuple[str, int]:
+    """The fitted rows' digest and count."""
     given = value["digest"]
     if not (isinstance(given, str) and given.startswith(_DIGEST)
             and len(given) == len(_DIGEST) + 64
             and all(c in "0123456789abcdef" for c in given[len(_DIGEST):])):
         raise _bad("rows.digest", f"{_DIGEST!r} and 64 lowercase hex digits (the fitted "
                                   "rows' SHA-256)", given)
-    count = _int_in("rows.count", value["count"], 1, (1 << 63) - 1)
-    per_node = _int_in("rows.rows_per_node", value["rows_per_node"], 1, MAX_ROWS_PER_NODE)
-    min_rows = _int_in("rows.min_rows", value["min_rows"], 1, (1 << 63) - 1)
-    # Written only when not 0 (the default), so 0 itself is an edit.
-    product_rows = _int_in("rows.product_rows", value["product_rows"], 1, per_node - 1) \
-        if "product_rows" in value else 0
-    if params.depth != depth:
-        raise ValueError(f"{OWNER}: 'tree.params.depth' is {params.depth}, but 'depth' is "
-                         f"{depth}; a data-mode tree's depth cap is the surrogate's.")
-    leaves = value["leaves"]
+    return given, _int_in("rows.count", value["count"], 1, (1 << 63) - 1)
+
+
+def _leaf_rows(leaves: Any, tree: ReconstructedTree, most: Any, points: Any
+               ) -> dict[Any, LeafRows]:
+    """Each leaf's ``[path, rows, agree]``, one per leaf in the tree's order: ``rows`` from 1
+    to ``most(path)``, ``agree`` from 0 to ``rows``, the leaf's points ``points(path,
+    rows)``."""
     paths = [path for path, decision in tree.walk() if decision is not None
              and path in tree.leaves]
     if not isinstance(leaves, list) or len(leaves) != len(paths):
@@ -336,16 +463,20 @@ def _rows_field(value: Any, tree: ReconstructedTree, params: Params, depth: int)
     found: dict[Any, LeafRows] = {}
     for k, (entry, path) in enumerate(zip(leaves, paths, strict=True)):
         field = f"rows.leaves[{k}]"
-        most = min(tree.leaves[path].samples, per_node - product_rows)
+        top = most(path)
         if not (isinstance(entry, list) and len(entry) == 3
                 and entry[0] == [list(step) for step in path]
                 and is_int(entry[1]) and is_int(entry[2])
-                and 0 <= entry[2] <= entry[1] and 1 <= entry[1] <= most):
+                and 0 <= entry[2] <= entry[1] and 1 <= entry[1] <= top):
             raise _bad(field, f"[{[list(step) for step in path]}, rows, agree]: the leaf's "
-                              f"path, its fitted rows (1 to {most}) and "
+                              f"path, its fitted rows (1 to {top}) and "
                               "how many of them agree (0 to rows)", entry)
+        if tree.leaves[path].samples != points(path, entry[1]):
+            raise ValueError(f"{OWNER}: 'tree' leaf {path} has {tree.leaves[path].samples} "
+                             f"points, but its {entry[1]} fitted rows ({field}) make "
+                             f"{points(path, entry[1])} with its drawn rows.")
         found[path] = LeafRows(entry[1], entry[2])
-    return SavedRows(given, count, per_node, min_rows, found, product_rows)
+    return found
 
 
 def _classes(value: Any, positive: Any, data: bool) -> np.ndarray:
@@ -361,6 +492,13 @@ def _classes(value: Any, positive: Any, data: bool) -> np.ndarray:
             raise _bad("positive", f"null: a tree over the {len(value)} 'classes' answers a "
                                    "class, with no positive one", positive)
         return np.array(value)
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], dict):
+        # One class c of a multi-class model against the rest: [{"not": c}, c].
+        if not (list(value[0]) == ["not"] and is_scalar(value[1]) and value[0]["not"] == value[1]
+                and type(value[0]["not"]) is type(value[1]) and positive == value[1]
+                and type(positive) is type(value[1])):
+            raise _bad("classes", "[{\"not\": c}, c] with c the 'positive' class", value)
+        return np.array([Not(value[1]), value[1]], dtype=object)
     if not (isinstance(value, list) and len(value) == 2 and all(is_scalar(c) for c in value)
             and type(value[0]) is type(value[1]) and value[0] != value[1]
             and all(-(1 << 63) <= c < 1 << 63 for c in value if is_int(c))):
@@ -619,7 +757,7 @@ def _categorical_dtypes(value: Any, encoder: Questions) -> dict[int, Any]:
 # -- reading: the tree ---------------------------------------------------------------------
 
 def _tree(value: Any, model: str, seed: int, encoder: Questions,
-          classes: np.ndarray) -> tuple[ReconstructedTree, Params]:
+          classes: np.ndarray) -> ReconstructedTree:
     """The saved tree, checked whole and against the document and its encoder."""
     try:
         tree = ReconstructedTree.from_json(json.dumps(value))
@@ -640,7 +778,6 @@ def _tree(value: Any, model: str, seed: int, encoder: Questions,
                              f"({encoder.n_features_in_} features of {encoder.bits})."
                              if isinstance(encoder, Encoder) else
                              "(one per threshold and category question)."))
-    params = _params(tree.params)
     features = {}
     for path, decision in tree.decisions.items():
         if not isinstance(decision, Split):
@@ -664,7 +801,7 @@ def _tree(value: Any, model: str, seed: int, encoder: Questions,
             and tree.class_names != tuple(str(value) for value in values):
         raise ValueError(f"{OWNER}: 'tree.class_names' {brief(list(tree.class_names))} "
                          f"must be the 'classes' {brief(values)} as text.")
-    return tree, params
+    return tree
 
 
 def _params(fields: Mapping[str, Any]) -> Params:

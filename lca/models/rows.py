@@ -9,34 +9,38 @@ short, node ``path`` (its steps are answers of :class:`ThresholdEncoder`
 questions) is decided so:
 
 1. *Region*: the fitted rows whose encoding satisfies every step of ``path``.
-2. *Rows*: fitted rows are ranked once by a derived 64-bit key
-   (purpose ``"surrogate-rows"``, word ``i`` of the root key for row ``i``;
-   ties to the lower row index); the node takes the first ``rows_per_node -
-   product_rows`` rows of its region in that order (``product_rows`` 0 by
-   default). The order is global, so a node's rows
-   include every ancestor row in its region: the split is chosen on the very
-   rows it partitions (the selection effect of every tree learner).
-3. *Top-up*: a node with ``r < rows_per_node`` rows adds ``rows_per_node - r``
-   rows drawn from the product of the fitted marginals restricted to its
-   region (each feature a fitted value inside its interval, or of its allowed
-   categories, picked by derived words of purpose ``"surrogate-topup"`` under
-   the node's path).
-4. *Labels*: the model on the raw fitted rows (asked once per row, cached)
-   and on the drawn rows.
-5. *Split*: a leaf at the depth cap, when the region holds fewer than
-   ``min_rows`` rows, when the labels are pure, or when no variable that is
-   not constant on the node's fitted rows has a positive Gini gain over its
-   points; otherwise the variable of largest gain (exact integer
-   comparison), ties to the lowest variable. Leaves take the majority label
-   of their points, ``+1`` on a tie.
+2. *Rows*: fitted rows are ranked once by a derived 64-bit key (purpose
+   ``"surrogate-rows"``). The first ``shared_rows`` of that order are every
+   node's: a node takes all of them in its region, and at least the first
+   ``rows_per_node`` rows of its region when it holds that many. The order
+   is global, so a node's rows include every ancestor row in its region: a
+   split is chosen on the very rows it partitions (the selection effect of
+   every tree learner), and one path asks the model about at most
+   ``shared_rows`` rows plus ``rows_per_node`` per level.
+3. *Drawn rows*: a node with ``r < rows_per_node`` rows draws
+   ``rows_per_node - r`` more, shaped like its rows: each is one of its rows
+   with each feature, on a derived coin, replaced by a fitted value inside
+   the region (so it stays in the region; purpose ``"surrogate-topup"``).
+4. *Labels*: the model on the fitted rows (asked once per row, cached) and
+   on the drawn rows. Every call after the first asks again the
+   :data:`RECHECK_ROWS` first rows asked: a model that answers a row two
+   ways is an error, as in product mode.
+5. *Weights*: real rows decide. Drawn rows weigh ``min(r, t) / t`` of a
+   fitted row each (``t`` drawn rows): together never more than the
+   node's fitted rows.
+6. *Split*: a leaf at the depth cap, when the region holds fewer than
+   ``min_rows`` rows, or when the weighted labels are pure; otherwise the
+   question of largest weighted Gini gain among those the node's rows answer
+   both ways (exact integer comparisons, the lowest variable on a tie, and
+   among a run of neighbouring cuts of one feature that tie, the one nearest
+   the middle of the gap they share), a leaf when no gain is positive.
+7. *Leaf*: the most common label of its fitted rows when it has at least
+   ``min_rows`` of them (a tie settled by the weighted points), else of its
+   weighted points.
 
-A multi-class tree (``classes=K``, one leaf answers one of ``K > 2``
-classes) labels its points with the model's class (its index in
-``classes_``), sums squared counts over the ``K`` classes in the gain
-(:func:`best_class_split`), and its leaves (:class:`ClassLeafDecision`)
-answer the most common class of their points, the lowest class index on a
-tie; a node is pure when its points hold one class. Everything else is as
-above.
+A yes/no tree has two labels (``-1``, ``+1``; a tie goes to ``+1``); a
+multi-class tree ``K > 2`` (the class index; a tie goes to the lowest) and
+:class:`lca.decisions.ClassLeafDecision` leaves.
 """
 
 from __future__ import annotations
@@ -44,28 +48,36 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from lca import derive
-from lca.decisions import ClassLeafDecision, Decision, LeafDecision, NodeDecision, split_rows
+from lca.decisions import ClassLeafDecision, LeafDecision, RowsSplit, Split, TreeNode, split_rows
 from lca.derive import Path
 from lca.export import ReconstructedTree, tree_from_decisions
 from lca.models.oracle import ClassLabels, ModelLabels
 from lca.models.sources import Trace, cut
 from lca.models.thresholds import ThresholdEncoder
-from lca.params import Params
+from lca.oracle import OracleError
 from lca.reconstruct import progress_bar
 
-__all__ = ["MAX_ROWS_PER_NODE", "RowsTree", "best_class_split", "best_split", "gini_split",
-           "row_order", "topup_columns"]
+__all__ = ["MAX_ROWS_PER_NODE", "MAX_SHARED_ROWS", "RECHECK_ROWS", "LeafRows", "RowsTree",
+           "best_split", "row_order", "topup_columns"]
 
 ORDER_PURPOSE = "surrogate-rows"
 TOPUP_PURPOSE = "surrogate-topup"
-# Gains are compared as integer cross-products in int64: with k <= 4096 points
-# the largest product, 2 k^3 * k, stays below 2**63.
 MAX_ROWS_PER_NODE = 4096
+MAX_SHARED_ROWS = 1 << 20
+# Rows every model call after the first asks again: a model that is not a fixed
+# function (random answers, answers that change from call to call or with the
+# batch) is caught on its first call after the root's, at the price of 4 rows a
+# call (one call per level of the tree).
+RECHECK_ROWS = 4
+# Candidates whose gain ratio lies within this relative distance of the largest
+# (computed in doubles, relative error about 1e-15) are compared exactly.
+_NEAR = 1e-9
 
 
 def row_order(seed: int, rows: int) -> np.ndarray:
@@ -75,122 +87,59 @@ def row_order(seed: int, rows: int) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-def best_split(points: np.ndarray, labels: np.ndarray,
-               candidates: np.ndarray) -> int | None:
-    """The candidate variable of largest positive Gini gain on ``points``, or ``None``.
+def best_split(minus: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """The candidates of largest positive Gini gain, exactly equal (increasing; empty if none).
 
-    With ``n_s`` points and ``p_s``/``q_s`` of them labelled ``+1``/``-1`` on
-    side ``s``, the gain orders as ``S = (p_-^2 + q_-^2)/n_- + (p_+^2 + q_+^2)/n_+``
-    (the Gini gain plus a constant); it is positive when ``S > (P^2 + Q^2)/N``
-    for the node's totals. ``S = A / B`` with integers ``A, B`` is compared
-    exactly (cross-products); ties go to the lowest variable. Candidates
-    must be non-constant on ``points``. (:func:`gini_split` on the counts.)
+    ``minus[c, v]`` is the weight of class ``c`` on candidate ``v``'s ``-1``
+    side, ``totals[c]`` the class's weight in all (integers). With
+    ``n_-``, ``n_+`` a candidate's side weights and ``N`` their sum, the gain
+    orders as ``A / B``, ``A = (sum_c n_-c^2) n_+ + (sum_c n_+c^2) n_-``,
+    ``B = n_- n_+``, and is positive when ``A N > (sum_c N_c^2) B``; both are
+    compared exactly (Python integers), after a screen in doubles.
     """
-    if candidates.size == 0:
-        return None
-    candidates = np.sort(candidates)  # ties go to the first: the lowest variable
-    positive = labels > 0
-    minus = points[:, candidates] < 0
-    n1 = minus.sum(axis=0, dtype=np.int64)
-    p1 = minus[positive].sum(axis=0, dtype=np.int64)
-    total_p = int(positive.sum())
-    return gini_split(candidates, n1, [(p1, total_p), (n1 - p1, labels.size - total_p)],
-                      labels.size)
+    if minus.shape[1] == 0:
+        return np.zeros(0, dtype=np.int64)
+    whole = int(totals.sum())
+    below = minus.sum(axis=0)
+    above = whole - below
+    plus = totals[:, None] - minus
+    quotient = ((minus.astype(np.float64) ** 2).sum(axis=0) * above
+                + (plus.astype(np.float64) ** 2).sum(axis=0) * below) \
+        / (below.astype(np.float64) * above)
+    near = np.flatnonzero(quotient >= quotient.max() * (1 - _NEAR))
 
+    def exact(v: int) -> tuple[int, int]:
+        n_minus, n_plus = int(below[v]), int(above[v])
+        a = sum(int(x) ** 2 for x in minus[:, v]) * n_plus \
+            + sum(int(x) ** 2 for x in plus[:, v]) * n_minus
+        return a, n_minus * n_plus
 
-def best_class_split(points: np.ndarray, labels: np.ndarray, classes: int,
-                     candidates: np.ndarray) -> int | None:
-    """:func:`best_split` over ``classes`` classes (``labels`` are class indices).
-
-    With ``n_s`` points on side ``s`` and ``n_{s,c}`` of them of class ``c``,
-    ``A_s = sum_c n_{s,c}^2``; the gain orders as ``S = A_- / n_- + A_+ / n_+``,
-    compared exactly as ``A = A_- n_+ + A_+ n_-`` over ``B = n_- n_+``, and is
-    positive when ``A N > (sum_c N_c^2) B`` for the node's ``N`` points,
-    ``N_c`` of class ``c``. Ties go to the lowest variable. With two classes
-    this is :func:`best_split`'s rule. (:func:`gini_split` on the counts.)
-    """
-    if candidates.size == 0:
-        return None
-    candidates = np.sort(candidates)
-    minus = points[:, candidates] < 0
-    sides = []
-    for c in range(classes):
-        mine = labels == c
-        total = int(mine.sum())
-        if total:
-            sides.append((minus[mine].sum(axis=0, dtype=np.int64), total))
-    return gini_split(candidates, minus.sum(axis=0, dtype=np.int64), sides, labels.size)
-
-
-def gini_split(candidates: np.ndarray, minus: np.ndarray,
-               classes: Sequence[tuple[np.ndarray, int]], k: int) -> int | None:
-    """The rule of :func:`best_split` and :func:`best_class_split`, on counts.
-
-    ``candidates`` are increasing variables; ``minus`` counts, per candidate,
-    the ``k`` points on its ``-1`` side (``n_-``); ``classes`` holds, per
-    class present, its points on each candidate's ``-1`` side (``n_{-,c}``)
-    and its number of points ``N_c``. Returns the candidate of largest
-    ``A / B`` among those of positive gain (``A k > (sum_c N_c^2) B``),
-    compared exactly, the lowest on a tie, or ``None``.
-    """
-    if candidates.size == 0:
-        return None
-    plus = k - minus
-    a1 = np.zeros(candidates.size, dtype=np.int64)
-    a2 = np.zeros(candidates.size, dtype=np.int64)
-    parent = 0
-    for below, total in classes:
-        above = total - below
-        a1 += below * below
-        a2 += above * above
-        parent += total * total
-    a = a1 * plus + a2 * minus
-    b = minus * plus
-    return _largest(candidates, a, b, a * k > parent * b)
-
-
-def _largest(candidates: np.ndarray, a: np.ndarray, b: np.ndarray,
-             gains: np.ndarray) -> int | None:
-    """The candidate of largest ``a / b`` among those with ``gains``, the first on a tie."""
-    if not gains.any():
-        return None
-    # Correctly rounded division is monotone: the exact maximum is among the
-    # candidates whose quotient equals the largest quotient.
-    quotient = np.where(gains, a / np.maximum(b, 1), -1.0)
-    top = np.flatnonzero(quotient == quotient.max())
-    best = int(top[0])
-    for other in top[1:].tolist():
-        if int(a[other]) * int(b[best]) > int(a[best]) * int(b[other]):
-            best = other
-    return int(candidates[best])
-
-
-def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
-                  seed: int, path: Path, count: int,
-                  purpose: str = TOPUP_PURPOSE) -> list[np.ndarray]:
-    """``count`` rows drawn from the fitted marginals restricted to the region of ``path``.
-
-    Sample ``k``, feature ``j`` reads word ``k * d + j`` of stream 0 under
-    ``node_key(seed, purpose, path)`` (``"surrogate-topup"`` for nodes); ``u``
-    = its top 32 bits.
-    An ordered feature takes ``v[a + floor(u (b - a) / 2**32)]`` where ``v``
-    is its sorted fitted values and ``[a, b)`` the positions of those inside
-    the region's interval; a categorical one lays its allowed categories'
-    fitted rows end to end in category order and takes the category at
-    ``floor(u * rows / 2**32)``.
-    """
-    return _drawn_columns(encoder, sorted_columns,
-                          _draw(encoder, sorted_columns, seed, path, count, purpose))
+    ratios = {int(v): exact(int(v)) for v in near}
+    a, b = max(ratios.values(), key=lambda ab: Fraction(*ab))
+    if a * whole <= sum(int(x) ** 2 for x in totals) * b:
+        return np.zeros(0, dtype=np.int64)
+    return np.array([v for v, (x, y) in sorted(ratios.items()) if x * b == a * y],
+                    dtype=np.int64)
 
 
 def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed: int,
-          path: Path, count: int, purpose: str) -> np.ndarray:
-    """Where each of the :func:`topup_columns` rows takes its values from, ``(count, d)``:
-    an ordered feature's position among its sorted fitted values, a categorical
-    one's category number (:func:`_drawn_columns` reads the values)."""
+          path: Path, count: int, purpose: str) -> tuple[np.ndarray, np.ndarray]:
+    """Values drawn from the fitted marginals restricted to the region of ``path``: for each
+    of ``count`` rows and each feature, where the value comes from (an ordered feature's
+    position among its sorted fitted values, a categorical one's category number), and the
+    low bit of the word that drew it (the coin of a shaped row, :func:`_shaped`).
+
+    Row ``k``, feature ``j`` reads word ``k * d + j`` of stream 0 under
+    ``node_key(seed, purpose, path)``; ``u`` = its top 32 bits. An ordered feature
+    takes position ``a + floor(u (b - a) / 2**32)``, ``[a, b)`` the positions of its
+    sorted fitted values inside the region's interval; a categorical one lays its
+    allowed categories' fitted rows end to end in category order and takes the
+    category at ``floor(u * rows / 2**32)``.
+    """
     d = encoder.n_features_in_
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
-    u = (words >> np.uint64(32)).reshape(count, d)
+    words = words.reshape(count, d)
+    u = words >> np.uint64(32)
     # A feature no step of the path tests allows all of it: positions [0, size)
     # of an ordered one, every category of a categorical one. Only the (at most
     # depth) features the path tests need their region.
@@ -214,20 +163,30 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
         ends = np.cumsum(rows)
         slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
         position[:, j] = np.searchsorted(ends, slot.astype(np.int64), side="right")
-    return position
+    return position, (words & np.uint64(1)).astype(bool)
 
 
-def _drawn_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
-                   position: np.ndarray) -> list[np.ndarray]:
-    """The columns of drawn rows from where :func:`_draw` says they take their values."""
+def topup_columns(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
+                  seed: int, path: Path, count: int, purpose: str) -> list[np.ndarray]:
+    """``count`` rows drawn from the product of the fitted marginals restricted to the region
+    of ``path`` (:func:`_draw`'s values, every feature drawn): what fidelity measures on."""
+    return _values_at(encoder, sorted_columns, _draw(encoder, sorted_columns, seed, path,
+                                                     count, purpose)[0])
+
+
+def _values_at(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray],
+               position: np.ndarray) -> list[np.ndarray]:
+    """The columns of drawn values from where :func:`_draw` says they come from."""
     return [encoder.categories_[j][position[:, j]] if j in encoder.categories_ else
             values[position[:, j]] for j, values in enumerate(sorted_columns)]
 
 
-def _varied(minus: np.ndarray, r: int) -> np.ndarray:
-    """The split candidates: the variables that ``minus`` (per variable, how many of a
-    node's ``r`` fitted rows answer ``-1``) shows answered both ways."""
-    return np.flatnonzero((minus > 0) & (minus < r))
+def _shaped(seed: int, path: Path, rows: int, count: int) -> np.ndarray:
+    """For each of ``count`` shaped rows, which of the node's ``rows`` fitted rows it is
+    made from: ``floor(v * rows / 2**32)``, ``v`` the top 32 bits of word ``k`` of stream 1
+    under ``node_key(seed, "surrogate-topup", path)``."""
+    words = derive.raw_words(derive.node_key(seed, TOPUP_PURPOSE, path), 1, 0, count)
+    return ((words >> np.uint64(32)) * np.uint64(rows) >> np.uint64(32)).astype(np.int64)
 
 
 def _concatenate(parts: list[Any]) -> np.ndarray:
@@ -248,6 +207,21 @@ class LeafRows:
     agree: int
 
 
+@dataclasses.dataclass(frozen=True)
+class _Points:
+    """A node's points, asked and ready to decide: its fitted rows (indices, in rank order)
+    and drawn rows, their bins and class labels (binary: ``0`` for ``-1``, ``1`` for
+    ``+1``), and each drawn row's values where its feature was drawn (``position``, with
+    ``swap`` saying which features were)."""
+
+    rows: np.ndarray
+    bins: np.ndarray
+    labels: np.ndarray
+    base: np.ndarray
+    position: np.ndarray
+    swap: np.ndarray
+
+
 class RowsTree:
     """The data-mode tree of one seed over fitted rows, decided lazily and cached: the
     :class:`lca.models.sources.TreeSource` of a data-mode surrogate.
@@ -265,21 +239,20 @@ class RowsTree:
         values: each feature's values of those rows as its questions read them
             (ordered: the same doubles; categorical: category numbers), as
             :meth:`ThresholdEncoder.fit_rows` returns them.
-        seed, depth, rows_per_node, min_rows, product_rows: see
+        seed, depth, rows_per_node, min_rows, shared_rows: see
             :class:`lca.models.Surrogate`.
 
     The number of classes comes from the oracle: a multi-class tree over
     :class:`ClassLabels`' class indices, else a yes/no tree over ``±1``
     labels. ``queries`` counts every model query (fitted rows once each,
-    drawn rows each time).
+    drawn rows each time, and the rows asked again).
     """
 
     builder = "rows"
 
     def __init__(self, encoder: ThresholdEncoder, oracle: ModelLabels | ClassLabels,
                  columns: Sequence[np.ndarray], values: Sequence[np.ndarray], seed: int,
-                 depth: int, rows_per_node: int, min_rows: int, product_rows: int = 0
-                 ) -> None:
+                 depth: int, rows_per_node: int, min_rows: int, shared_rows: int) -> None:
         self._lock = threading.RLock()
         self.encoder = encoder
         self.oracle = oracle
@@ -288,20 +261,22 @@ class RowsTree:
         self.depth = depth
         self.rows_per_node = rows_per_node
         self.min_rows = min_rows
-        self.product_rows = product_rows
+        self.shared_rows = shared_rows
         self.m = len(self.columns[0]) if self.columns else 0
         # Each feature's values as its questions read them: a region is filtered
         # one question at a time, without an (m, n) table of every answer.
         self.values = [np.array(column, copy=True) for column in values]
-        # Per feature, what top-up draws from: sorted fitted values (ordered), or
-        # each category's number of fitted rows (categorical).
+        # Per feature, what drawn values come from: sorted fitted values (ordered),
+        # or each category's number of fitted rows (categorical).
         self.sorted_columns = [np.bincount(values, minlength=encoder.categories_[j].size)
                                if j in encoder.categories_ else np.sort(values)
                                for j, values in enumerate(self.values)]
-        self.classes = int(oracle.classes.size) \
-            if isinstance(oracle, ClassLabels) and oracle.classes is not None else 0
-        self.labels = np.zeros(self.m, dtype=np.int64 if self.classes else np.int8)
+        self.multiclass = isinstance(oracle, ClassLabels)
+        assert oracle.classes is not None or not self.multiclass
+        self.classes = int(oracle.classes.size) if self.multiclass else 2  # type: ignore[union-attr]
+        self.labels = np.zeros(self.m, dtype=np.int64)
         self.asked = np.zeros(self.m, dtype=bool)
+        self._first_asked: np.ndarray | None = None  # the rows asked again in later calls
         # A node's points are kept as bins, one per feature: the point's level
         # (ThresholdEncoder.levels) in the feature's own run of bins, so that
         # counting bins counts every variable's answers at once (minus_counts).
@@ -315,28 +290,29 @@ class RowsTree:
         self._categorical = categorical
         # The level of each sorted fitted value of each ordered feature (column j,
         # row k: of sorted_columns[j][k]): a drawn value's level is looked up by
-        # where it was drawn from (_draw), not searched for again.
+        # where it was drawn from, not searched for again.
         self._sorted_levels = encoder.levels([
             np.zeros(self.m, dtype=np.int64) if j in encoder.categories_ else values
             for j, values in enumerate(self.sorted_columns)])
         self._bins = int(encoder.offsets_[-1]) + d
         feature = np.repeat(np.arange(d), widths)         # the feature of each variable
         t = np.arange(encoder.n_bits) - encoder.offsets_[feature]
+        self._feature = feature
         self._ordered_variable = ~categorical[feature]
         self._run_start = first[feature]                  # its feature's first bin
         self._variable_bin = self._bin_of_level[feature] + t  # its level t's bin
-        # The bins of the rows asked so far, found once when first asked (row i's
-        # are self._asked_bins[self._slot[i]]): a node's rows are read, not redone.
-        self._asked_bins = np.empty((0, d), dtype=np.int64)
-        self._slot = np.full(self.m, -1, dtype=np.int64)
+        # Every fitted row's bins, found once (a node's rows are read, not redone).
+        self._row_bins = encoder.levels(self.values) + self._bin_of_level
+        order = row_order(seed, self.m)
+        self._rank = np.empty(self.m, dtype=np.int64)
+        self._rank[order] = np.arange(self.m)
         self.queries = 0
         self.oracle_calls = 0
-        self.decisions: dict[Path, Decision] = {}
+        self.decisions: dict[Path, TreeNode] = {}
         self._leaf_rows: dict[Path, LeafRows] = {}
         self._whole: ReconstructedTree | None = None
-        self._regions: dict[Path, np.ndarray] = {(): row_order(seed, self.m)}
-        self._pending: dict[Path, tuple[np.ndarray, np.ndarray, int]] = {}
-        self.params = Params.efficient(encoder.n_bits, depth=depth)
+        self._regions: dict[Path, np.ndarray] = {(): order}
+        self._pending: dict[Path, _Points] = {}
 
     # -- one node ---------------------------------------------------------------------
 
@@ -357,83 +333,104 @@ class RowsTree:
         levels = self.encoder.feature_levels(j, self.values[j][rows])
         return np.where(self.encoder.holds(j, levels, t), 1, -1).astype(np.int8)
 
-    def topup_count(self, r: int) -> int:
-        """How many rows a node with ``r`` fitted rows draws: ``rows_per_node - r``.
-
-        Every node then decides on ``rows_per_node`` points. A node takes at
-        most ``rows_per_node - product_rows`` fitted rows, so it draws at least
-        ``product_rows``; with the default ``0`` a region with many rows is
-        decided on rows alone.
-        """
-        return max(0, self.rows_per_node - r)
+    def node_rows(self, path: Path) -> np.ndarray:
+        """The fitted rows node ``path`` decides on, in rank order: those of its region among
+        the first ``shared_rows`` of the order, and at least its region's first
+        ``rows_per_node`` (all of them when it holds fewer)."""
+        region = self.region(path)
+        shared = int(np.searchsorted(self._rank[region], self.shared_rows))
+        return region[:max(shared, self.rows_per_node)]
 
     def prepare(self, paths: Sequence[Path]) -> None:
         """Ask the model about the points of every node of ``paths`` in one call.
 
-        The call carries the fitted rows not asked yet, then the drawn rows
-        of every node (so the model is called once per level of the tree,
-        not per node); the points are kept for :meth:`decide`. Labels are
-        the same as node by node.
+        The call carries the fitted rows not asked yet, the rows asked again
+        (:data:`RECHECK_ROWS`, every call after the first), then the drawn
+        rows of every node (so the model is called once per level of the
+        tree, not per node); the points are kept for :meth:`decide`. Labels
+        are the same as node by node.
         """
-        chosen = {path: self.region(path)[:self.rows_per_node - self.product_rows]
-                  for path in paths
+        chosen = {path: self.node_rows(path) for path in paths
                   if path not in self.decisions and path not in self._pending}
         if not chosen:
             return
         every = np.concatenate(list(chosen.values()))
         missing = np.unique(every[~self.asked[every]])
-        drawn = {path: _draw(self.encoder, self.sorted_columns, self.seed, path,
-                             self.topup_count(int(rows.size)), TOPUP_PURPOSE)
-                 for path, rows in chosen.items() if self.topup_count(int(rows.size))}
-        # Every drawn row of the level at once, node after node.
-        where = np.concatenate(list(drawn.values())) if drawn else \
-            np.zeros((0, self.encoder.n_features_in_), dtype=np.int64)
-        parts = [[column[missing] for column in self.columns],
-                 _drawn_columns(self.encoder, self.sorted_columns, where)]
-        parts = [part for part in parts if len(part[0])]
-        labels = np.zeros(0, dtype=self.labels.dtype)
-        if parts:
-            # One model call: the fitted rows not asked yet, then every drawn row.
-            together = [_concatenate([part[j] for part in parts])
-                        for j in range(self.encoder.n_features_in_)]
-            found = self.ask(together)
-            self.queries += int(found.size)
-            self.oracle_calls += 1
-            self.labels[missing] = found[:missing.size]
-            self.asked[missing] = True
-            labels = found[missing.size:]
-        if missing.size:
-            self._slot[missing] = np.arange(self._asked_bins.shape[0],
-                                            self._asked_bins.shape[0] + missing.size)
-            self._asked_bins = np.concatenate(
-                [self._asked_bins, self.encoder.levels([values[missing] for values in
-                                                        self.values]) + self._bin_of_level])
-        ordered = self._sorted_levels[where, np.arange(where.shape[1])]
-        drawn_bins = np.where(self._categorical, where, ordered) + self._bin_of_level
-        start = 0
+        again = np.zeros(0, dtype=np.int64) if self._first_asked is None else self._first_asked
+        drawn = {path: self._drawn(path, rows) for path, rows in chosen.items()
+                 if rows.size < self.rows_per_node}
+        # One call: the rows not asked yet, the rows asked again, every node's drawn rows.
+        columns = [_concatenate([column[missing], column[again], *(
+            self._shaped_column(j, rows[base], position[:, j], swap[:, j])
+            for rows, base, position, swap in drawn.values())])
+            for j, column in enumerate(self.columns)]
+        found = self.ask(columns) if len(columns[0]) else np.zeros(0, dtype=np.int64)
+        self.queries += int(found.size)
+        self.oracle_calls += int(found.size > 0)
+        self.labels[missing] = found[:missing.size]
+        self.asked[missing] = True
+        if again.size:
+            self._recheck(again, found[missing.size:missing.size + again.size], paths)
+        elif missing.size:
+            ranked = missing[np.argsort(self._rank[missing], kind="stable")]
+            self._first_asked = ranked[:RECHECK_ROWS]
+        start = missing.size + again.size
         for path, rows in chosen.items():
-            points = self._asked_bins[self._slot[rows]]
-            own = self.labels[rows]
+            bins, labels = self._row_bins[rows], self.labels[rows]
+            base = np.zeros(0, dtype=np.int64)
+            position = np.zeros((0, self.encoder.n_features_in_), dtype=np.int64)
+            swap = np.zeros((0, self.encoder.n_features_in_), dtype=bool)
             if path in drawn:
-                stop = start + drawn[path].shape[0]
-                points = np.concatenate([points, drawn_bins[start:stop]])
-                own = np.concatenate([own, labels[start:stop]])
+                _, base, position, swap = drawn[path]
+                stop = start + base.size
+                ordered = self._sorted_levels[position, np.arange(position.shape[1])]
+                drawn_bins = np.where(self._categorical, position, ordered) + self._bin_of_level
+                bins = np.concatenate([bins, np.where(swap, drawn_bins,
+                                                      self._row_bins[rows[base]])])
+                labels = np.concatenate([labels, found[start:stop]])
                 start = stop
-            self._pending[path] = (points, own, int(rows.size))
+            self._pending[path] = _Points(rows, bins, labels, base, position, swap)
+
+    def _drawn(self, path: Path, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The node's drawn rows: its ``rows``, which of them each drawn row is made from,
+        and where its drawn values come from and which features are drawn (:func:`_draw`)."""
+        count = self.rows_per_node - rows.size
+        position, swap = _draw(self.encoder, self.sorted_columns, self.seed, path, count,
+                               TOPUP_PURPOSE)
+        return rows, _shaped(self.seed, path, rows.size, count), position, swap
+
+    def _shaped_column(self, j: int, base: np.ndarray, position: np.ndarray,
+                       swap: np.ndarray) -> np.ndarray:
+        """Feature ``j`` of shaped rows: the drawn value where ``swap``, else the base row's."""
+        drawn = (self.encoder.categories_[j][position] if j in self.encoder.categories_
+                 else self.sorted_columns[j][position])
+        mine = self.columns[j][base]
+        if drawn.dtype != mine.dtype:
+            drawn, mine = drawn.astype(object), mine.astype(object)
+        return np.where(swap, drawn, mine)
+
+    def _recheck(self, rows: np.ndarray, labels: np.ndarray, paths: Sequence[Path]) -> None:
+        """The labels of rows asked again must be the cached ones: the model is a fixed function."""
+        changed = np.flatnonzero(labels != self.labels[rows])
+        if changed.size:
+            row = int(rows[changed[0]])
+            raise OracleError(
+                f"the model answered the same row with two different values (fitted row "
+                f"{row}, asked again with the nodes at depth {len(paths[0])}): lca needs a "
+                "fixed function, the same value every time a row is asked")
 
     def ask(self, columns: list[np.ndarray]) -> np.ndarray:
-        """The model's label of each row of ``columns`` (a multi-class tree: its class index)."""
+        """The model's class of each row of ``columns`` (binary: ``0`` for ``-1``, ``1``
+        for ``+1``)."""
         oracle = self.oracle
         if isinstance(oracle, ClassLabels):
             return oracle.class_columns(columns)
-        return oracle.label_columns(columns)
+        return (oracle.label_columns(columns) > 0).astype(np.int64)
 
-    def minus_counts(self, bins: np.ndarray, group: np.ndarray | None = None,
-                     groups: int = 1) -> np.ndarray:
-        """Per variable, how many of the points (their bins) answer it ``-1``; with
-        ``group`` (each point's group, below ``groups``), one row per group."""
-        if group is None:
-            group = np.zeros(bins.shape[0], dtype=np.int64)
+    def minus_counts(self, bins: np.ndarray, group: np.ndarray, groups: int) -> np.ndarray:
+        """Per group (each point's ``group``, below ``groups``) and variable, how many of the
+        points (their bins) answer the variable ``-1``."""
         counts = np.bincount((bins + (group * self._bins)[:, None]).ravel(),
                              minlength=groups * self._bins).reshape(groups, self._bins)
         sizes = np.bincount(group, minlength=groups)[:, None]
@@ -445,70 +442,97 @@ class RowsTree:
                         running[:, self._variable_bin + 1] - running[:, self._run_start],
                         sizes - counts[:, self._variable_bin])
 
-    def node_points(self, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
-        """The node's points (its rows, then the drawn ones) as bins (one per feature:
-        its level, :meth:`ThresholdEncoder.levels`, in the feature's run of bins), their
-        labels, and its row count."""
-        self.prepare([path])
-        return self._pending.pop(path)
-
-    def decide(self, path: Path) -> Decision:
+    def decide(self, path: Path) -> TreeNode:
         """The decision of node ``path`` (its ancestors decided first), cached."""
         found = self.decisions.get(path)
         if found is not None:
             return found
         if path:
             parent = self.decide(path[:-1])
-            assert isinstance(parent, NodeDecision) and parent.variable == path[-1][0], \
+            assert isinstance(parent, Split) and parent.variable == path[-1][0], \
                 f"{path} is not a node of this tree"
-        points, labels, r = self.node_points(path)
-        drawn = np.arange(labels.size) >= r  # the node's drawn points (after its r rows)
-        if self.classes:
-            self.decisions[path] = self._decide_classes(path, points, labels, r, drawn)
-            return self.decisions[path]
-        total = int(labels.astype(np.int64).sum())
-        variable = None
-        if len(path) < self.depth and self.region(path).size >= self.min_rows \
-                and abs(total) < labels.size:
-            # Groups: 0/1 fitted rows labelled -1/+1, 2/3 drawn rows labelled -1/+1.
-            counts = self.minus_counts(points, 2 * drawn + (labels > 0), 4)
-            candidates = _varied(counts[0] + counts[1], r)
-            below = (counts[1] + counts[3])[candidates]
-            minus = counts.sum(axis=0)[candidates]
-            positive = int((labels > 0).sum())
-            variable = gini_split(candidates, minus, [(below, positive),
-                                                      (minus - below, labels.size - positive)],
-                                  labels.size)
-        decision: Decision
-        if variable is None:
-            label = 1 if total >= 0 else -1
-            decision = LeafDecision(label, int(labels.size), total)
-            self._leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
-        else:
-            decision = NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
+        self.prepare([path])
+        points = self._pending.pop(path)
+        decision = self._split(path, points) or self._leaf(path, points)
         self.decisions[path] = decision
         return decision
 
-    def _decide_classes(self, path: Path, points: np.ndarray, labels: np.ndarray,
-                        r: int, drawn: np.ndarray) -> Decision:
-        """A multi-class node: split as :func:`best_class_split` says, or a class leaf."""
-        counts = np.bincount(labels, minlength=self.classes)
-        variable = None
-        if len(path) < self.depth and self.region(path).size >= self.min_rows \
-                and int(counts.max()) < labels.size:
-            # Groups: class c's fitted rows are group c, its drawn rows group K + c.
-            k = self.classes
-            minus = self.minus_counts(points, k * drawn + labels, 2 * k)
-            candidates = _varied(minus[:k].sum(axis=0), r)
-            sides = [((minus[c] + minus[k + c])[candidates], int(total))
-                     for c, total in enumerate(counts.tolist()) if total]
-            variable = gini_split(candidates, minus.sum(axis=0)[candidates], sides,
-                                  labels.size)
-        if variable is not None:
-            return NodeDecision(variable, int(labels.size), 0, 0, rule="gini")
-        label = int(np.argmax(counts))  # the first maximum: the lowest class index
-        self._leaf_rows[path] = LeafRows(r, int((labels[:r] == label).sum()))
-        return ClassLeafDecision(label, int(labels.size), int(counts[label]))
+    def _weights(self, points: _Points) -> tuple[int, int]:
+        """The integer weights of a fitted row and of a drawn row: ``t`` and ``min(r, t)``
+        with ``t`` drawn rows (``1`` and ``0`` when none are drawn)."""
+        r, t = points.rows.size, points.base.size
+        return (t, min(r, t)) if t else (1, 0)
+
+    def _class_weights(self, points: _Points) -> tuple[np.ndarray, np.ndarray]:
+        """Each class's count among the fitted rows, and its weight among all the points."""
+        k, r = self.classes, points.rows.size
+        real = np.bincount(points.labels[:r], minlength=k)
+        drawn = np.bincount(points.labels[r:], minlength=k)
+        row, draw = self._weights(points)
+        return real, row * real + draw * drawn
+
+    def _split(self, path: Path, points: _Points) -> RowsSplit | None:
+        """The node's split (:func:`best_split` over the weighted points), or ``None``."""
+        r, k = points.rows.size, self.classes
+        _, weights = self._class_weights(points)
+        if len(path) >= self.depth or self.region(path).size < self.min_rows \
+                or int((weights > 0).sum()) <= 1:
+            return None
+        drawn = np.arange(points.labels.size) >= r
+        counts = self.minus_counts(points.bins, k * drawn + points.labels, 2 * k)
+        real_minus = counts[:k].sum(axis=0)
+        candidates = np.flatnonzero((real_minus > 0) & (real_minus < r))
+        row, draw = self._weights(points)
+        minus = row * counts[:k, candidates] + draw * counts[k:, candidates]
+        best = best_split(minus, weights)
+        if best.size == 0:
+            return None
+        return RowsSplit(self._middle(candidates, best, points), points.labels.size, r)
+
+    def _middle(self, candidates: np.ndarray, best: np.ndarray, points: _Points) -> int:
+        """The variable of the split: the lowest of ``best`` (candidate indices), or, when
+        it is a cut whose neighbouring cuts tie with it, the cut of that run nearest the
+        middle of the gap between the node's points it falls in (the lower on a tie)."""
+        variables = candidates[best]
+        first = int(variables[0])
+        if not self._ordered_variable[first]:
+            return first
+        run = [first]
+        for variable in variables[1:].tolist():
+            if variable != run[-1] + 1 or self._feature[variable] != self._feature[first]:
+                break
+            run.append(variable)
+        if len(run) == 1:
+            return first
+        j = int(self._feature[first])
+        start = int(self.encoder.offsets_[j])
+        cuts = self.encoder.cuts_[j]
+        values = np.concatenate([self.values[j][points.rows], np.where(
+            points.swap[:, j], self.sorted_columns[j][points.position[:, j]],
+            self.values[j][points.rows[points.base]])])
+        low = Fraction(float(values[values < cuts[run[0] - start]].max()))
+        high = Fraction(float(values[values >= cuts[run[-1] - start]].min()))
+        return min(run, key=lambda v: (abs(2 * Fraction(float(cuts[v - start])) - low - high), v))
+
+    def _leaf(self, path: Path, points: _Points) -> LeafDecision:
+        """The node's leaf: the most common label of its fitted rows when it has at least
+        ``min_rows`` of them (a tie settled by the weighted points), else of its weighted
+        points; a tie left goes to ``+1`` (a yes/no tree) or the lowest class."""
+        real, weights = self._class_weights(points)
+        r = points.rows.size
+        if r >= self.min_rows:
+            top = np.flatnonzero(real == real.max())
+            chosen = top[weights[top] == weights[top].max()]
+        else:
+            chosen = np.flatnonzero(weights == weights.max())
+        label = int(chosen[-1] if not self.multiclass else chosen[0])
+        agree = int((points.labels[:r] == label).sum())
+        self._leaf_rows[path] = LeafRows(r, agree)
+        counts = np.bincount(points.labels, minlength=self.classes)
+        if self.multiclass:
+            return ClassLeafDecision(label, int(points.labels.size), int(counts[label]))
+        return LeafDecision(1 if label else -1, int(points.labels.size),
+                            int(counts[1] - counts[0]))
 
     # -- the tree source ------------------------------------------------------------
 
@@ -517,24 +541,29 @@ class RowsTree:
         """The builder and its parameters, as the tree's JSON records them (``"params"``)."""
         return {"builder": self.builder, "n": self.encoder.n_bits, "depth": self.depth,
                 "rows_per_node": self.rows_per_node, "min_rows": self.min_rows,
-                "product_rows": self.product_rows}
+                "shared_rows": self.shared_rows}
 
     def product_columns(self, samples: int) -> list[np.ndarray]:
-        """``samples`` rows of the product of the fitted marginals: the root's top-up rows
-        under purpose ``"surrogate-fidelity"`` (what fidelity measures on)."""
+        """``samples`` rows of the product of the fitted marginals: every value drawn as a
+        node's are, at the root under purpose ``"surrogate-fidelity"`` (what fidelity
+        measures on)."""
         return topup_columns(self.encoder, self.sorted_columns, self.seed, (), samples,
-                             purpose="surrogate-fidelity")
+                             "surrogate-fidelity")
 
     def fitted_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """Every fitted row as numbers (:meth:`ThresholdEncoder.numbers`) and the model's
-        label of each (a multi-class tree: its class index). Rows the tree has not asked
-        about yet are asked now, not counted in :attr:`queries` and not kept."""
+        label of each (``±1``, or a multi-class tree's class index). Rows the tree has not
+        asked about yet are asked now, not counted in :attr:`queries` and not kept."""
         with self._lock:
             labels = self.labels.copy()
             missing = np.flatnonzero(~self.asked)
             if missing.size:
                 labels[missing] = self.ask([column[missing] for column in self.columns])
-            return self.encoder.numbers(self.columns), labels
+            return self.encoder.numbers(self.columns), self._answer(labels)
+
+    def _answer(self, labels: np.ndarray) -> np.ndarray:
+        """Class numbers as the tree answers them: ``±1`` (int8) or class indices."""
+        return labels if self.multiclass else np.where(labels > 0, 1, -1).astype(np.int8)
 
     def leaf_rows(self, path: Path) -> LeafRows:
         """The fitted rows among a decided leaf's points, and how many agree with it."""
@@ -550,7 +579,7 @@ class RowsTree:
             path: Path = ()
             steps = []
             decision = self.decide(path)
-            while isinstance(decision, NodeDecision):
+            while isinstance(decision, Split):
                 bit = int(z[decision.variable])
                 steps.append(self.encoder.describe(decision.variable, bit, path))
                 path = path + ((decision.variable, bit),)
@@ -563,7 +592,7 @@ class RowsTree:
         with self._lock:
             if self._whole is not None:
                 return self._whole.query(points)
-            out = np.zeros(points.shape[0], dtype=np.int64 if self.classes else np.int8)
+            out = np.zeros(points.shape[0], dtype=np.int64 if self.multiclass else np.int8)
             groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
             while groups:
                 later: dict[Path, np.ndarray] = {}
@@ -595,8 +624,7 @@ class RowsTree:
                     self.prepare(level)
                     for path in level:
                         decision = self.decide(path)
-                        if isinstance(decision, NodeDecision) and (depth is None
-                                                                   or len(path) < depth):
+                        if isinstance(decision, Split) and (depth is None or len(path) < depth):
                             below += [path + ((decision.variable, bit),) for bit in (-1, 1)]
                     bar.update(len(level))
                     level = below
@@ -607,7 +635,7 @@ class RowsTree:
             # Threshold questions are not independent uniform bits: a leaf's
             # 2^-depth is no share of anything, so the text shows none.
             tree = dataclasses.replace(
-                tree_from_decisions(self.oracle, self.params, self.seed, known),
+                tree_from_decisions(self.oracle, self.record, self.seed, known),
                 uniform_mass=False)
             if depth is None or tree.complete:
                 self._whole = tree

@@ -52,7 +52,7 @@ from lca.models.quality import (
     rows_tree_agreement,
 )
 from lca.models.questions import Questions
-from lca.models.rows import MAX_ROWS_PER_NODE, RowsTree
+from lca.models.rows import MAX_ROWS_PER_NODE, MAX_SHARED_ROWS, RowsTree
 from lca.models.sources import ProductTree, SavedTree, TreeSource
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
@@ -61,16 +61,16 @@ from lca.reconstruct import Reconstructor
 __all__ = ["Surrogate"]
 
 _PARAMS = ("model", "positive", "threshold", "depth", "seed", "params", "encoder",
-           "distribution", "rows_per_node", "min_rows", "product_rows")
+           "distribution", "rows_per_node", "min_rows", "shared_rows")
 # A tree to read: at most 16 leaves. Deeper trees follow the model more closely on
 # held-out rows and read less easily (docs/surrogates.md measures the trade at 3, 5 and 8).
 DEFAULT_DEPTH = 4
 _DEFAULTS: dict[str, Any] = {"positive": None, "threshold": None, "depth": DEFAULT_DEPTH,
                              "seed": 0,
                              "params": None, "encoder": None, "distribution": "data",
-                             "rows_per_node": 128, "min_rows": 4, "product_rows": 0}
+                             "rows_per_node": 128, "min_rows": 4, "shared_rows": 768}
 DISTRIBUTIONS = ("product", "data")
-_DATA_ATTRIBUTES = ("rows_digest_", "rows_per_node_", "min_rows_", "product_rows_")
+_DATA_ATTRIBUTES = ("rows_digest_", "rows_per_node_", "min_rows_", "shared_rows_")
 
 # What the value-like constructor arguments may be, declared once and checked
 # when fit runs (the constructor only stores them, as scikit-learn's estimators
@@ -80,8 +80,8 @@ _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "depth": functools.partial(check_int, low=0, high=MAX_DEPTH),
     "seed": lambda owner, name, value: check_seed(owner, value, name),
     "rows_per_node": functools.partial(check_int, low=1, high=MAX_ROWS_PER_NODE),
-    "min_rows": functools.partial(check_int, low=1, high=(1 << 63) - 1),
-    "product_rows": functools.partial(check_int, low=0, high=MAX_ROWS_PER_NODE - 1),
+    "min_rows": functools.partial(check_int, low=1, high=MAX_ROWS_PER_NODE),
+    "shared_rows": functools.partial(check_int, low=0, high=MAX_SHARED_ROWS),
 }
 # Leaves report() lists, those holding the most of the rows given.
 _REPORTED_LEAVES = 10
@@ -194,7 +194,7 @@ class Surrogate:
                  depth: int = DEFAULT_DEPTH, seed: int = 0,
                  params: Params | Mapping[str, Any] | None = None,
                  encoder: Any = None, distribution: str = "data",
-                 rows_per_node: int = 128, min_rows: int = 4, product_rows: int = 0) -> None:
+                 rows_per_node: int = 128, min_rows: int = 4, shared_rows: int = 768) -> None:
         self.model = model
         self.positive = positive
         self.threshold = threshold
@@ -205,7 +205,7 @@ class Surrogate:
         self.distribution = distribution
         self.rows_per_node = rows_per_node
         self.min_rows = min_rows
-        self.product_rows = product_rows
+        self.shared_rows = shared_rows
 
     # -- scikit-learn protocol -------------------------------------------------
 
@@ -299,12 +299,8 @@ class Surrogate:
         rows_per_node = _PARAMETER_CONSTRAINTS["rows_per_node"](owner, "rows_per_node",
                                                                self.rows_per_node)
         min_rows = _PARAMETER_CONSTRAINTS["min_rows"](owner, "min_rows", self.min_rows)
-        product_rows = _PARAMETER_CONSTRAINTS["product_rows"](owner, "product_rows",
-                                                             self.product_rows)
-        if product_rows >= rows_per_node:
-            raise ValueError(f"The 'product_rows' parameter of {owner} must be below "
-                             f"rows_per_node={rows_per_node} (a node needs a fitted row to "
-                             f"split). Got {product_rows!r} instead.")
+        shared_rows = _PARAMETER_CONSTRAINTS["shared_rows"](owner, "shared_rows",
+                                                           self.shared_rows)
         if self.params is not None:
             raise ValueError(f"The 'params' parameter of {owner} configures the product "
                              "distribution's reconstructor; with distribution='data' pass "
@@ -326,14 +322,14 @@ class Surrogate:
             model_labels(self.model, encoder, positive=positive, method=method,
                          threshold=self.threshold))
         self.tree_ = RowsTree(encoder, oracle, columns, values, seed, depth, rows_per_node,
-                              min_rows, product_rows)
+                              min_rows, shared_rows)
         self.encoder_ = encoder
         self.oracle_ = oracle
         self.params_ = None
         self.classes_ = _classes_of(oracle)
         self.rows_digest_ = encoder.rows_digest_
         self.rows_per_node_, self.min_rows_ = rows_per_node, min_rows
-        self.product_rows_ = product_rows
+        self.shared_rows_ = shared_rows
 
     def _all_classes(self, owner: str) -> bool:
         """Whether the tree answers a class of a multi-class model (no ``positive=``)."""
@@ -709,13 +705,18 @@ class Surrogate:
         ``explain``, ``tree`` and ``queries_`` equal this one's, and whose
         ``to_json`` is this text again; give it the model too for
         :meth:`fidelity`. The document carries a ``"digest"`` (SHA-256 of
-        everything else), so an edited or corrupted file is refused. A
-        surrogate holding a value JSON cannot write exactly (a class or
-        column label that is not a string, a finite number or a bool) is
-        refused here, naming the value.
+        everything else), so an edited or corrupted file is refused. The text
+        is read back before it is returned: a surrogate holding a value JSON
+        cannot write exactly (a class or column label that is not a string, a
+        finite number or a bool) is refused here, naming the value.
         """
         self._check_fitted("to_json")
         tree = self.tree()
+        if self.distribution_ == "data" and tree.params.get("builder") != "rows":
+            raise ValueError("Surrogate.to_json: this surrogate was read from a format 2 "
+                             "document, whose data-mode tree was grown by an earlier rule that "
+                             "format 3 does not record; keep the original file, or fit the "
+                             "model again to save it in this format.")
         threshold = self.threshold
         if threshold is not None:  # the number the oracle compares with
             threshold = check_real("Surrogate.to_json", "threshold", threshold, -math.inf,
@@ -723,20 +724,17 @@ class Surrogate:
         fields = {
             "model": tree.oracle, "positive": plain(self.positive), "threshold": threshold,
             "depth": plain(self.depth), "seed": self.seed_,
-            "classes": [plain(c) for c in self.classes_] if not isinstance(self.classes_[0], Not)
-            else [False, True],
+            "classes": [{"not": c.label} if isinstance(c, Not) else plain(c)
+                        for c in self.classes_],
             "feature_names_in": (None if getattr(self, "feature_names_in_", None) is None
                                  else self.feature_names_in_.tolist()),
             "encoder": encoder_state(self.encoder_),
             "tree": json.loads(tree.to_json()),
+            "queries": self.queries_,
         }
         if self.distribution_ == "data":
-            fields["distribution"] = "data"
             fields["rows"] = {
                 "digest": self.rows_digest_, "count": self._fitted_rows(),
-                "rows_per_node": self.rows_per_node_, "min_rows": self.min_rows_,
-                # Written only for a stated mix: documents of the default read as before.
-                **({"product_rows": self.product_rows_} if self.product_rows_ else {}),
                 "leaves": [[[list(step) for step in path], found.rows, found.agree]
                            for path, node in tree.walk() if isinstance(node, LeafDecision)
                            for found in [self.tree_.leaf_rows(path)]]}
@@ -744,23 +742,27 @@ class Surrogate:
 
     @classmethod
     def from_json(cls, text: str | bytes, model: Any = None, *,
-                  allow_version_1: bool = False) -> Surrogate:
+                  allow_old_version: bool = False) -> Surrogate:
         """The Surrogate :meth:`to_json` wrote; with ``model`` it can measure fidelity again.
 
         The whole document is checked before anything is built from it:
         every field's type and range, and its consistency with the tree and
-        the encoder (seed, number of bits, each node's conditions and
-        feature, the classes), no key given twice, no NaN or infinity, then
-        the digest. ``model``, when given, must have the saved classes.
+        the encoder (seed, number of bits, each node's conditions, feature
+        and counts, the builder's parameters, the classes), no key given
+        twice, no NaN or infinity, then the digest. ``model``, when given,
+        must have the saved classes.
 
         Args:
             text: the JSON (``str`` or ``bytes``).
             model: the fitted model, for :meth:`fidelity` and :meth:`report`
                 (without it they say so and measure nothing against it).
-            allow_version_1: read a document written by an earlier lca
-                (format version 1, without a digest): its fields are checked
-                alike, but an edit that keeps them consistent cannot be
-                detected. Save it again with :meth:`to_json` to add the digest.
+            allow_old_version: read a document written by an earlier lca
+                (format 1, without a digest, so an edit that keeps the fields
+                consistent cannot be detected; or format 2, which records
+                neither the tree's builder nor its queries: ``queries_`` is
+                ``None``). Its fields are checked alike. A product-mode one
+                saves again in this format; a format 2 data-mode tree, grown by
+                an earlier rule, answers but does not save again.
 
         Raises:
             TypeError: ``text`` is not ``str`` or ``bytes``.
@@ -768,8 +770,8 @@ class Surrogate:
                 the field), or a ``model`` that does not fit it.
         """
         owner = "Surrogate.from_json"
-        check_flag(owner, "allow_version_1", allow_version_1)
-        saved = read_document(text, allow_version_1=allow_version_1)
+        check_flag(owner, "allow_old_version", allow_old_version)
+        saved = read_document(text, allow_old_version=allow_old_version)
         rows = saved.rows
         surrogate = cls(model, positive=saved.positive, threshold=saved.threshold,
                         depth=saved.depth, seed=saved.seed,
@@ -777,14 +779,15 @@ class Surrogate:
         surrogate.encoder_ = saved.encoder
         surrogate.seed_ = saved.seed
         surrogate.distribution_ = "product" if rows is None else "data"
-        surrogate.params_ = saved.params if rows is None else None
+        surrogate.params_ = saved.params
         surrogate.tree_ = SavedTree(saved.tree, "reconstructor" if rows is None else "rows",
-                                    None, None if rows is None else dict(rows.leaves))
+                                    saved.queries, None if rows is None else dict(rows.leaves))
         if rows is not None:
-            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows,
-                                 product_rows=rows.product_rows)
+            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows)
             surrogate.rows_per_node_, surrogate.min_rows_ = rows.rows_per_node, rows.min_rows
-            surrogate.product_rows_ = rows.product_rows
+            surrogate.shared_rows_ = rows.shared_rows
+            if rows.shared_rows is not None:
+                surrogate.set_params(shared_rows=rows.shared_rows)
             surrogate.rows_digest_ = rows.digest
         surrogate.classes_ = saved.classes
         surrogate.n_features_in_ = saved.encoder.n_features_in_
