@@ -1,7 +1,7 @@
 """Known answers of the data-mode surrogate (docs/randomness.md §10) are frozen.
 
 A failure here is a compatibility break of data-mode nodes: if deliberate, run
-scripts/make_rows_answers.py and say so in docs/surrogates.md.
+scripts/make_rows_answers.py and record it in docs/randomness.md §7.
 """
 
 import json
@@ -14,27 +14,42 @@ ROOT = Path(__file__).resolve().parent.parent
 STORED = json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
 
 
-def script():
-    return rows_script()
-
-
 @pytest.fixture(scope="module")
 def computed():
-    return script().compute(STORED["rows"])
+    return rows_script().compute(STORED["rows"])
 
 
-@pytest.mark.parametrize("field", [
-    "rows_digest", "answers", "queries_for_answers", "queries_whole_tree", "decisions", "text",
-    "parameters", "columns",
-])
+@pytest.mark.parametrize("field", ["rows_digest", "columns", "categorical", "description"])
 def test_field_matches(computed, field):
     assert computed[field] == STORED[field]
 
 
-def test_the_stored_case_is_not_trivial():
-    kinds = {entry["kind"] for entry in STORED["decisions"]}
-    assert kinds == {"NodeDecision", "LeafDecision"}
-    assert len({tuple(map(tuple, a["path"])) for a in STORED["answers"]}) > 3
-    assert {a["answer"] for a in STORED["answers"]} == {0, 1}
-    # Explaining a few rows builds only their paths.
-    assert STORED["queries_for_answers"] < STORED["queries_whole_tree"]
+@pytest.mark.parametrize("case", range(len(STORED["cases"])),
+                         ids=[case["name"] for case in STORED["cases"]])
+def test_case_matches(computed, case):
+    assert computed["cases"][case] == STORED["cases"][case]
+
+
+def test_the_stored_cases_are_not_trivial():
+    kinds = {(case["kind"], entry["kind"]) for case in STORED["cases"]
+             for entry in case["decisions"]}
+    assert kinds == {("yes/no", "RowsSplit"), ("yes/no", "LeafDecision"),
+                     ("classes", "RowsSplit"), ("classes", "ClassLeafDecision")}
+    for case in STORED["cases"]:
+        assert len({tuple(map(tuple, a["path"])) for a in case["answers"]}) > 3
+        # Explaining a few rows builds only their paths.
+        assert case["queries_for_answers"] < case["queries_whole_tree"]
+        leaves = [e for e in case["decisions"] if "Leaf" in e["kind"]]
+        # Leaves of fewer than min_rows fitted rows (labelled by every point), and of more.
+        assert {e["rows"]["rows"] < case["parameters"]["min_rows"] for e in leaves} == \
+            {True, False}
+        # Nodes with drawn rows, and nodes of fitted rows alone.
+        points = {e["decision"]["points"] > e["decision"]["rows"] for e in case["decisions"]
+                  if e["kind"] == "RowsSplit"}
+        assert points == {True, False} or case["parameters"]["shared_rows"] == 0
+    yes_no = {a["answer"] for case in STORED["cases"] if case["kind"] == "yes/no"
+              for a in case["answers"]}
+    assert yes_no == {0, 1}
+    labels = {e["decision"]["label"] for case in STORED["cases"] if case["kind"] == "classes"
+              for e in case["decisions"] if e["kind"] == "ClassLeafDecision"}
+    assert labels == {0, 1, 2}  # every class answers some leaf

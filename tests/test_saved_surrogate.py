@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import http.client
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -83,7 +84,7 @@ def test_a_round_trip_is_exact_and_answers_identically(saved, kind) -> None:
     surrogate, X, _ = saved[kind]
     text = surrogate.to_json()
     document = json.loads(text)
-    assert document["version"] == FORMAT_VERSION == 2
+    assert document["version"] == FORMAT_VERSION == 3
     assert document["digest"] == digest(document) and document["digest"].startswith("sha256:")
     back = Surrogate.from_json(text)
     assert back.to_json() == text  # the same document, byte for byte
@@ -363,9 +364,10 @@ def test_text_that_is_not_a_saved_surrogate(document) -> None:
     refused(json.dumps(document)[:-5], r"^Surrogate.from_json: not valid JSON")
     refused("[1, 2]", r"not a saved Surrogate \(expected \"format\": 'lca.models.Surrogate'\)")
     refused(json.dumps(document["tree"]), r"not a saved Surrogate")
-    for version in (3, "2", 2.0, None):
+    for version in (4, 0, "3", 3.0, None):
         refused(json.dumps(dict(document, version=version)),
-                r"format version .* is not supported \(this lca reads version 2")
+                r"format version .* is not supported \(this lca reads version 3, and versions "
+                r"1 and 2 on request\)")
     with pytest.raises(TypeError, match=r"The 'text' parameter of Surrogate.from_json"):
         Surrogate.from_json(document)
 
@@ -397,29 +399,66 @@ def test_forged_edits_anywhere_never_raise_anything_but_value_error(saved, docum
     assert loaded > 0  # some values are harmless (a count, an unused flag): they load
 
 
-# -- documents of format version 1 ----------------------------------------------------------------
+# -- documents of earlier formats ------------------------------------------------------------------
 
 def test_version_1_documents_are_read_only_on_request(saved, document) -> None:
     surrogate, X, _ = saved["frame"]
-    old = {key: value for key, value in document.items() if key != "digest"}
+    old = {key: value for key, value in document.items() if key not in ("digest", "queries")}
     old["version"] = 1
     text = json.dumps(old)
     refused(text, r"^Surrogate.from_json: this is a format version 1 document, written by an "
                   r"earlier lca without an integrity digest, so an edit to it cannot be "
                   r"detected\. If you trust the file, read it with Surrogate.from_json\(text, "
-                  r"allow_version_1=True\)")
-    back = Surrogate.from_json(text, allow_version_1=True)
+                  r"allow_old_version=True\) \(every field is still checked\)\.$")
+    back = Surrogate.from_json(text, allow_old_version=True)
     np.testing.assert_array_equal(back.predict(X), surrogate.predict(X))
-    assert back.to_json() == surrogate.to_json()  # saved again: version 2, with the digest
+    assert back.queries_ is None  # not recorded then
+    # Saved again: this version, with the digest, and queries not recorded.
+    again = json.loads(back.to_json())
+    assert again["version"] == 3 and again["queries"] is None
+    assert {k: v for k, v in again.items() if k not in ("digest", "queries")} == \
+        {k: v for k, v in document.items() if k not in ("digest", "queries")}
     # Its fields are checked all the same.
     old["classes"] = [1, 1]
     with pytest.raises(ValueError, match=r"'classes' must be two different labels"):
-        Surrogate.from_json(json.dumps(old), allow_version_1=True)
+        Surrogate.from_json(json.dumps(old), allow_old_version=True)
     with pytest.raises(ValueError, match=r"the document has unknown 'digest'"):
-        Surrogate.from_json(json.dumps(dict(document, version=1)), allow_version_1=True)
-    with pytest.raises(TypeError, match=r"The 'allow_version_1' parameter of "
+        Surrogate.from_json(json.dumps({k: v for k, v in document.items() if k != "queries"}
+                                       | {"version": 1}), allow_old_version=True)
+    with pytest.raises(TypeError, match=r"The 'allow_old_version' parameter of "
                                         r"Surrogate.from_json must be a bool"):
-        Surrogate.from_json(text, allow_version_1="yes")
+        Surrogate.from_json(text, allow_old_version="yes")
+
+
+DATA = Path(__file__).resolve().parent / "data"
+# What the format 2 documents in tests/data (written by lca at e83c57b, the data-mode tree
+# of its first node rule) answer on table(20, seed=1).
+V2_DATA = [True, False, True, True, True, True, True, False, False, True, True, False, False,
+           True, True, True, False, True, True, False]
+V2_PRODUCT = [True, True, False, True, True, True, True, False, False, True, False, False,
+              False, False, True, True, False, False, True, True]
+
+
+@pytest.mark.parametrize("name, answers", [("data", V2_DATA), ("product", V2_PRODUCT)])
+def test_version_2_documents_are_read_on_request_and_answer_as_written(name, answers):
+    from rows_support import table
+
+    text = (DATA / f"surrogate_v2_{name}.json").read_text()
+    refused(text, r"^Surrogate.from_json: this is a format version 2 document, written by an "
+                  r"earlier lca, which did not record the tree's builder or its queries\. If "
+                  r"you trust the file, read it with Surrogate.from_json\(text, "
+                  r"allow_old_version=True\)")
+    back = Surrogate.from_json(text, allow_old_version=True)
+    assert back.predict(table(20, seed=1)).tolist() == answers
+    assert back.queries_ is None and back.distribution_ == name
+    if name == "product":  # a real lca.Params: saved again in this format
+        assert json.loads(back.to_json())["tree"] == json.loads(text)["tree"]
+    else:  # grown by the first node rule, which format 3 cannot record
+        assert back.tree_.builder == "rows" and back.shared_rows_ is None
+        with pytest.raises(ValueError, match=r"^Surrogate.to_json: this surrogate was read "
+                                             r"from a format 2 document, whose data-mode tree "
+                                             r"was grown by an earlier rule"):
+            back.to_json()
 
 
 def test_the_model_given_must_fit_the_document(saved) -> None:

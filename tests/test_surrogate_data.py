@@ -4,15 +4,16 @@ import json
 import multiprocessing
 import warnings
 from fractions import Fraction
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from rows_support import fitted_json, rule, table
 
-from lca.decisions import LeafDecision, NodeDecision
+from lca.decisions import LeafDecision, RowsSplit
 from lca.models import Surrogate, ThresholdEncoder, UnseenValueWarning
-from lca.models.rows import RowsTree, best_split, row_order
+from lca.models.rows import RowsTree, row_order
 from lca.models.sources import ProductTree
 
 
@@ -29,51 +30,22 @@ def test_an_unknown_distribution_is_refused_naming_the_parameter_and_its_values(
         Surrogate(rule, positive=1, distribution="rows").fit(table(50))
 
 
-@pytest.mark.parametrize("product_rows, rows_per_node, match", [
-    (128, 128, r"'product_rows' parameter of Surrogate.fit must be below rows_per_node=128 "
-               r"\(a node needs a fitted row to split\)\. Got 128"),
-    (8, 4, r"must be below rows_per_node=4 .*Got 8"),
-    (-1, 128, r"'product_rows' parameter of Surrogate.fit must be an int in the range "
-              r"\[0, 4095\]\. Got -1"),
-    (1.0, 128, r"'product_rows' parameter of Surrogate.fit must be an int"),
+@pytest.mark.parametrize("name, value, error, match", [
+    ("shared_rows", -1, ValueError, r"'shared_rows' parameter of Surrogate.fit must be an int "
+                                    r"in the range \[0, 1048576\]\. Got -1"),
+    ("shared_rows", 2 ** 20 + 1, ValueError, r"in the range \[0, 1048576\]"),
+    ("shared_rows", 1.0, TypeError, r"'shared_rows' parameter of Surrogate.fit must be an int"),
+    ("min_rows", 0, ValueError, r"'min_rows' parameter of Surrogate.fit must be an int in the "
+                                r"range \[1, 4096\]\. Got 0"),
+    ("min_rows", 4097, ValueError, r"'min_rows' parameter .* \[1, 4096\]\. Got 4097"),
+    ("rows_per_node", 0, ValueError, r"'rows_per_node' parameter .* \[1, 4096\]\. Got 0"),
 ])
-def test_product_rows_below_rows_per_node_only(product_rows, rows_per_node, match):
-    with pytest.raises((TypeError, ValueError), match=match):
-        data_surrogate(50, product_rows=product_rows, rows_per_node=rows_per_node)
-
-
-def test_a_stated_mix_takes_at_most_r_minus_d_rows_and_draws_the_rest():
-    rows_per_node, product_rows = 64, 24
-    mixed = data_surrogate(2000, depth=3, rows_per_node=rows_per_node,
-                           product_rows=product_rows)
-    builder = mixed.tree_
-    # The root's region holds all 2,000 rows: it takes exactly R - D of them and draws D.
-    points, labels, r = builder.node_points(())
-    assert (r, points.shape[0], labels.size) == (40, 64, 64)
-    assert (builder.region(())[:r] == builder.region(())[:40]).all()
-    assert builder.topup_count(r) == product_rows
-    # A region with fewer rows than R - D takes them all and draws up to R.
-    assert builder.topup_count(5) == 59
-    # Every leaf's fitted rows are at most R - D.
-    tree = mixed.tree()
-    assert max(mixed.tree_.leaf_rows(path).rows for path in tree.leaves) <= 40
-    assert "product_rows=24" in repr(mixed)
-    plain = data_surrogate(2000, depth=3, rows_per_node=rows_per_node)
-    assert plain.tree_.node_points(())[2] == 64 and "product_rows" not in repr(plain)
-
-
-def test_a_stated_mix_is_saved_and_read_back_and_the_default_is_not_written():
-    mixed = data_surrogate(400, depth=3, product_rows=16)
-    text = mixed.to_json()
-    assert json.loads(text)["rows"]["product_rows"] == 16
-    back = Surrogate.from_json(text)
-    assert back.get_params()["product_rows"] == 16 and back.to_json() == text
-    assert "product_rows" not in json.loads(data_surrogate(400, depth=3).to_json())["rows"]
-    document = json.loads(text)
-    for forged in (0, 128, 1.0):  # 0 is the default, never written; at least a fitted row
-        document["rows"]["product_rows"] = forged
-        with pytest.raises(ValueError, match=r"'rows.product_rows' must be an int in \[1, 127\]"):
-            Surrogate.from_json(json.dumps(document))
+def test_the_rows_parameters_are_checked_at_fit(name, value, error, match):
+    with pytest.raises(error, match=match):
+        data_surrogate(50, **{name: value})
+    for edge in ({"shared_rows": 0}, {"shared_rows": 2 ** 20}, {"min_rows": 4096},
+                 {"rows_per_node": 4096}, {"min_rows": 1}, {"rows_per_node": 1}):
+        data_surrogate(20, depth=1, **edge)  # the ends of each range are taken
 
 
 def test_data_mode_refuses_product_parameters_and_encoders():
@@ -98,7 +70,7 @@ def test_data_mode_is_the_default_and_product_mode_is_asked_for_by_name():
     assert product.params_ == product.tree_.reconstructor.params
     # A refit keeps nothing of the data mode's fit.
     assert not any(hasattr(product, name) for name in ("rows_digest_", "rows_per_node_",
-                                                       "min_rows_", "product_rows_"))
+                                                       "min_rows_", "shared_rows_"))
     assert repr(Surrogate(rule, distribution="product")) == \
         "Surrogate(function, distribution='product')"
 
@@ -156,85 +128,238 @@ def test_rows_are_ranked_by_their_derived_key_ties_to_the_lower_index():
     assert order.tolist() == sorted(range(1000), key=lambda i: (int(keys[i]), i))
 
 
-def test_a_node_takes_the_first_rows_of_its_region_including_its_ancestors_rows():
-    surrogate = data_surrogate(rows_per_node=64)
-    builder = surrogate.tree_
-    root = builder.decide(())
-    assert isinstance(root, NodeDecision)
-    parent_rows = builder.region(())[:64]
-    for bit in (-1, 1):
-        child = ((root.variable, bit),)
-        region = builder.region(child)
-        # The region: exactly the fitted rows that answer the step so.
-        every = builder.encoder.encode_columns(builder.columns)[0]
-        assert set(region.tolist()) == set(np.flatnonzero(
-            every[:, root.variable] == bit).tolist())
-        mine = set(region[:64].tolist())
-        assert {i for i in parent_rows.tolist() if i in set(region.tolist())} <= mine
+def _ranks(seed, m):
+    """Each fitted row's place in the derived order (§10), computed here from the keys."""
+    from lca import derive
+    keys = derive.raw_words(derive.node_key(seed, "surrogate-rows", ()), 0, 0, m)
+    order = sorted(range(m), key=lambda i: (int(keys[i]), i))
+    ranks = np.empty(m, dtype=np.int64)
+    ranks[order] = np.arange(m)
+    return ranks
 
 
-def test_top_up_fills_a_node_to_rows_per_node_points_and_counts_every_query():
-    surrogate = Surrogate(rule, positive=1, distribution="data", rows_per_node=100,
-                          depth=0).fit(table(30))
+def _regions(surrogate, rows):
+    """Each decided node's region: the fitted rows answering every step of its path."""
+    points = surrogate.encoder_.encode(rows)
+    return {path: np.flatnonzero(np.all([points[:, v] == b for v, b in path], axis=0)
+                                 if path else np.ones(len(rows), dtype=bool))
+            for path in surrogate.tree().decisions}
+
+
+@pytest.mark.parametrize("shared, per_node", [(768, 128), (0, 40), (100, 16), (1, 1)])
+def test_a_node_takes_its_regions_shared_rows_and_at_least_rows_per_node(shared, per_node):
+    rows = table(900, seed=5)
+    surrogate = Surrogate(rule, positive=1, depth=5, seed=2, shared_rows=shared,
+                          rows_per_node=per_node).fit(rows)
+    tree = surrogate.tree()
+    ranks = _ranks(2, 900)
+    for path, region in _regions(surrogate, rows).items():
+        s = int((ranks[region] < shared).sum())
+        r = max(s, min(per_node, region.size))
+        decision = tree.decisions[path]
+        if isinstance(decision, RowsSplit):
+            assert (decision.rows, decision.points) == (r, max(r, per_node)), path
+        else:
+            assert surrogate.tree_.leaf_rows(path).rows == r, path
+            assert decision.samples == max(r, per_node), path
+
+
+@pytest.mark.parametrize("shared, per_node, r", [(10, 4, 10), (0, 4, 4), (30, 4, 30),
+                                                 (31, 4, 30), (0, 30, 30), (0, 31, 30),
+                                                 (9, 10, 10), (11, 10, 11)])
+def test_the_root_takes_max_of_its_shared_rows_and_rows_per_node(shared, per_node, r):
+    surrogate = Surrogate(rule, positive=1, depth=0, shared_rows=shared,
+                          rows_per_node=per_node).fit(table(30))
     leaf = surrogate.tree_.decide(())
-    # 30 fitted rows and 100 - 30 drawn ones: 100 model queries.
-    assert isinstance(leaf, LeafDecision) and leaf.samples == 100
-    assert surrogate.queries_ == 100
-    assert surrogate.tree_.leaf_rows(()).rows == 30
-    full = Surrogate(rule, positive=1, distribution="data", rows_per_node=20,
-                     depth=0).fit(table(30))
-    full.tree_.decide(())
-    assert full.tree_.leaf_rows(()).rows == 20 and full.queries_ == 20
+    # r fitted rows, and rows drawn up to rows_per_node: every point one model query.
+    assert surrogate.tree_.leaf_rows(()).rows == r
+    assert leaf.samples == max(r, per_node) == surrogate.queries_
+
+
+class Logged:
+    """A model remembering every row it is asked about (as a frame)."""
+
+    def __init__(self, function):
+        self.function, self.asked = function, []
+
+    def __call__(self, frame):
+        self.asked.append(frame.copy())
+        return self.function(frame)
+
+
+def test_drawn_rows_are_the_nodes_rows_with_features_drawn_in_its_region():
+    """At the root (every value allowed), drawn row k is the node's row b_k with each feature
+    j kept or drawn on the low bit of word k*d + j, drawn from the sorted fitted values."""
+    from lca import derive
+
+    rows = table(12, seed=3).drop(columns="colour")  # three ordered features
+    model = Logged(lambda frame: (frame["x"] + frame["y"] > 0).to_numpy().astype(int))
+    surrogate = Surrogate(model, positive=1, depth=0, rows_per_node=40).fit(rows)
+    surrogate.tree_.decide(())
+    asked = model.asked[0]
+    assert len(asked) == 40  # one call: the 12 fitted rows, then 28 drawn ones
+    order = np.argsort(_ranks(0, 12), kind="stable")  # the node's rows in rank order
+    key = derive.node_key(0, "surrogate-topup", ())
+    words = derive.raw_words(key, 0, 0, 28 * 3).reshape(28, 3)
+    bases = derive.raw_words(key, 1, 0, 28)
+    for k in range(28):
+        base = order[int(int(bases[k]) >> 32) * 12 >> 32]
+        for j, name in enumerate(rows.columns):
+            word = int(words[k, j])
+            expected = np.sort(rows[name].to_numpy(float))[(word >> 32) * 12 >> 32] \
+                if word & 1 else float(rows[name].iloc[base])
+            assert float(asked[name].iloc[12 + k]) == expected, (k, name)
+
+
+def _node(tree_, path):
+    """A decided node's points, asked again as the node asked them: its fitted rows then
+    its drawn rows, as columns, as ±1 answers to every question, as the tree keeps them
+    (bins), their classes and their weights (§10: fitted rows t each, drawn min(r, t))."""
+    decision = tree_.decisions.pop(path)
+    try:
+        tree_.prepare([path])
+        points = tree_._pending.pop(path)
+    finally:
+        tree_.decisions[path] = decision
+    rows, base = points.rows, points.base
+    columns = [np.concatenate([tree_.columns[j][rows], tree_._shaped_column(
+        j, rows[base], points.position[:, j], points.swap[:, j])]).astype(
+        tree_.columns[j].dtype) for j in range(len(tree_.columns))]
+    r, t = rows.size, base.size
+    row, draw = (t, min(r, t)) if t else (1, 0)
+    return SimpleNamespace(columns=columns, encoded=tree_.encoder.encode_columns(columns)[0],
+                           bins=points.bins, labels=points.labels, r=r,
+                           weights=np.where(np.arange(r + t) < r, row, draw))
+
+
+def _node_points(tree_, path):
+    node = _node(tree_, path)
+    return node.encoded, node.labels, node.weights, node.r
 
 
 def test_drawn_rows_stay_in_the_region_of_their_node():
-    surrogate = data_surrogate(rows=200, rows_per_node=150)
-    builder = surrogate.tree_
+    surrogate = Surrogate(rule, positive=1, depth=4, rows_per_node=150).fit(table(200))
     tree = surrogate.tree()
-    from lca.models.rows import topup_columns
-    for path in list(tree.decisions)[:12]:
-        drawn = topup_columns(builder.encoder, builder.sorted_columns, 0, path, 50)
-        points, _ = builder.encoder.encode_columns(drawn)
+    drawn = 0
+    for path in list(tree.decisions):
+        encoded, _, _, r = _node_points(surrogate.tree_, path)
+        drawn += encoded.shape[0] - r
         for variable, bit in path:
-            assert (points[:, variable] == bit).all()
+            assert (encoded[:, variable] == bit).all(), path
+    assert drawn > 1000
 
 
 # -- the split --------------------------------------------------------------------------------
 
-def _gini_scores(points, labels, candidates):
-    out = {}
-    n, p = labels.size, int((labels > 0).sum())
-    parent = Fraction(p * p + (n - p) ** 2, n)
-    for v in candidates:
-        score = 0
-        for side in (-1, 1):
-            chosen = labels[points[:, v] == side]
-            k, kp = chosen.size, int((chosen > 0).sum())
-            score += Fraction(kp * kp + (k - kp) ** 2, k)
-        if score > parent:
-            out[int(v)] = score
-    return out
+@pytest.mark.parametrize("seed", range(6))
+def test_the_split_is_the_largest_weighted_gini_gain_compared_exactly(seed):
+    surrogate = Surrogate(rule, positive=1, depth=4, seed=seed, rows_per_node=64,
+                          shared_rows=100).fit(table(300, seed=seed))
+    tree = surrogate.tree()
+    splits = 0
+    for path, decision in tree.decisions.items():
+        if len(path) >= 4 or surrogate.tree_.region(path).size < 4:
+            continue
+        encoded, labels, weights, r = _node_points(surrogate.tree_, path)
+        totals = [int(weights[labels == c].sum()) for c in (0, 1)]
+        parent = Fraction(sum(w * w for w in totals), sum(totals))
+        scores = {}
+        for v in range(encoded.shape[1]):
+            if encoded[:r, v].min() == encoded[:r, v].max():
+                continue  # a candidate takes both values among the fitted rows
+            score = Fraction(0)
+            for bit in (-1, 1):
+                side = encoded[:, v] == bit
+                mine = [int(weights[side & (labels == c)].sum()) for c in (0, 1)]
+                score += Fraction(sum(w * w for w in mine), sum(mine))
+            if score > parent:
+                scores[v] = score
+        if not scores or len(set(labels[weights > 0].tolist())) == 1:
+            assert isinstance(decision, LeafDecision), path
+            continue
+        top = max(scores.values())
+        best = sorted(v for v, score in scores.items() if score == top)
+        assert isinstance(decision, RowsSplit) and decision.variable in best, path
+        if decision.variable != best[0]:  # the run rule moved it along a run of cuts
+            assert best[:best.index(decision.variable) + 1] == list(
+                range(best[0], decision.variable + 1)), path
+        splits += 1
+    assert splits >= 5
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_the_split_is_the_largest_gini_gain_compared_exactly(seed):
-    rng = np.random.default_rng(seed)
-    points = rng.choice(np.array([-1, 1], dtype=np.int8), size=(40, 12))
-    labels = np.where(points[:, 3] + points[:, 7] + rng.normal(0, 1, 40) > 0, 1, -1)
-    candidates = np.arange(12)
-    scores = _gini_scores(points, labels, candidates)
-    best = max(scores, key=lambda v: (scores[v], -v)) if scores else None
-    assert best_split(points, labels, candidates) == best
+def test_a_run_of_tied_cuts_splits_in_the_middle_of_the_gap_they_share():
+    # w = 0: v in {0..4} answers "a" and v in {15..19} answers "b"; w = 1: v in {5..14},
+    # always "c". The root splits on w; below it, on w = 0, every cut between 4 and 15
+    # (4.5, 5.5, ..., 14.5: the other side's values made them) parts the rows alike.
+    below = [(v, 0) for v in (*range(5), *range(15, 20))]
+    rows = pd.DataFrame([(float(v), float(w)) for v, w in below * 4 +
+                         [(v, 1) for v in range(5, 15)] * 4], columns=["v", "w"])
+
+    class Clusters:
+        classes_ = np.array(["a", "b", "c"])
+
+        def predict(self, frame):
+            v, w = frame["v"].to_numpy(), frame["w"].to_numpy()
+            return np.where(w > 0.5, "c", np.where(v < 10, "a", "b"))
+
+    # Every node decides on all its rows (shared_rows), none drawn (rows_per_node = 8).
+    surrogate = Surrogate(Clusters(), depth=2, rows_per_node=8, shared_rows=1000).fit(rows)
+    tree = surrogate.tree()
+    assert tree.conditions[()] == ("w < 0.5", "w >= 0.5")
+    child = next(path for path in tree.decisions if path and path[0][1] == -1)
+    # The middle of the gap between 4 and 15 is 9.5, one of the cuts: that one.
+    assert tree.conditions[child] == ("v < 9.5", "v >= 9.5")
+    assert surrogate.predict(pd.DataFrame({"v": [9.0, 10.0], "w": [0.0, 0.0]})).tolist() == \
+        ["a", "b"]
 
 
-def test_ties_go_to_the_lowest_variable_and_no_gain_is_no_split():
-    column = np.array([-1, -1, 1, 1], dtype=np.int8)
-    points = np.stack([column, -column, column], axis=1)  # three equally good questions
-    labels = np.array([1, 1, -1, -1])
-    assert best_split(points, labels, np.array([2, 1, 0])) == 0
-    assert best_split(points, labels, np.array([2, 1])) == 1
-    flat = np.array([[-1], [1], [-1], [1]], dtype=np.int8)
-    assert best_split(flat, np.array([1, 1, -1, -1]), np.array([0])) is None
+# -- the leaf ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("min_rows", [1, 4, 9, 40])
+def test_a_leaf_answers_its_fitted_rows_from_min_rows_of_them_else_its_weighted_points(
+        min_rows):
+    surrogate = Surrogate(rule, positive=1, depth=4, rows_per_node=40, shared_rows=0,
+                          min_rows=min_rows).fit(table(120, seed=9))
+    checked = set()
+    for path, leaf in surrogate.tree().leaves.items():
+        found = surrogate.tree_.leaf_rows(path)
+        r, t = found.rows, leaf.samples - found.rows
+        plus = (leaf.samples + leaf.total) // 2  # points labelled +1
+        fitted_plus = found.agree if leaf.label > 0 else r - found.agree
+        drawn_plus = plus - fitted_plus
+        row, draw = (t, min(r, t)) if t else (1, 0)
+        weight_plus = row * fitted_plus + draw * drawn_plus
+        weight_minus = row * (r - fitted_plus) + draw * (t - drawn_plus)
+        by_weight = 1 if weight_plus >= weight_minus else -1
+        if r >= min_rows and 2 * fitted_plus != r:
+            expected = 1 if 2 * fitted_plus > r else -1
+        else:
+            expected = by_weight
+        assert leaf.label == expected, path
+        checked.add((r >= min_rows, expected == by_weight))
+    # Both rules apply somewhere (min_rows 4 and 9).
+    assert {kind for kind, _ in checked} == ({True} if min_rows == 1 else {False}
+                                             if min_rows == 40 else {True, False})
+
+
+@pytest.mark.parametrize("min_rows, label", [(10, 1), (11, -1)])
+def test_fitted_rows_overrule_drawn_rows_from_min_rows_of_them(min_rows, label):
+    """Ten fitted rows, six labelled +1; the model answers -1 on any other row, so the drawn
+    rows (shaped from them, but mixed) are nearly all -1 and outweigh the fitted ones."""
+    rows = table(10, seed=4).drop(columns="colour")
+    known = {tuple(row): int(i < 6) for i, row in enumerate(rows.itertuples(index=False))}
+
+    def lookup(frame):
+        return np.array([known.get(tuple(row), 0) for row in frame.itertuples(index=False)])
+
+    surrogate = Surrogate(lookup, positive=1, depth=0, rows_per_node=50,
+                          min_rows=min_rows).fit(rows)
+    leaf = surrogate.tree_.decide(())
+    found = surrogate.tree_.leaf_rows(())
+    assert (found.rows, leaf.samples) == (10, 50)
+    plus = (leaf.samples + leaf.total) // 2
+    assert plus < 25  # most points are -1: the weighted points say -1 ...
+    assert leaf.label == label  # ... and decide only below min_rows fitted rows
 
 
 def test_stopping_rules():
@@ -242,7 +367,7 @@ def test_stopping_rules():
     assert isinstance(data_surrogate(depth=0).tree_.decide(()), LeafDecision)
     # Fewer than min_rows fitted rows in the region: a leaf; as many: not on that account.
     builder = data_surrogate(min_rows=600).tree_
-    assert isinstance(builder.decide(()), NodeDecision)
+    assert isinstance(builder.decide(()), RowsSplit)
     builder = data_surrogate(min_rows=601).tree_
     assert isinstance(builder.decide(()), LeafDecision)
     # Pure labels: a leaf labelled by them.
@@ -274,9 +399,10 @@ def test_one_depth_8_path_costs_well_under_a_tenth_of_the_whole_tree():
     deep = next(i for i in range(len(rows)) if len(tree.trace(points[i])[0]) == 8)
     local = Surrogate(rule, positive=1, distribution="data", depth=8).fit(rows)
     rules = local.explain(rows.iloc[deep])
-    # The path built alone is the whole tree's path, at a twentieth of its queries.
+    # The path built alone is the whole tree's path, at a tenth of its queries: at most
+    # the shared rows, rows_per_node a level and the 4 rows asked again in each later call.
     assert rules.path == tree.trace(points[deep])[0] and len(rules.path) == 8
-    assert 20 * local.queries_ < whole.queries_
+    assert local.queries_ <= 768 + 128 * 8 + 4 * 8 and 10 * local.queries_ < whole.queries_
 
 
 def test_the_rows_digest_is_part_of_the_identity():
@@ -298,7 +424,8 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
     surrogate = data_surrogate(400)
     text = surrogate.to_json()
     document = json.loads(text)
-    assert document["version"] == 2 and document["distribution"] == "data"
+    assert document["version"] == 3 and document["tree"]["params"]["builder"] == "rows"
+    assert document["queries"] == surrogate.queries_ and "distribution" not in document
     assert document["rows"]["digest"] == surrogate.rows_digest_
     assert document["rows"]["count"] == 400
     back = Surrogate.from_json(text)
@@ -327,7 +454,19 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
     (lambda d: d["rows"].update(count=0), r"'rows.count' must be an int in \[1, "),
     (lambda d: d["rows"]["leaves"].pop(), r"'rows.leaves' must be a list of \d+ \[path, rows, "),
     (lambda d: d["rows"]["leaves"][0].__setitem__(2, 10 ** 6), r"'rows.leaves\[0\]' must be"),
-    (lambda d: d.update(distribution="rows"), r"'distribution' must be 'data'"),
+    (lambda d: d.update(distribution="data"), r"the document has unknown 'distribution'"),
+    (lambda d: d["tree"]["params"].update(builder="reconstructor"), r"the document has "
+                                                                    r"unknown 'rows'"),
+    (lambda d: d["tree"]["params"].update(shared_rows=-1),
+     r"'tree.params.shared_rows' must be an int in \[0, 1048576\]"),
+    (lambda d: d["tree"]["params"].update(depth=4), r"'tree.params.depth' must be the "
+                                                    r"surrogate's 'depth', 3"),
+    (lambda d: d["tree"]["params"].pop("min_rows"), r"'tree.params' misses 'min_rows'"),
+    (lambda d: d.update(queries=-1), r"'queries' must be an int in \[0, "),
+    (lambda d: d["tree"]["nodes"][0]["decision"].update(rows=0), r"decided on \d+ points "
+                                                                 r"of which 0 fitted rows"),
+    (lambda d: d["tree"]["nodes"][0]["decision"].update(points=3), r"decided on 3 points"),
+    (lambda d: d["tree"]["nodes"][0].update(kind="node"), r"'decision' misses 'samples'"),
     (lambda d: d["encoder"].update(kind="QuantileEncoder"), r"'encoder"),
     (lambda d: d["rows"].update(digest="sha256:" + "0" * 64), r"'digest' does not match"),
     (lambda d: d["encoder"]["thresholds"]["0"].reverse(),
@@ -432,42 +571,26 @@ class Bands:
 
 
 @pytest.mark.parametrize("model, positive", [(rule, 1), (Bands(), None)])
-def test_each_node_counts_and_splits_as_its_points_encoded_question_by_question(model,
-                                                                                positive):
+def test_each_node_counts_as_its_points_encoded_question_by_question(model, positive):
     # The tree keeps a node's points as one level per feature and counts every
     # question's answers from them at once; spelled out as ±1 answers (the encoder's
-    # encode_columns on the node's rows and on its drawn rows read back from the
-    # top-up rule) they give the same counts, labels, candidates and split.
-    from lca.models.rows import best_class_split, topup_columns
-    kwargs = {"positive": positive, "distribution": "data", "depth": 4, "rows_per_node": 48,
-              "product_rows": 8, "seed": 5}
+    # encode_columns on the node's rows and drawn rows) they give the same counts, and
+    # the model's labels of those columns are the node's.
+    kwargs = {"positive": positive, "depth": 4, "rows_per_node": 48, "shared_rows": 40,
+              "seed": 5}
     whole = Surrogate(model, **kwargs).fit(table(300))
     whole.tree()
-    fresh = Surrogate(model, **kwargs).fit(table(300)).tree_
-    encoder, classes = fresh.encoder, fresh.classes
-    assert bool(classes) == (positive is None)
-    splits = 0
-    for path, decision in whole.tree_.decisions.items():
-        bins, labels, r = fresh.node_points(path)
-        rows = fresh.region(path)[:40]
-        drawn = topup_columns(encoder, fresh.sorted_columns, 5, path, fresh.topup_count(r))
-        columns = [np.concatenate([column[rows], extra]) if j not in encoder.categories_
-                   else np.concatenate([column[rows].astype(object), extra.astype(object)])
-                   for j, (column, extra) in enumerate(zip(fresh.columns, drawn, strict=True))]
-        points = encoder.encode_columns(columns)[0]
-        assert r == rows.size and points.shape[0] == labels.size == 48
-        asked = (fresh.oracle.class_columns(columns) if classes else
-                 fresh.oracle.label_columns(columns))
-        assert (labels == asked).all()
-        assert (fresh.minus_counts(bins)[0] == (points < 0).sum(axis=0)).all()
-        own = points[:r]
-        varied = np.flatnonzero((own < 0).any(axis=0) & (own > 0).any(axis=0))
-        if isinstance(decision, NodeDecision):
-            splits += 1
-            chosen = (best_class_split(points, labels, classes, varied) if classes else
-                      best_split(points, labels, varied))
-            assert chosen == decision.variable
-    assert splits >= 5
+    tree_ = whole.tree_
+    assert tree_.multiclass == (positive is None)
+    drawn = 0
+    for path in list(tree_.decisions):
+        node = _node(tree_, path)
+        assert node.encoded.shape[0] == node.labels.size == max(node.r, 48)
+        drawn += node.labels.size - node.r
+        assert (tree_.ask(node.columns) == node.labels).all()
+        zeros = np.zeros(node.labels.size, dtype=np.int64)
+        assert (tree_.minus_counts(node.bins, zeros, 1)[0] == (node.encoded < 0).sum(axis=0)).all()
+    assert drawn > 200
 
 
 def test_levels_answer_each_question_as_the_question_reads():

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from rows_support import rule, table
 
-from lca.decisions import ClassLeafDecision, LeafDecision, NodeDecision
+from lca.decisions import ClassLeafDecision, LeafDecision, RowsSplit
 from lca.export import ReconstructedTree
 from lca.models import ClassLabels, LowFidelityWarning, Not, Surrogate
 from lca.models.oracle import from_classifier
-from lca.models.rows import best_class_split, best_split
+from lca.models.rows import best_split
 from lca.oracle import OracleError
 
 
@@ -47,7 +47,8 @@ def multiclass(rows=600, **kwargs):
 # -- the rules ---------------------------------------------------------------------------------
 
 def test_a_class_tie_goes_to_the_lowest_index_in_classes_order():
-    # 40 rows, half "y" (index 1) and half "x" (index 2): no split (depth 0), a tie.
+    # 40 rows, half "y" (index 1) and half "x" (index 2): no split (depth 0), a tie among
+    # the fitted rows and (no row drawn: 40 = rows_per_node) among the weights.
     rows = pd.DataFrame({"i": np.arange(40), "v": np.arange(40.0)})
     model = Fixed(["z", "y", "x"], ["x", "y"] * 20)
     surrogate = Surrogate(model, depth=0, rows_per_node=40).fit(rows)
@@ -61,46 +62,55 @@ def test_a_class_tie_goes_to_the_lowest_index_in_classes_order():
     assert (leaf.label, leaf.total) == (2, 21)
 
 
-def test_the_gain_sums_squared_counts_over_every_class():
-    # Labels [0,0,1,1,2,2]; variable 0 splits {0,0,1}|{1,2,2}, variable 1 {0,0}|{1,1,2,2}.
-    # Over three classes: S0 = 5/3 + 5/3 = 10/3 < S1 = 4/2 + 8/4 = 4, so variable 1.
-    # "class 2 or not" would pick variable 0 (S0 = 9/3 + 5/3 = 14/3 > S1 = 2 + 8/4 = 4).
-    labels = np.array([0, 0, 1, 1, 2, 2])
-    points = np.array([[-1, -1], [-1, -1], [-1, 1], [1, 1], [1, 1], [1, 1]], dtype=np.int8)
-    assert best_class_split(points, labels, 3, np.array([0, 1])) == 1
-    assert best_split(points, np.where(labels == 2, 1, -1).astype(np.int8),
-                      np.array([0, 1])) == 0
-    # Equal gains: the lowest variable, whichever order the candidates come in.
-    assert best_class_split(points[:, [1, 1]], labels, 3, np.array([1, 0])) == 0
+def _exact(minus, totals):
+    """best_split's rule in Fractions: every candidate of largest positive A / B."""
+    whole = sum(totals)
+    parent = Fraction(sum(c * c for c in totals), whole)
+    scores = {}
+    for v in range(len(minus[0])):
+        below = [minus[c][v] for c in range(len(totals))]
+        above = [t - b for t, b in zip(totals, below, strict=True)]
+        score = Fraction(sum(b * b for b in below), sum(below)) + \
+            Fraction(sum(a * a for a in above), sum(above))
+        if score > parent:
+            scores[v] = score
+    if not scores:
+        return []
+    top = max(scores.values())
+    return [v for v, score in scores.items() if score == top]
 
 
-def _exact(points, labels, classes, candidates):
-    """The rule of §10 in Fractions, ties to the lowest variable."""
-    n = labels.size
-    parent = Fraction(sum(int((labels == c).sum()) ** 2 for c in range(classes)), n)
-    best, score = None, None
-    for v in sorted(candidates):
-        s = Fraction(0)
-        for side in (-1, 1):
-            mine = labels[points[:, v] == side]
-            s += Fraction(sum(int((mine == c).sum()) ** 2 for c in range(classes)), mine.size)
-        if s > parent and (score is None or s > score):
-            best, score = v, s
-    return best
+def test_the_gain_sums_squared_weights_over_every_class():
+    # Classes [0,0,1,1,2,2] (weights 1); candidate 0 splits {0,0,1}|{1,2,2}, candidate 1
+    # {0,0}|{1,1,2,2}: over three classes S0 = 5/3 + 5/3 = 10/3 < S1 = 4/2 + 8/4 = 4.
+    totals = np.array([2, 2, 2])
+    minus = np.array([[2, 2], [1, 0], [0, 0]])
+    assert best_split(minus, totals).tolist() == [1]
+    # "class 2 or not" picks candidate 0 instead (S0 = 9/3 + 5/3 > S1 = 2 + 8/4).
+    assert best_split(np.array([[3, 2], [0, 0]]), np.array([4, 2])).tolist() == [0]
+    # Equal gains: every one of them, in increasing order.
+    assert best_split(minus[:, [1, 1]], totals).tolist() == [0, 1]
 
 
-def test_the_gain_is_compared_exactly_and_agrees_with_the_binary_rule():
+def test_the_gain_is_compared_exactly_with_large_weights_and_needs_to_be_positive():
     rng = np.random.default_rng(7)
-    for trial in range(300):
-        k, n, classes = int(rng.integers(4, 40)), int(rng.integers(1, 8)), int(rng.integers(2, 5))
-        points = rng.choice(np.array([-1, 1], dtype=np.int8), (k, n))
-        labels = rng.integers(0, classes, k)
-        candidates = np.flatnonzero((points < 0).any(axis=0) & (points > 0).any(axis=0))
-        expected = _exact(points, labels, classes, candidates.tolist())
-        assert best_class_split(points, labels, classes, candidates) == expected, trial
-        if classes == 2:  # two classes: the binary rule exactly
-            signs = np.where(labels == 1, 1, -1).astype(np.int8)
-            assert best_split(points, signs, candidates) == expected, trial
+    for trial in range(400):
+        classes, candidates = int(rng.integers(2, 5)), int(rng.integers(1, 8))
+        # Weights as large as a node's can be (4096 fitted rows weighing 4096 each).
+        scale = int(rng.choice([1, 3, 4096 * 4096]))
+        totals = rng.integers(1, 30, classes) * scale
+        minus = np.stack([rng.integers(0, t // scale + 1, candidates) * scale
+                          for t in totals])
+        sides = minus.sum(axis=0)
+        keep = (sides > 0) & (sides < totals.sum())  # both sides weigh something
+        minus = minus[:, keep]
+        if minus.shape[1] == 0:
+            continue
+        assert best_split(minus, totals).tolist() == _exact(minus.tolist(),
+                                                             totals.tolist()), trial
+    # A split that leaves each side with the parent's proportions has no positive gain.
+    assert best_split(np.array([[2], [4]]), np.array([4, 8])).tolist() == []
+    assert best_split(np.array([[2], [4]]), np.array([4, 9])).tolist() == [0]
 
 
 def test_a_pure_node_is_a_leaf_of_its_class():
@@ -113,7 +123,7 @@ def test_a_pure_node_is_a_leaf_of_its_class():
     labels = ["a"] * 15 + ["b"] * 15
     split = Surrogate(Fixed(["a", "b", "c"], labels), depth=4, rows_per_node=30).fit(rows)
     decisions = split.tree().decisions
-    assert isinstance(decisions[()], NodeDecision)
+    assert isinstance(decisions[()], RowsSplit)
     assert all(d.total == d.samples for d in split.tree().leaves.values())
     assert split.predict(rows).tolist() == labels
 
@@ -228,7 +238,7 @@ def test_json_round_trip_is_bit_identical_and_answers_alike():
     document = json.loads(text)
     assert document["classes"] == ["z", "y", "x"] and document["positive"] is None
     assert document["tree"]["class_names"] == ["z", "y", "x"]
-    assert {node["kind"] for node in document["tree"]["nodes"]} == {"node", "class"}
+    assert {node["kind"] for node in document["tree"]["nodes"]} == {"split", "class"}
     again = Surrogate.from_json(text, model=Three())
     assert again.fidelity(rows, samples=50).data.rate == surrogate.fidelity(
         rows, samples=50).data.rate
