@@ -54,6 +54,8 @@ __all__ = [
     "run_replica",
     "compare",
     "check_consistency",
+    "SurrogateReport",
+    "check_surrogate",
 ]
 
 Decision = NodeDecision | LeafDecision
@@ -532,3 +534,125 @@ def _local_cluster() -> tuple[Any, Any]:
     cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                            dashboard_address=None, silence_logs=logging.ERROR)
     return cluster, Client(cluster)
+
+
+# -- surrogates ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SurrogateReport:
+    """Agreement of replicas of one surrogate: threads sharing one fitted surrogate whose
+    tree is built lazily, processes fitting their own, against one fitted alone.
+
+    Attributes:
+        trials: threaded trials (each on a freshly fitted surrogate).
+        threads: threads per trial, each predicting every ``threads``-th row.
+        processes: spawned processes, each fitting and predicting on its own.
+        rows: rows predicted by each replica.
+        differences: ``(replica, what)`` for each replica whose answers or saved
+            document differ from the reference, or that raised (at most 10).
+    """
+
+    trials: int
+    threads: int
+    processes: int
+    rows: int
+    differences: tuple[tuple[str, str], ...]
+
+    @property
+    def ok(self) -> bool:
+        """``True`` when every replica answered and saved exactly as the reference."""
+        return not self.differences
+
+    def __str__(self) -> str:
+        lines = [f"lca consistency (surrogate): {self.trials} threaded trials of "
+                 f"{self.threads} threads, {self.processes} processes, {self.rows} rows each: "
+                 f"{'AGREE' if self.ok else 'DIVERGE'}"]
+        lines += [f"  {replica}: {what}" for replica, what in self.differences]
+        return "\n".join(lines)
+
+
+def _surrogate_replica(payload: bytes) -> tuple[np.ndarray, str]:
+    """A spawned replica: fit the pickled surrogate on the pickled rows; answer and save."""
+    estimator, X = pickle.loads(payload)
+    fitted = estimator.__sklearn_clone__().fit(X)
+    return fitted.predict(X), fitted.to_json()
+
+
+def _threaded(fitted: Any, take: Any, threads: int, like: np.ndarray) -> Any:
+    """The answers of ``threads`` threads started together on one fitted surrogate, thread
+    ``k`` predicting rows ``k, k + threads, ...``, assembled; or the first error raised."""
+    import threading
+
+    answers: list[Any] = [None] * threads
+    start = threading.Barrier(threads)
+
+    def run(k: int) -> None:
+        start.wait()
+        try:
+            answers[k] = fitted.predict(take[k::threads])
+        except Exception as error:  # noqa: BLE001 - reported, not raised in a thread
+            answers[k] = error
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    failed = [answer for answer in answers if isinstance(answer, Exception)]
+    if failed:
+        return failed[0]
+    assembled = np.empty_like(like)
+    for k in range(threads):
+        assembled[k::threads] = answers[k]
+    return assembled
+
+
+def check_surrogate(estimator: Any, X: Any, *, threads: int = 8, processes: int = 2,
+                    trials: int = 1) -> SurrogateReport:
+    """Check that a surrogate is one tree in every thread and process.
+
+    ``estimator`` is a :class:`lca.models.Surrogate` (fitted or not: each
+    replica fits a clone of it on ``X``, a DataFrame or an array). The
+    reference fits alone and predicts every row, then saves (``to_json``).
+    Each of ``trials`` trials fits a fresh clone and starts ``threads``
+    threads together, thread ``k`` predicting rows ``k, k + threads, ...``
+    while the tree is built lazily under them; the assembled answers and
+    the saved document must equal the reference's. Each of ``processes``
+    spawned processes fits its own clone and must answer and save alike
+    (the model and rows must pickle).
+    """
+    owner = "check_surrogate"
+    threads = check_int(owner, "threads", threads, 1)
+    processes = check_int(owner, "processes", processes, 0)
+    trials = check_int(owner, "trials", trials, 0)
+    reference = estimator.__sklearn_clone__().fit(X)
+    expected, saved = reference.predict(X), reference.to_json()
+    rows = len(expected)
+    differences: list[tuple[str, str]] = []
+
+    def compare(name: str, answers: np.ndarray, text: str) -> None:
+        if len(differences) >= 10:
+            return
+        if answers.shape != expected.shape or not bool(np.all(answers == expected)):
+            differing = np.flatnonzero(answers != expected) if answers.shape == \
+                expected.shape else [0]
+            differences.append((name, f"answers differ from row {int(differing[0])}"))
+        elif text != saved:
+            differences.append((name, "the saved document differs"))
+
+    take = getattr(X, "iloc", X)  # rows of a DataFrame by position, of an array as they are
+    for trial in range(trials):
+        fitted = estimator.__sklearn_clone__().fit(X)
+        found = _threaded(fitted, take, threads, expected)
+        if isinstance(found, Exception):
+            differences.append((f"trial {trial}", f"a thread raised {found!r}"))
+        else:
+            compare(f"trial {trial}", found, fitted.to_json())
+    if processes:
+        context = multiprocessing.get_context("spawn")
+        payload = pickle.dumps((estimator, X))
+        with ProcessPoolExecutor(processes, mp_context=context) as pool:
+            for index, (answers_k, text) in enumerate(
+                    pool.map(_surrogate_replica, [payload] * processes)):
+                compare(f"process {index}", answers_k, text)
+    return SurrogateReport(trials, threads, processes, rows, tuple(differences))

@@ -21,6 +21,7 @@ from lca.consistency import (
     run_replica,
     uniform_queries,
 )
+from lca.models import Surrogate
 from lca.oracle import Oracle
 from lca.params import Params
 from lca.reconstruct import LeafDecision, NodeDecision
@@ -172,3 +173,49 @@ def test_cli_command_reports_and_exits_zero(capsys) -> None:
         assert args.run(args) == 0
         out = capsys.readouterr().out
         assert "2 replicas, AGREE" in out and "answers    200/200 agree" in out
+
+
+# -- surrogates: one tree in every thread and process ---------------------------------------
+
+class Shifting(Surrogate):
+    """A broken surrogate for the harness: every clone takes the next seed."""
+
+    clones = 0
+
+    def __sklearn_clone__(self):
+        Shifting.clones += 1
+        return Surrogate(self.model, positive=self.positive, depth=self.depth,
+                         seed=Shifting.clones)
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "classes", "product"])
+def test_a_surrogate_is_one_tree_in_every_thread_and_process(kind):
+    from rows_support import rule, table
+    from sklearn.tree import DecisionTreeClassifier
+
+    from lca.consistency import check_surrogate
+
+    rows = table(400, seed=6)
+    if kind == "classes":
+        labels = np.where(rows["x"] > 0.5, "x", np.where(rows["y"] > 0, "y", "z"))
+        model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(
+            rows[["x", "y", "k"]], labels)
+        estimator, rows = Surrogate(model, depth=5), rows[["x", "y", "k"]]
+    else:
+        estimator = Surrogate(rule, positive=1, depth=5,
+                              distribution="product" if kind == "product" else "data")
+    report = check_surrogate(estimator, rows, threads=8, processes=2, trials=6)
+    assert report.ok, str(report)
+    assert (report.trials, report.threads, report.processes, report.rows) == (6, 8, 2, 400)
+    assert str(report).endswith("400 rows each: AGREE")
+
+
+def test_the_surrogate_harness_names_a_replica_that_differs():
+    from rows_support import rule, table
+
+    from lca.consistency import check_surrogate
+
+    report = check_surrogate(Shifting(rule, positive=1, depth=4), table(200), threads=4,
+                             processes=0, trials=2)
+    assert not report.ok and [name for name, _ in report.differences] == ["trial 0", "trial 1"]
+    assert "DIVERGE" in str(report) and "answers differ from row" in str(report)

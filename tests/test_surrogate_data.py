@@ -15,6 +15,7 @@ from lca.decisions import LeafDecision, RowsSplit
 from lca.models import Surrogate, ThresholdEncoder, UnseenValueWarning
 from lca.models.rows import RowsTree, row_order
 from lca.models.sources import ProductTree
+from lca.oracle import OracleError
 
 
 def data_surrogate(rows=600, **kwargs):
@@ -400,9 +401,54 @@ def test_one_depth_8_path_costs_well_under_a_tenth_of_the_whole_tree():
     local = Surrogate(rule, positive=1, distribution="data", depth=8).fit(rows)
     rules = local.explain(rows.iloc[deep])
     # The path built alone is the whole tree's path, at a tenth of its queries: at most
-    # the shared rows, rows_per_node a level and the 4 rows asked again in each later call.
+    # the shared rows, rows_per_node a level and one row asked again a node.
     assert rules.path == tree.trace(points[deep])[0] and len(rules.path) == 8
-    assert local.queries_ <= 768 + 128 * 8 + 4 * 8 and 10 * local.queries_ < whole.queries_
+    assert local.queries_ <= 768 + 128 * 8 + 8 and 10 * local.queries_ < whole.queries_
+
+
+class Unfixed:
+    """Models that are not fixed functions of the row."""
+
+    @staticmethod
+    def flipping():
+        calls = []
+
+        def model(frame):
+            calls.append(len(frame))
+            return rule(frame) ^ (len(calls) % 2)
+        return model
+
+    @staticmethod
+    def random():
+        generator = np.random.default_rng(0)
+        return lambda frame: generator.integers(0, 2, len(frame))
+
+    @staticmethod
+    def by_batch():  # the answer depends on how many rows come together
+        return lambda frame: rule(frame) ^ (len(frame) % 3 == 0)
+
+
+@pytest.mark.parametrize("kind", ["flipping", "random", "by_batch"])
+def test_a_model_that_answers_a_row_two_ways_is_refused(kind):
+    surrogate = Surrogate(getattr(Unfixed, kind)(), positive=1, depth=4).fit(table(300))
+    with pytest.raises(OracleError, match=r"^the model answered the same row with two "
+                                          r"different values \(fitted row \d+, asked again "
+                                          r"with the nodes at depth \d\): lca needs a fixed "
+                                          r"function, the same value every time a row is "
+                                          r"asked$"):
+        surrogate.tree()
+
+
+def test_a_fixed_model_asks_one_row_again_a_node_and_nothing_else():
+    model = Logged(rule)
+    surrogate = Surrogate(model, positive=1, depth=3, rows_per_node=20).fit(table(60))
+    tree = surrogate.tree()
+    asked = pd.concat(model.asked, ignore_index=True)
+    # Every fitted row once, each node's drawn rows, and one row again per node below the
+    # root: the queries counted.
+    drawn = sum(max(20 - surrogate.tree_.leaf_rows(path).rows, 0) for path in tree.leaves) + \
+        sum(node.points - node.rows for node in tree.internal_nodes.values())
+    assert len(asked) == surrogate.queries_ == 60 + drawn + len(tree.decisions) - 1
 
 
 def test_the_rows_digest_is_part_of_the_identity():

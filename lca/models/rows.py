@@ -22,9 +22,9 @@ questions) is decided so:
    with each feature, on a derived coin, replaced by a fitted value inside
    the region (so it stays in the region; purpose ``"surrogate-topup"``).
 4. *Labels*: the model on the fitted rows (asked once per row, cached) and
-   on the drawn rows. Every call after the first asks again the
-   :data:`RECHECK_ROWS` first rows asked: a model that answers a row two
-   ways is an error, as in product mode.
+   on the drawn rows. Every node but the root asks again about its parent's
+   first row, in a later call than the parent's: a model that answers a row
+   two ways is an error, as in product mode.
 5. *Weights*: real rows decide. Drawn rows weigh ``min(r, t) / t`` of a
    fitted row each (``t`` drawn rows): together never more than the
    node's fitted rows.
@@ -63,18 +63,13 @@ from lca.models.thresholds import ThresholdEncoder
 from lca.oracle import OracleError
 from lca.reconstruct import progress_bar
 
-__all__ = ["MAX_ROWS_PER_NODE", "MAX_SHARED_ROWS", "RECHECK_ROWS", "LeafRows", "RowsTree",
+__all__ = ["MAX_ROWS_PER_NODE", "MAX_SHARED_ROWS", "LeafRows", "RowsTree",
            "best_split", "row_order", "topup_columns"]
 
 ORDER_PURPOSE = "surrogate-rows"
 TOPUP_PURPOSE = "surrogate-topup"
 MAX_ROWS_PER_NODE = 4096
 MAX_SHARED_ROWS = 1 << 20
-# Rows every model call after the first asks again: a model that is not a fixed
-# function (random answers, answers that change from call to call or with the
-# batch) is caught on its first call after the root's, at the price of 4 rows a
-# call (one call per level of the tree).
-RECHECK_ROWS = 4
 # Candidates whose gain ratio lies within this relative distance of the largest
 # (computed in doubles, relative error about 1e-15) are compared exactly.
 _NEAR = 1e-9
@@ -276,7 +271,6 @@ class RowsTree:
         self.classes = int(oracle.classes.size) if self.multiclass else 2  # type: ignore[union-attr]
         self.labels = np.zeros(self.m, dtype=np.int64)
         self.asked = np.zeros(self.m, dtype=bool)
-        self._first_asked: np.ndarray | None = None  # the rows asked again in later calls
         # A node's points are kept as bins, one per feature: the point's level
         # (ThresholdEncoder.levels) in the feature's own run of bins, so that
         # counting bins counts every variable's answers at once (minus_counts).
@@ -344,11 +338,11 @@ class RowsTree:
     def prepare(self, paths: Sequence[Path]) -> None:
         """Ask the model about the points of every node of ``paths`` in one call.
 
-        The call carries the fitted rows not asked yet, the rows asked again
-        (:data:`RECHECK_ROWS`, every call after the first), then the drawn
-        rows of every node (so the model is called once per level of the
-        tree, not per node); the points are kept for :meth:`decide`. Labels
-        are the same as node by node.
+        The call carries the fitted rows not asked yet, each node's parent's
+        first row asked again, then the drawn rows of every node (so the model
+        is called once per level of the tree, not per node); the points are
+        kept for :meth:`decide`. Labels and queries are the same as node by
+        node.
         """
         chosen = {path: self.node_rows(path) for path in paths
                   if path not in self.decisions and path not in self._pending}
@@ -356,7 +350,10 @@ class RowsTree:
             return
         every = np.concatenate(list(chosen.values()))
         missing = np.unique(every[~self.asked[every]])
-        again = np.zeros(0, dtype=np.int64) if self._first_asked is None else self._first_asked
+        # A parent was asked in an earlier call: its first row asked again now catches a
+        # model whose answers change from call to call, at one query a node.
+        again = np.array([self.node_rows(path[:-1])[0] for path in chosen if path],
+                         dtype=np.int64)
         drawn = {path: self._drawn(path, rows) for path, rows in chosen.items()
                  if rows.size < self.rows_per_node}
         # One call: the rows not asked yet, the rows asked again, every node's drawn rows.
@@ -369,11 +366,7 @@ class RowsTree:
         self.oracle_calls += int(found.size > 0)
         self.labels[missing] = found[:missing.size]
         self.asked[missing] = True
-        if again.size:
-            self._recheck(again, found[missing.size:missing.size + again.size], paths)
-        elif missing.size:
-            ranked = missing[np.argsort(self._rank[missing], kind="stable")]
-            self._first_asked = ranked[:RECHECK_ROWS]
+        self._recheck(again, found[missing.size:missing.size + again.size], paths)
         start = missing.size + again.size
         for path, rows in chosen.items():
             bins, labels = self._row_bins[rows], self.labels[rows]
