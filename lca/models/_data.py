@@ -95,13 +95,17 @@ _UNSUPPORTED = {"datetime": "a number (e.g. days since a date)", "date": "a numb
                 "Interval": "two number columns (its ends) or a string",
                 "bytes": "a string", "bytearray": "a string", "complex": "two real columns",
                 "datetime64": "a number (e.g. days since a date)",
-                "timedelta64": "a number (e.g. seconds)"}
+                "timedelta64": "a number (e.g. seconds)",
+                "list": "one column per item", "tuple": "one column per item",
+                "dict": "one column per key", "set": "one column per item",
+                "frozenset": "one column per item", "ndarray": "one column per item"}
 
 
 def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
     """A column as the encoders read it: numbers (and bools) held as objects (a pandas
-    ``object`` column, a numpy object array, a list of lists) become float64; a column of dates,
-    durations, bytes, intervals or complex numbers is refused, naming the column."""
+    ``object`` column, a numpy object array, a list of lists) become float64; a column of
+    dates, durations, bytes, intervals, complex numbers or containers (lists, tuples, dicts
+    in a cell) is refused, naming the column."""
     kind = column.dtype.kind
     if kind in "MmcS":
         what = {"M": "datetime64", "m": "timedelta64", "c": "complex", "S": "bytes"}[kind]

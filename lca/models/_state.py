@@ -90,6 +90,8 @@ _THRESHOLD_KEYS = ("kind", "feature_names", "columns", "categorical_dtypes", "cu
 _LAYOUT_KEYS = ("kind", "bits", "feature_names", "columns", "categorical_dtypes")
 _QUANTILE_KEYS = ("table", "bin_mass", "thresholds", "categories", "home_bin",
                   "category_labels")
+_MODEL_DTYPES = frozenset(np.dtype(kind + str(size)).name for kind in "iu"
+                          for size in (1, 2, 4, 8)) | {"bool"}
 # Written since features of levels could be ordered; a document without it (written
 # earlier) has none, so a value its encoder did not see is refused as it was then.
 _ORDERED_KEY = "ordered"
@@ -186,6 +188,7 @@ def encoder_state(encoder: Questions) -> dict[str, Any]:
             thresholds={str(j): cuts.tolist() for j, cuts in encoder.cuts_.items()},
             categories={str(j): [plain(v) for v in values]
                         for j, values in encoder.categories_.items()},
+            dtypes={str(j): dtype.name for j, dtype in sorted(encoder.model_dtypes_.items())},
         )
     if isinstance(encoder, QuantileEncoder):
         state.update(
@@ -523,7 +526,8 @@ def _encoder(state: Any) -> Questions:
         raise _bad("encoder.kind", "'BinaryEncoder' or 'QuantileEncoder' (or "
                                    "'ThresholdEncoder' in a data-mode document)", kind)
     if kind == "ThresholdEncoder":
-        _keys("encoder", state, _THRESHOLD_KEYS)
+        # Written since format 3: the dtypes integer and bool columns go to the model in.
+        _keys("encoder", state, _THRESHOLD_KEYS, ("dtypes",))
         encoder: Questions = _threshold(state)
         encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
         return encoder
@@ -602,7 +606,20 @@ def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
     encoder.columns_ = None if columns is None else tuple(columns)
     encoder.feature_names = tuple(names)
     encoder.n_features_in_ = d
+    encoder.model_dtypes_ = _model_dtypes(state.get("dtypes", {}), encoder.cuts_, d)
     return encoder
+
+
+def _model_dtypes(value: Any, ordered: dict[int, Any], d: int) -> dict[int, np.dtype]:
+    """The integer and bool dtypes ordered columns go to the model in, by feature."""
+    out = {}
+    for j, name in sorted(_by_feature("encoder.dtypes", value, d).items()):
+        if j not in ordered or name not in _MODEL_DTYPES:
+            raise _bad(f"encoder.dtypes.{j}", "the name of an integer or bool dtype "
+                                              f"{sorted(_MODEL_DTYPES)} of an ordered feature",
+                       name)
+        out[j] = np.dtype(name)
+    return out
 
 
 def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEncoder:

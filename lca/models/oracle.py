@@ -73,6 +73,10 @@ class _ModelCalls:
 
     def _for_model(self, columns: list[np.ndarray]) -> Any:
         """Columns in the encoder's order as the model takes them."""
+        dtypes = self.encoder.model_dtypes_
+        if dtypes:  # integer and bool columns go back in their own dtype (values unchanged)
+            columns = [column.astype(dtypes[j]) if j in dtypes else column
+                       for j, column in enumerate(columns)]
         if self.columns is None:
             return stack(columns)
         labels = self.encoder.columns_ if self.encoder.columns_ is not None else self.columns

@@ -213,10 +213,13 @@ def rows_tree_agreement(fitted: np.ndarray, fitted_labels: np.ndarray, rows: np.
     """Agreement on ``rows`` of scikit-learn's ``DecisionTreeClassifier(max_depth=depth,
     random_state=0)`` fitted on ``fitted`` rows and the model's labels of them (rows as
     numbers: ordered features as they are, categorical ones as category numbers);
-    ``None`` without scikit-learn."""
+    ``None`` without scikit-learn, or for values it cannot take (it reads float32)."""
     try:
         from sklearn.tree import DecisionTreeClassifier
     except ImportError:  # an optional yardstick
+        return None
+    limit = np.finfo(np.float32).max
+    if np.abs(fitted).max(initial=0) > limit or np.abs(rows).max(initial=0) > limit:
         return None
     tree = DecisionTreeClassifier(max_depth=max(depth, 1), random_state=0)
     tree.fit(fitted, fitted_labels)

@@ -35,12 +35,14 @@ class Questions(abc.ABC):
     Fitted state: ``n_features_in_``, ``feature_names``, ``columns_`` (a
     DataFrame's column labels, or ``None`` when fitted on an array),
     ``categorical_dtypes_`` (the fitted DataFrame's pandas categorical
-    dtypes, by column) and ``categories_`` (``{j: sorted categories}`` of the
-    categorical features).
+    dtypes, by column), ``categories_`` (``{j: sorted categories}`` of the
+    categorical features) and ``model_dtypes_`` (``{j: dtype}``: columns the
+    model takes in a dtype of their own, cast back to it; none by default).
     """
 
     n_features_in_: int
     categories_: dict[int, np.ndarray]
+    model_dtypes_: dict[int, np.dtype] = {}  # read only: no column cast by default
     feature_names: tuple[str, ...]
     categorical_dtypes_: dict[int, Any]
     columns_: tuple[Any, ...] | None

@@ -111,7 +111,9 @@ class ThresholdEncoder(Questions):
             names, else ``x0, x1, ...``).
 
     Fitted attributes: ``cuts_`` (``{j: increasing cuts}`` of each ordered
-    feature), ``categories_`` (``{j: sorted categories}``), ``offsets_``
+    feature), ``categories_`` (``{j: sorted categories}``), ``model_dtypes_``
+    (``{j: dtype}`` of each ordered column fitted as integers or bools: the
+    model is asked about those values in that dtype), ``offsets_``
     (feature ``j`` owns variables ``offsets_[j] .. offsets_[j+1] - 1``),
     ``rows_digest_``, ``n_rows_``, ``feature_names``, ``n_features_in_``.
     """
@@ -158,6 +160,7 @@ class ThresholdEncoder(Questions):
         categorical = self._categorical(owner, data, names)
         cuts: dict[int, np.ndarray] = {}
         categories: dict[int, np.ndarray] = {}
+        dtypes: dict[int, np.dtype] = {}
         widths = []
         columns: list[Any] = []
         read: list[np.ndarray] = []
@@ -170,6 +173,8 @@ class ThresholdEncoder(Questions):
                 widths.append(values.size)
             else:
                 values = real_column(owner, names[j], j, column)
+                if column.dtype.kind in "iub":  # the model gets these back as they were
+                    dtypes[j] = column.dtype
                 cuts[j] = self._fit_cuts(values, limit)
                 columns.append(values)
                 read.append(values)
@@ -181,6 +186,7 @@ class ThresholdEncoder(Questions):
         self.cuts = limit
         self.cuts_ = cuts
         self.categories_ = categories
+        self.model_dtypes_ = dtypes
         self.offsets_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
         self.feature_names = names
         self.n_features_in_ = len(names)
