@@ -165,12 +165,46 @@ def _entries(entries: Any, n: int, longest: int
             raise ValueError(f"{_OWNER}: {where}: unknown node kind {show(entry['kind'])}; "
                              "expected 'node', 'split', 'leaf' or 'class'.")
         decision = _decision(where, kind, entry["decision"])
+        _counts(where, decision, n)
         if isinstance(decision, Split):
             conditions[path] = _node_conditions(where, entry, decision, path, n, longest)
         else:
             _check_leaf(where, entry, decision)
         decisions[path] = decision
     return decisions, conditions
+
+
+def _counts(where: str, decision: TreeNode, n: int) -> None:
+    """A decision's counts are counts: none negative, each within what it counts among (the
+    disagreements among the pairs, the agreements and votes among the disagreements, a
+    leaf's sample sum among its samples), a runner-up another variable."""
+    if isinstance(decision, NodeDecision):
+        bounds = [("samples", decision.samples, 0, None),
+                  ("disagreements", decision.disagreements, 0, decision.samples),
+                  ("agreements", decision.agreements, 0, decision.disagreements),
+                  ("votes", decision.votes, 0, decision.disagreements),
+                  ("margin", decision.margin, 0, None),
+                  ("runner_up", decision.runner_up, 0, n - 1)]
+    elif isinstance(decision, RowsSplit):
+        bounds = [("rows", decision.rows, 1, None), ("points", decision.points,
+                                                     decision.rows, None)]
+    elif isinstance(decision, LeafDecision) and not isinstance(decision, ClassLeafDecision):
+        bounds = [("samples", decision.samples, 0, None),
+                  ("total", decision.total, -decision.samples, decision.samples)]
+    else:
+        return
+    for name, value, low, high in bounds:
+        if value is not None and not (low <= value and (high is None or value <= high)):
+            raise ValueError(f"{_OWNER}: {where}: the decision's {name!r} must be in "
+                             f"[{low}, {'inf' if high is None else high}]. Got {show(value)} "
+                             "instead.")
+    if isinstance(decision, NodeDecision) and decision.runner_up == decision.variable:
+        raise ValueError(f"{_OWNER}: {where}: the runner-up must be another variable than "
+                         f"the chosen one, {decision.variable}.")
+    if isinstance(decision, LeafDecision) and (decision.samples + decision.total) % 2:
+        raise ValueError(f"{_OWNER}: {where}: a leaf's 'total' (the sum of its samples' -1/+1 "
+                         f"values) has the parity of its {decision.samples} samples. Got "
+                         f"{show(decision.total)} instead.")
 
 
 def _entry_path(raw: Any, where: str, n: int, longest: int) -> Path:

@@ -327,6 +327,50 @@ class TestJsonIsChecked:
         back = ReconstructedTree.from_json(json.dumps(document))
         assert back.features == {int(key): name for key, name in features.items()}
 
+    @pytest.mark.parametrize("field, value, match", [
+        ("samples", -1, r"'samples' must be in \[0, inf\]\. Got -1"),
+        ("disagreements", "samples+1", r"'disagreements' must be in \[0, \d+\]"),
+        ("disagreements", -1, r"'disagreements' must be in \[0, \d+\]\. Got -1"),
+        ("agreements", "disagreements+1", r"'agreements' must be in \[0, \d+\]"),
+        ("votes", "disagreements+1", r"'votes' must be in \[0, \d+\]"),
+        ("margin", -1, r"'margin' must be in \[0, inf\]\. Got -1"),
+        ("runner_up", 10, r"'runner_up' must be in \[0, 9\]\. Got 10"),
+        ("runner_up", "variable", r"the runner-up must be another variable than the chosen"),
+    ])
+    def test_a_node_with_impossible_counts_is_refused(self, field, value, match):
+        def change(document, leaf, inner):
+            decision = inner["decision"]
+            if isinstance(value, str):
+                name, _, extra = value.partition("+")
+                decision[field] = decision[name] + int(extra or 0)
+            else:
+                decision[field] = value
+        with pytest.raises(ValueError, match=match):
+            ReconstructedTree.from_json(_edit(change))
+        # At the end of each range: read.
+        def edge(document, leaf, inner):
+            decision = inner["decision"]
+            decision.update(votes=decision["disagreements"], margin=0,
+                            agreements=decision["disagreements"], runner_up=9
+                            if decision["variable"] != 9 else 8)
+        ReconstructedTree.from_json(_edit(edge))
+
+    @pytest.mark.parametrize("samples, total, match", [
+        (4, 6, r"'total' must be in \[-4, 4\]\. Got 6"),
+        (4, -6, r"'total' must be in \[-4, 4\]\. Got -6"),
+        (4, 3, r"a leaf's 'total' .* has the parity of its 4 samples\. Got 3"),
+        (-2, 0, r"'samples' must be in \[0, inf\]\. Got -2"),
+    ])
+    def test_a_leaf_with_impossible_counts_is_refused(self, samples, total, match):
+        with pytest.raises(ValueError, match=match):
+            ReconstructedTree.from_json(_edit(
+                lambda document, leaf, inner: leaf["decision"].update(samples=samples,
+                                                                      total=total)))
+        for total in (-4, 4, 0):  # the ends, and the middle
+            ReconstructedTree.from_json(_edit(
+                lambda document, leaf, inner, t=total: leaf["decision"].update(samples=4,
+                                                                               total=t)))
+
     @pytest.mark.parametrize("features", [
         {"10": "a"},                  # variable n
         {"-1": "a"},

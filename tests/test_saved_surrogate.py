@@ -162,8 +162,9 @@ def test_an_edit_that_keeps_every_field_consistent_is_refused_by_the_digest(docu
         "a cut moved within its bin": lambda d: d["encoder"]["thresholds"]["0"].__setitem__(
             0, float(np.nextafter(d["encoder"]["thresholds"]["0"][0], np.inf))),
         "a leaf's sample count": lambda d: d["tree"]["nodes"][nodes.index(leaf)][
-            "decision"].update(samples=leaf["decision"]["samples"] + 1),
-        "the depth": lambda d: d.update(depth=d["depth"] + 1),
+            "decision"].update(samples=leaf["decision"]["samples"] + 2),
+        "a node's margin": lambda d: d["tree"]["nodes"][0]["decision"].update(
+            margin=nodes[0]["decision"]["margin"] + 1),
     }
     for name, edit in edits.items():
         edited = copy.deepcopy(document)

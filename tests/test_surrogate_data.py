@@ -509,9 +509,15 @@ def test_json_round_trip_keeps_every_answer_and_the_whole_tree():
                                                     r"surrogate's 'depth', 3"),
     (lambda d: d["tree"]["params"].pop("min_rows"), r"'tree.params' misses 'min_rows'"),
     (lambda d: d.update(queries=-1), r"'queries' must be an int in \[0, "),
-    (lambda d: d["tree"]["nodes"][0]["decision"].update(rows=0), r"decided on \d+ points "
-                                                                 r"of which 0 fitted rows"),
-    (lambda d: d["tree"]["nodes"][0]["decision"].update(points=3), r"decided on 3 points"),
+    (lambda d: d["tree"]["nodes"][0]["decision"].update(rows=0), r"the decision's 'rows' "
+                                                                 r"must be in \[1, inf\]"),
+    (lambda d: d["tree"]["nodes"][0]["decision"].update(rows=10 ** 6, points=10 ** 6),
+     r"decided on 1000000 points of which 1000000 fitted rows; a node decides on its fitted "
+     r"rows \(1 to 200\)"),
+    (lambda d: d["tree"]["nodes"][0]["decision"].update(points=3), r"the decision's 'points' "
+                                                                   r"must be in \[200, inf\]"),
+    (lambda d: d["tree"]["nodes"][0]["decision"].update(rows=100, points=100),
+     r"decided on 100 points of which 100 fitted rows; .* rows_per_node=128"),
     (lambda d: d["tree"]["nodes"][0].update(kind="node"), r"'decision' misses 'samples'"),
     (lambda d: d["encoder"].update(kind="QuantileEncoder"), r"'encoder"),
     (lambda d: d["rows"].update(digest="sha256:" + "0" * 64), r"'digest' does not match"),

@@ -308,6 +308,8 @@ def read_document(text: Any, *, allow_old_version: bool = False) -> Saved:
     if not data:
         params = _params(tree.params)
         _nodes_of(tree, NodeDecision, "node")
+        if version == FORMAT_VERSION and params.depth != depth:
+            raise _bad("depth", f"the depth of the tree's lca.Params, {params.depth}", depth)
     elif version == FORMAT_VERSION:
         rows = _rows_field(document["rows"], tree, _record(tree.params, tree.n, depth))
     else:

@@ -721,9 +721,11 @@ class Surrogate:
         if threshold is not None:  # the number the oracle compares with
             threshold = check_real("Surrogate.to_json", "threshold", threshold, -math.inf,
                                    math.inf)
+        # The tree's depth cap: a product tree's is its lca.Params' (given ones included).
+        depth = self.params_.depth if self.params_ is not None else plain(self.depth)
         fields = {
             "model": tree.oracle, "positive": plain(self.positive), "threshold": threshold,
-            "depth": plain(self.depth), "seed": self.seed_,
+            "depth": depth, "seed": self.seed_,
             "classes": [{"not": c.label} if isinstance(c, Not) else plain(c)
                         for c in self.classes_],
             "feature_names_in": (None if getattr(self, "feature_names_in_", None) is None
