@@ -519,12 +519,14 @@ def test_a_category_that_is_a_list_is_named_not_unhashable() -> None:
     bad = X.copy()
     bad[5, 0] = ["red"]
     with pytest.raises(TypeError, match=r"^The 'X' parameter of QuantileEncoder.encode: "
-                                        r"categorical feature 'colour' \(column 0\) holds a "
-                                        r"list at row 5; categories are strings or numbers\.$"):
+                                        r"column 'colour' \(column 0\) holds a list at row 5 "
+                                        r"\(\['red'\]\), which a surrogate cannot split on; "
+                                        r"convert the column to one column per item\.$"):
         encoder.encode(bad)
     with pytest.raises(TypeError, match=r"^The 'X' parameter of QuantileEncoder.fit: "
-                                        r"categorical column 'colour' \(column 0\) holds a "
-                                        r"list at row 5; categories are strings or numbers\.$"):
+                                        r"column 'colour' \(column 0\) holds a list at row 5 "
+                                        r"\(\['red'\]\), which a surrogate cannot split on; "
+                                        r"convert the column to one column per item\.$"):
         QuantileEncoder(bits=1, categorical=[0], feature_names=["colour", "size"]).fit(bad)
     bad[5, 0] = {"red": 1}
     with pytest.raises(TypeError, match=r"holds a dict at row 5"):

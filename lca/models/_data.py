@@ -65,15 +65,16 @@ class Columns:
     dtypes: tuple[Any, ...] | None = None
 
 
-def read_columns(owner: str, X: Any) -> Columns:
-    """``X`` (a 2-D array-like or a DataFrame) as columns, or a ``TypeError`` naming ``owner``."""
+def read_columns(owner: str, X: Any, names: Any = None) -> Columns:
+    """``X`` (a 2-D array-like or a DataFrame) as columns, or a ``TypeError`` naming ``owner``
+    (and the column, by ``names`` when given, else by its label or ``x0, x1, ...``)."""
     if is_frame(X):
         labels = tuple(X.columns)
         if len(set(labels)) != len(labels):
             raise ValueError(f"The 'X' parameter of {owner} must have distinct column "
                              f"names. Got {list(labels)!r}.")
-        columns = tuple(_normalized(owner, str(labels[j]), j, X.iloc[:, j].to_numpy())
-                        for j in range(X.shape[1]))
+        columns = tuple(_normalized(owner, _name(names, j, str(labels[j])), j,
+                                    X.iloc[:, j].to_numpy()) for j in range(X.shape[1]))
         return Columns(columns, X.shape[0], labels, tuple(X.dtypes))
     try:
         array = np.asarray(X)
@@ -83,8 +84,15 @@ def read_columns(owner: str, X: Any) -> Columns:
     if array.ndim != 2:
         raise TypeError(f"The 'X' parameter of {owner} must be a 2-D array (rows x "
                         f"features) or a DataFrame. Got shape {array.shape} instead.")
-    return Columns(tuple(_normalized(owner, f"x{j}", j, array[:, j])
+    return Columns(tuple(_normalized(owner, _name(names, j, f"x{j}"), j, array[:, j])
                          for j in range(array.shape[1])), array.shape[0])
+
+
+def _name(names: Any, j: int, default: str) -> str:
+    """Column ``j``'s name in a message: from ``names`` when it has one for it."""
+    if isinstance(names, (list, tuple)) and j < len(names) and isinstance(names[j], str):
+        return names[j]
+    return default
 
 
 # Cell types a surrogate cannot take as numbers or categories, with what to do instead.

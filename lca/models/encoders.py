@@ -236,7 +236,7 @@ class BinaryEncoder(Encoder):
     def fit(self, X: Any) -> BinaryEncoder:
         """Check that ``X`` holds only 0 and 1 and record the number of features."""
         owner = "BinaryEncoder.fit"
-        data = read_columns(owner, X)
+        data = read_columns(owner, X, self.feature_names_arg)
         if not data.columns:
             raise ValueError(f"The 'X' parameter of {owner} must have at least one column.")
         for j, column in enumerate(data.columns):
@@ -387,7 +387,7 @@ class QuantileEncoder(Encoder):
         """
         owner = "QuantileEncoder.fit"
         bits = check_int(owner, "bits", self.bits, 1, MAX_BITS)
-        data = read_columns(owner, X)
+        data = read_columns(owner, X, self.feature_names_arg)
         m, d = data.rows, len(data.columns)
         if d < 1:
             raise ValueError(f"The 'X' parameter of {owner} must have at least one column.")

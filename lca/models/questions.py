@@ -110,7 +110,7 @@ class Questions(abc.ABC):
 
     def _select(self, owner: str, X: Any) -> Columns:
         """The columns of ``X`` in the fitted order (by name for a DataFrame)."""
-        data = read_columns(owner, X)
+        data = read_columns(owner, X, self.feature_names if self.columns_ is None else None)
         if data.labels is not None and self.columns_ is not None:
             where = {label: j for j, label in enumerate(data.labels)}
             missing = [label for label in self.columns_ if label not in where]

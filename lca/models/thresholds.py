@@ -150,7 +150,7 @@ class ThresholdEncoder(Questions):
         :meth:`category_codes` gives them). Raises as :meth:`fit`."""
         owner = "ThresholdEncoder.fit"
         limit = check_int(owner, "cuts", self.cuts, 1, MAX_CUTS)
-        data = read_columns(owner, X)
+        data = read_columns(owner, X, self.feature_names_arg)
         if not data.columns:
             raise ValueError(f"The 'X' parameter of {owner} must have at least one column.")
         if data.rows < 1:
