@@ -136,18 +136,19 @@ class Node:
     r: int
     t: int
 
-    def weights(self, count: int) -> list[int]:
-        """``W_c`` of every class (§10 "Weights")."""
-        fitted_weight, drawn_weight = (self.t, min(self.r, self.t)) if self.t else (1, 0)
-        out = [0] * count
-        for k, c in enumerate(self.classes):
-            out[c] += fitted_weight if k < self.r else drawn_weight
-        return out
-
     def weight(self, k: int) -> int:
+        """Point ``k``'s weight (§10 "Weights"): a fitted row ``t`` (1 when none is drawn), a
+        drawn row ``min(r, t)``."""
         if not self.t:
             return 1
         return self.t if k < self.r else min(self.r, self.t)
+
+    def weights(self, count: int) -> list[int]:
+        """``W_c`` of every class."""
+        out = [0] * count
+        for k, c in enumerate(self.classes):
+            out[c] += self.weight(k)
+        return out
 
 
 class Reference:
@@ -169,6 +170,7 @@ class Reference:
         self.order = sorted(range(len(rows)), key=lambda i: (keys.word(i), i))
         self.rank = {row: place for place, row in enumerate(self.order)}
         self.labels: dict[int, int] = {}  # fitted row -> class, asked once
+        self.nodes: dict[tuple, Node] = {}
 
     def fitted_form(self, row: list) -> list:
         return [read(cell, j not in self.categorical) for j, cell in enumerate(row)]
@@ -198,7 +200,13 @@ class Reference:
         return out
 
     def node(self, path) -> Node:
+        """Node ``path``'s rows (computed once: a node is a function of its path)."""
         path = tuple(tuple(step) for step in path)
+        if path not in self.nodes:
+            self.nodes[path] = self.rows_of(path)
+        return self.nodes[path]
+
+    def rows_of(self, path: tuple) -> Node:
         region = [i for i in self.order if self.in_region(self.rows[i], path)]
         r = self.take(region)
         fitted = region[:r]
