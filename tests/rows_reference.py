@@ -347,14 +347,17 @@ class Reference:
     def queries(self, calls: list[list[tuple]]) -> int:
         """Rows asked when the nodes of ``calls[0]`` are decided in one model call, then those
         of ``calls[1]`` in the next, ...: every fitted row once, every drawn row, and from
-        the second call on the ``RECHECK`` rows asked again."""
+        the second call on the first ``RECHECK`` fitted rows of the first call again (all of
+        them when it has fewer: "the first 4 rows of the first call (by rank)")."""
         asked: set[int] = set()
-        total = 0
+        total = again = 0
         for number, paths in enumerate(calls):
             nodes = [self.node(path) for path in paths]
             new = {i for node in nodes for i in node.fitted} - asked
             asked |= new
-            total += len(new) + sum(node.t for node in nodes) + (RECHECK if number else 0)
+            total += len(new) + sum(node.t for node in nodes) + again
+            if number == 0:
+                again = min(RECHECK, len(new))
         return total
 
     def tree_calls(self) -> list[list[tuple]]:

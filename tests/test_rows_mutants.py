@@ -218,11 +218,15 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
         '"points": node.r + node.t', '"points": len(node.region)')],
     # -- queries --------------------------------------------------------------------------------
     "no rows asked again": [("RECHECK = 4", "RECHECK = 0")],
+    "always 4 rows asked again": [(
+        "again = min(RECHECK, len(new))", "again = RECHECK")],
+    "the first call's drawn rows asked again too": [(
+        "again = min(RECHECK, len(new))",
+        "again = min(RECHECK, len(new) + sum(node.t for node in nodes))")],
     "a call only when it has new rows": [(
-        "(RECHECK if number else 0)",
-        "(RECHECK if number and (new or any(node.t for node in nodes)) else 0)")],
+        "+ again\n", "+ (again if new or any(node.t for node in nodes) else 0)\n")],
     "rows asked again by the first call too": [(
-        "(RECHECK if number else 0)", "RECHECK")],
+        "total = again = 0", "total, again = 0, RECHECK")],
     "fitted rows asked by every node": [(
         "new = {i for node in nodes for i in node.fitted} - asked",
         "new = [i for node in nodes for i in node.fitted]"), (
@@ -245,6 +249,10 @@ def _xor(row: list) -> int:
 
 def _mirror(row: list) -> int:
     return 1 if row[0] >= 1.0 or row[1] >= 0.5 else 0
+
+
+def _three(row: list) -> int:
+    return 1 if row[0] >= 0.5 and row[1] < 0.5 else 0
 
 
 def _edge_yes_no(row: list) -> int:
@@ -270,6 +278,15 @@ PROPOSED: dict[str, dict] = {
     "stored rows, cuts 7": {"parameters": {
         "depth": 6, "seed": 40, "rows_per_node": 16, "shared_rows": 0, "min_rows": 2,
         "cuts": 7}},
+    # a first model call of fewer than 4 rows
+    "stored rows, R = 2": {"parameters": {
+        "depth": 3, "seed": 5, "rows_per_node": 2, "shared_rows": 0, "min_rows": 1,
+        "cuts": 16}},
+    # a first model call of 3 fitted rows and 5 drawn ones
+    "three rows": {"rows": [[0.0, 0.0], [1.0, 1.0], [2.0, 0.0]], "categorical": [],
+                   "yes/no": _three, "classes": _three, "parameters": {
+                       "depth": 2, "seed": 1, "rows_per_node": 8, "shared_rows": 0,
+                       "min_rows": 1, "cuts": 64}},
     # every candidate splits both classes evenly: a leaf by no positive gain, a 2-2 tie
     "xor": {"rows": [[0.0, False], [0.0, True], [1.0, False], [1.0, True]], "categorical": [],
             "yes/no": _xor, "classes": _xor, "parameters": {
@@ -318,6 +335,8 @@ GAP: dict[str, str] = {
     "digest: non-ASCII not escaped": "edge values",
     "digest: categorical numbers as written": "edge values",
     "categorical numbers sorted as text": "edge values",
+    "always 4 rows asked again": "stored rows, R = 2",
+    "the first call's drawn rows asked again too": "three rows",
 }
 
 # Not run as mutants. name -> (replacements, why no vector can tell it from the reference)
