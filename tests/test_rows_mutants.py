@@ -45,6 +45,9 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
         "values, m = sorted(column), len(column)", "values, m = distinct, len(distinct)")],
     "every midpoint only when D - 1 < cuts": [(
         "if len(distinct) - 1 <= cuts:", "if len(distinct) - 1 < cuts:")],
+    "mid: no overflow branch": [(
+        "middle = a + (b - a) / 2 if not math.isinf(b - a) else a / 2 + b / 2",
+        "middle = a + (b - a) / 2")],
     "midpoint as (a + b) / 2": [(
         "middle = a + (b - a) / 2 if", "middle = (a + b) / 2 if")],
     "an ordered variable asks x > cut": [(
@@ -115,6 +118,14 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
         'node_key(self.seed, "surrogate-topup", ())')],
     "ordered draw over distinct values": [(
         "s = self.sorted[j]", "s = sorted(set(self.sorted[j]))")],
+    "ordered draw from the region's rows": [(
+        "s = self.sorted[j]",
+        "s = sorted(r[j] for r in zip(*self.columns)"
+        " if all(self.value(r, v) == b for v, b in path))")],
+    "categorical draw: slots from the region's rows": [(
+        "slots += [categories[t]] * self.columns[j].count(categories[t])",
+        "slots += [categories[t]] * sum(1 for r in zip(*self.columns)"
+        " if r[j] == categories[t] and all(self.value(r, v) == b for v, b in path))")],
     "ordered draw: a counts values <= lo": [(
         "a = sum(1 for x in s if x < lo)", "a = sum(1 for x in s if x <= lo)")],
     "ordered draw: hi the largest -1 cut": [(
@@ -235,10 +246,11 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
 
 # -- what the stored vectors miss ---------------------------------------------------------------
 #
-# Cases scripts/make_rows_answers.py does not make yet: three parameter sets over its rows and
-# models (each a yes/no and a multi-class case, as its PARAMETERS are), and three crafted sets
-# of rows with their own models (row functions as model_row / class_row are; the library's
-# models would be the same rules over a frame).
+# Cases scripts/make_rows_answers.py does not make yet: four parameter sets over its rows and
+# models (each a yes/no and a multi-class case, as its PARAMETERS are), and five crafted sets
+# of rows, each with its own rows' digest and models (row functions as model_row / class_row
+# are, class indices into ["low", "mid", "high"]; the library's models would be the same rules
+# over a frame; "edge values" lists its columns 2 and 3 as categorical).
 
 B = 1.0000000000000002  # the double after 1.0: mid(1.0, B) is not above 1.0, so the cut is B
 
@@ -249,6 +261,10 @@ def _xor(row: list) -> int:
 
 def _mirror(row: list) -> int:
     return 1 if row[0] >= 1.0 or row[1] >= 0.5 else 0
+
+
+def _positive(row: list) -> int:
+    return 1 if row[0] >= 0 else 0
 
 
 def _three(row: list) -> int:
@@ -278,6 +294,11 @@ PROPOSED: dict[str, dict] = {
     "stored rows, cuts 7": {"parameters": {
         "depth": 6, "seed": 40, "rows_per_node": 16, "shared_rows": 0, "min_rows": 2,
         "cuts": 7}},
+    # a column whose two values are so far apart that b - a overflows
+    "huge": {"rows": [[-1.5e308], [1.5e308]], "categorical": [], "yes/no": _positive,
+             "classes": _positive, "parameters": {
+                 "depth": 1, "seed": 1, "rows_per_node": 2, "shared_rows": 0, "min_rows": 1,
+                 "cuts": 64}},
     # a first model call of fewer than 4 rows
     "stored rows, R = 2": {"parameters": {
         "depth": 3, "seed": 5, "rows_per_node": 2, "shared_rows": 0, "min_rows": 1,
@@ -326,6 +347,7 @@ GAP: dict[str, str] = {
     "run: lo below the last cut": "stored rows, cuts 7",
     "run: the same A and B, not the same A / B": "stored rows, cuts 7",
     "positive gain as >=": "xor",
+    "mid: no overflow branch": "huge",
     "midpoint as (a + b) / 2": "mirror",
     "run: |2c - lo - hi| in doubles": "mirror",
     "an ordered variable asks x > cut": "edge values",
@@ -367,8 +389,9 @@ UNPINNABLE: dict[str, tuple[list[tuple[str, str]], str]] = {
         "case needs about 2^32 rows to hold such a pair."),
     "base row from the whole word": ([(
         "fitted[(bases.word(k) >> 32) * r // TWO32]", "fitted[bases.word(k) * r >> 64]")],
-        "floor(w r / 2^64) and floor((w >> 32) r / 2^32) differ only when (v r mod 2^32) > "
-        "2^32 - r (low 32 bits of w) / 2^32, about once in 2^33 / r drawn rows."),
+        "with w = v 2^32 + low, floor(w r / 2^64) = floor(v r / 2^32 + low r / 2^64) differs "
+        "from floor(v r / 2^32) only when (v r mod 2^32) + low r / 2^32 >= 2^32: about once "
+        "in 2^33 / r drawn rows."),
 }
 
 
