@@ -1,5 +1,7 @@
 """Rows and a model for the data-mode surrogate tests (a module, so spawned processes import it),
-and the known answers' generating script."""
+the known answers' generating script, and the checks of a reference implementation of
+docs/randomness.md §10 (tests/rows_reference.py, or a changed copy of it) against the known
+answers of tests/data/rows_answers.json."""
 
 import functools
 import importlib.util
