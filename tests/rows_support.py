@@ -1,10 +1,15 @@
 """Rows and a model for the data-mode surrogate tests (a module, so spawned processes import it),
-and the known answers' generating script."""
+the known answers' generating script, and the checks of a reference implementation of
+docs/randomness.md §10 (tests/rows_reference.py, or a changed copy of it) against the known
+answers of tests/data/rows_answers.json."""
 
 import functools
 import importlib.util
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -49,30 +54,79 @@ def fitted_json(rows: int, seed: int) -> str:
     return surrogate.fit(table(rows)).to_json()
 
 
-def check_stored_nodes(stored: dict, decide, leaf_kind: str) -> None:
-    """A reference ``decide(path)`` gives every node stored in a known-answer file; its
-    leaves are of kind ``leaf_kind`` (``"leaf"``, or ``"class"`` for a multi-class tree)."""
-    assert len(stored["decisions"]) > 10
-    for entry in stored["decisions"]:
-        path = tuple(tuple(step) for step in entry["path"])
-        mine = decide(path)
-        decision = entry["decision"]
-        if entry["kind"] == "NodeDecision":
-            assert mine == {"kind": "node", "variable": decision["variable"],
-                            "samples": decision["samples"]}, path
-        else:
-            assert mine == {"kind": leaf_kind, "label": decision["label"],
-                            "samples": decision["samples"], "total": decision["total"],
-                            "rows": entry["rows"]["rows"], "agree": entry["rows"]["agree"]}, path
+@functools.cache
+def rows_answers() -> dict:
+    """tests/data/rows_answers.json: the data-mode known answers (four cases, one set of rows)."""
+    return json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
 
 
-def reference_path(decide, value, row: list, leaf_kind: str) -> tuple[list, dict]:
-    """The path of ``row`` through a reference ``decide`` (``value(row, variable)`` its answer
-    to a question), as stored (lists), and the leaf it ends at."""
-    path: tuple = ()
-    while True:
-        decision = decide(path)
-        if decision["kind"] == leaf_kind:
-            return [list(step) for step in path], decision
-        variable = decision["variable"]
-        path += ((variable, value(row, variable)),)
+def case_reference(reference: ModuleType, case: dict) -> Any:
+    """``reference.Reference`` (tests/rows_reference.py, or a changed copy of it) of one stored
+    case: its model as class indices (a yes/no case's ``+1`` is class 1), its parameters."""
+    stored, script = rows_answers(), rows_script()
+    if case["kind"] == "yes/no":
+        def model(row: list) -> int:
+            return 1 if script.model_row(row) == 1 else 0
+        classes = 2
+    else:
+        model, classes = script.class_row, len(case["classes"])
+    return reference.Reference(stored["rows"], set(stored["categorical"]), model, classes,
+                               yes_no=case["kind"] == "yes/no", **case["parameters"])
+
+
+def stored_answer(case: dict, leaf: dict) -> Any:
+    """A reference leaf's answer as the case stores it: 1 / 0 for a yes/no case's +1 / -1,
+    the class's name for a multi-class case."""
+    label = leaf["decision"]["label"]
+    if case["kind"] == "yes/no":
+        return 1 if label == 1 else 0
+    return case["classes"][label]
+
+
+def decision_mismatches(reference: Any, case: dict) -> Iterator[str]:
+    """Every stored node whose decision ``reference`` (a ``Reference``) gives otherwise."""
+    for entry in case["decisions"]:
+        mine = reference.decide(entry["path"])
+        stored = {key: entry[key] for key in ("kind", "decision", "rows")}
+        if mine != stored:
+            yield f"{case['name']}: node {entry['path']}: {mine} != stored {stored}"
+
+
+def answer_mismatches(reference: Any, case: dict) -> Iterator[str]:
+    """Every stored row whose path or answer ``reference`` gives otherwise."""
+    for entry in case["answers"]:
+        path, leaf = reference.explain(entry["row"])
+        mine = {"path": [list(step) for step in path], "answer": stored_answer(case, leaf)}
+        if mine != {"path": entry["path"], "answer": entry["answer"]}:
+            yield f"{case['name']}: row {entry['row']}: {mine} != stored {entry}"
+
+
+def tree_mismatches(reference: Any, case: dict) -> Iterator[str]:
+    """The tree's shape (its nodes, in walk order) and the queries the case stores."""
+    paths = [[list(step) for step in path] for path, _ in reference.walk()]
+    if paths != [entry["path"] for entry in case["decisions"]]:
+        yield f"{case['name']}: the tree's nodes differ from the stored ones"
+        return  # the query counts follow the tree: no use comparing them
+    whole = reference.queries(reference.tree_calls())
+    if whole != case["queries_whole_tree"]:
+        yield f"{case['name']}: {whole} queries for the whole tree, stored " \
+              f"{case['queries_whole_tree']}"
+    explained = reference.queries(reference.explain_calls([a["row"] for a in case["answers"]]))
+    if explained != case["queries_for_answers"]:
+        yield f"{case['name']}: {explained} queries for the answers, stored " \
+              f"{case['queries_for_answers']}"
+
+
+def first_mismatch(reference: ModuleType) -> str | None:
+    """The first way a reference module disagrees with the stored known answers (the rows'
+    digest, every case's decisions, answers, tree and queries), None if it reproduces them."""
+    stored = rows_answers()
+    if reference.rows_digest(stored["rows"], set(stored["categorical"])) != stored["rows_digest"]:
+        return "rows digest"
+    for case in stored["cases"]:
+        built = case_reference(reference, case)
+        for check in (decision_mismatches, answer_mismatches, tree_mismatches):
+            found = next(check(built, case), None)
+            if found is not None:
+                return found
+    return None
