@@ -5,18 +5,21 @@ Run it only to make a deliberate compatibility break of docs/randomness.md
 
     python scripts/make_rows_answers.py
 
-The file holds synthetic rows (drawn once from ``numpy.random.default_rng(SEED)``
-and stored, so a change in numpy's generators cannot move them: a float, an
-integer, a string and a bool column), their digest, and cases: a yes/no tree
-of :func:`model` (``positive=1``) and a multi-class tree of
-:class:`ThreeClasses`, each under two sets of parameters (one where the first
-``shared_rows`` rows decide the top of the tree, one of small nodes where
-neighbouring cuts tie and drawn rows fill most nodes). Each case stores the
-parameters, a handful of rows with the surrogate's answer and path, every
-decision of the whole tree with each leaf's fitted rows, the queries spent,
-and the tree's text. ``tests/test_rows_answers.py`` recomputes :func:`compute`
-on the stored rows and compares exactly; ``tests/rows_reference.py`` (written
-from §10 alone) decides every stored node.
+The file holds data sets and cases. The main data set is synthetic rows
+(drawn once from ``numpy.random.default_rng(SEED)`` and stored, so a change in
+numpy's generators cannot move them: a float, an integer, a string and a bool
+column); the others are a few rows made by hand to reach one rule each (values
+so far apart that a midpoint overflows, ties of every kind, a cut equal to a
+fitted value, ``-0.0``, categorical numbers, non-ASCII text). Each case is one
+model on one data set under one set of parameters: a yes/no tree (the model's
+class 1 is ``+1``, ``positive=1``) or a multi-class tree (:data:`CLASSES`, in
+an unsorted order so that ties follow ``classes_``). It stores a handful of
+rows with the surrogate's answer and path, every decision of the whole tree
+with each leaf's fitted rows, the queries spent, and the tree's text.
+``tests/test_rows_answers.py`` recomputes :func:`compute` and compares
+exactly; ``tests/rows_reference.py`` (written from §10 alone) decides every
+stored node, and ``tests/test_rows_mutants.py`` checks that these vectors
+alone tell every one-rule mutant of it apart.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,55 +36,54 @@ import pandas as pd
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "rows_answers.json"
 SEED = 20261128
-COLUMNS = ["a", "b", "colour", "flag"]
-CATEGORICAL = [2]  # the string column; the bool column is ordered (0 and 1)
-PARAMETERS = {
-    "shared": {"depth": 5, "seed": 3, "rows_per_node": 32, "shared_rows": 64, "min_rows": 4,
-               "cuts": 16},
-    "small nodes": {"depth": 6, "seed": 4, "rows_per_node": 8, "shared_rows": 0,
-                    "min_rows": 2, "cuts": 64},
-}
-EXPLAINED = 8  # rows whose answer and path are stored
-
-
-def model(frame: pd.DataFrame) -> np.ndarray:
-    """The yes/no case's model: 0/1 labels of a fixed rule over the four columns."""
-    a, b = frame["a"].to_numpy(float), frame["b"].to_numpy(float)
-    red = (frame["colour"] == "red").to_numpy()
-    flag = frame["flag"].to_numpy(float) > 0.5
-    return ((((a + 0.3 * b > 1.0) & ~red) | (red & (a < 0.5))) ^ (flag & (b >= 6))).astype(int)
+CLASSES = ["low", "mid", "high"]  # a multi-class model's classes_, deliberately unsorted
+EXPLAINED = 8  # rows of a data set whose answer and path are stored (all of a smaller one)
+B = 1.0000000000000002  # the double after 1.0: mid(1.0, B) is not above 1.0, so the cut is B
 
 
 def model_row(row: list) -> int:
-    """:func:`model` of one row ``[a, b, colour, flag]`` as ``+1`` / ``-1`` (for the reference)."""
+    """The main yes/no model of one row ``[a, b, colour, flag]``: class 1 or 0."""
     a, b, colour, flag = float(row[0]), float(row[1]), row[2], float(row[3]) > 0.5
     red = colour == "red"
     yes = ((a + 0.3 * b > 1.0) and not red) or (red and a < 0.5)
-    return 1 if yes != (flag and b >= 6) else -1
-
-
-class ThreeClasses:
-    """The multi-class case's model: three classes of a fixed rule. ``classes_`` is not in
-    sorted order, so that ties (to the lowest index) follow ``classes_``, not the labels."""
-
-    classes_ = np.array(["low", "mid", "high"])
-
-    def predict(self, frame: pd.DataFrame) -> np.ndarray:
-        a, b = frame["a"].to_numpy(float), frame["b"].to_numpy(float)
-        red = (frame["colour"] == "red").to_numpy()
-        flag = frame["flag"].to_numpy(float) > 0.5
-        score = a + 0.3 * b + 0.4 * flag
-        out = np.where(score > 1.5, "high", np.where(score > 0.5, "mid", "low"))
-        return np.where(red & (a < 0.5), "high", out)
+    return int(yes != (flag and b >= 6))
 
 
 def class_row(row: list) -> int:
-    """:class:`ThreeClasses` of one row ``[a, b, colour, flag]``, as its index in ``classes_``."""
+    """The main multi-class model of one row ``[a, b, colour, flag]``: its class index."""
     a, b, colour, flag = float(row[0]), float(row[1]), row[2], float(row[3]) > 0.5
     if colour == "red" and a < 0.5:
         return 2
     score = a + 0.3 * b + 0.4 * flag
     return 2 if score > 1.5 else 1 if score > 0.5 else 0
+
+
+def xor(row: list) -> int:
+    """Every candidate splits both classes evenly: no positive gain, a 2-2 tie."""
+    return int((row[0] >= 0.5) != (row[1] >= 0.5))
+
+
+def mirror(row: list) -> int:
+    """Two cuts whose gains tie at the same distance from the gap's middle in the reals."""
+    return int(row[0] >= 1.0 or row[1] >= 0.5)
+
+
+def sign(row: list) -> int:
+    return int(row[0] >= 0)
+
+
+def corner(row: list) -> int:
+    return int(row[0] >= 0.5 and row[1] < 0.5)
+
+
+def edge_yes_no(row: list) -> int:
+    x, y, k, name, _ = row
+    return int(((y >= B) != (k == 10)) != (x >= 0.22 and name == "\u00e9"))
+
+
+def edge_classes(row: list) -> int:
+    x, y, k, _, flag = row
+    return (int(y >= B) + int(x >= 0.22) + int(k == 10 and flag)) % 3
 
 
 def make_rows() -> list[list]:
@@ -94,31 +97,115 @@ def make_rows() -> list[list]:
             for x, y, z, w in zip(a, b, colour, flag, strict=True)]
 
 
-def frame_of(rows: list[list]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=COLUMNS)
+# name -> (columns, categorical columns, rows)
+DATASETS: dict[str, tuple[list[str], list[int], list[list]]] = {
+    "stored": (["a", "b", "colour", "flag"], [2], make_rows()),
+    # a column whose two values are so far apart that b - a overflows
+    "huge": (["x"], [], [[-1.5e308], [1.5e308]]),
+    # a first model call of 3 fitted rows and 5 drawn ones
+    "three rows": (["x", "y"], [], [[0.0, 0.0], [1.0, 1.0], [2.0, 0.0]]),
+    "xor": (["x", "y"], [], [[0.0, False], [0.0, True], [1.0, False], [1.0, True]]),
+    "mirror": (["x", "y", "z"], [], [[-0.82, 0.0, False], [-0.82, 0.0, False],
+                                     [1.26, 0.0, False], [1.26, 0.0, False],
+                                     [0.22, 0.0, True], [0.22, 1.0, True]]),
+    # -0.0; a cut equal to a fitted value (B); categorical numbers and a bool (k); a
+    # non-ASCII category
+    "edge values": (["x", "y", "k", "name", "flag"], [2, 3], [
+        [-0.82, B, 10, "\u00e9", True], [-0.0, 0.5, True, "z", True], [0.22, B, 1.5, "z", True],
+        [-1.5, 1.0, 1.5, "\u00e9", False], [0.5, 0.0, 1.5, "e", False],
+        [0.5, 1.0, 2, "e", True], [-0.82, 0.5, 10, "z", False],
+        [-0.82, 0.0, 1.5, "e", False], [-1.5, 0.0, True, "e", False],
+        [0.22, 0.0, 10, "e", True], [-0.82, 1.0, 10, "e", False],
+        [0.22, 0.5, 2, "\u00e9", True]]),
+}
+
+# name -> (data set, {kind: row model}, parameters); every case is grown as a yes/no tree
+# and as a multi-class one.
+CASES: dict[str, tuple[str, dict[str, Callable[[list], int]], dict[str, int]]] = {
+    # the first shared_rows rows decide the top of the tree
+    "shared": ("stored", {"yes/no": model_row, "classes": class_row}, {
+        "depth": 5, "seed": 3, "rows_per_node": 32, "shared_rows": 64, "min_rows": 4,
+        "cuts": 16}),
+    # small nodes: neighbouring cuts tie, drawn rows fill most nodes
+    "small nodes": ("stored", {"yes/no": model_row, "classes": class_row}, {
+        "depth": 6, "seed": 4, "rows_per_node": 8, "shared_rows": 0, "min_rows": 2,
+        "cuts": 64}),
+    # rows_per_node < min_rows; cuts = 7 = D - 1 for column b; leaves of more than R rows
+    "small R": ("stored", {"yes/no": model_row, "classes": class_row}, {
+        "depth": 5, "seed": 12, "rows_per_node": 4, "shared_rows": 16, "min_rows": 8,
+        "cuts": 7}),
+    # a leaf with r = min_rows; a run next to drawn rows
+    "shared 64 of 16": ("stored", {"yes/no": model_row, "classes": class_row}, {
+        "depth": 6, "seed": 8, "rows_per_node": 16, "shared_rows": 64, "min_rows": 3,
+        "cuts": 16}),
+    # runs whose cuts hold points between them yet tie (the same A / B, other A and B)
+    "cuts 7": ("stored", {"yes/no": model_row, "classes": class_row}, {
+        "depth": 6, "seed": 40, "rows_per_node": 16, "shared_rows": 0, "min_rows": 2,
+        "cuts": 7}),
+    # a first model call of fewer than 4 rows
+    "R = 2": ("stored", {"yes/no": model_row, "classes": class_row}, {
+        "depth": 3, "seed": 5, "rows_per_node": 2, "shared_rows": 0, "min_rows": 1,
+        "cuts": 16}),
+    "huge": ("huge", {"yes/no": sign, "classes": sign}, {
+        "depth": 1, "seed": 1, "rows_per_node": 2, "shared_rows": 0, "min_rows": 1,
+        "cuts": 64}),
+    "three rows": ("three rows", {"yes/no": corner, "classes": corner}, {
+        "depth": 2, "seed": 1, "rows_per_node": 8, "shared_rows": 0, "min_rows": 1,
+        "cuts": 64}),
+    "xor": ("xor", {"yes/no": xor, "classes": xor}, {
+        "depth": 2, "seed": 1, "rows_per_node": 4, "shared_rows": 0, "min_rows": 1,
+        "cuts": 64}),
+    "mirror": ("mirror", {"yes/no": mirror, "classes": mirror}, {
+        "depth": 1, "seed": 1, "rows_per_node": 6, "shared_rows": 0, "min_rows": 1,
+        "cuts": 64}),
+    "edge values": ("edge values", {"yes/no": edge_yes_no, "classes": edge_classes}, {
+        "depth": 4, "seed": 62, "rows_per_node": 3, "shared_rows": 4, "min_rows": 3,
+        "cuts": 64}),
+}
 
 
-def _case(rows: list[list], name: str, kind: str) -> dict:
-    """One case: the data-mode surrogates of the case's model fitted on ``rows`` (a fresh one
+class RowModel:
+    """A model over a data set's frame from a row model: ``classes_`` ``[0, 1]`` for a
+    yes/no tree (``positive=1``), :data:`CLASSES` for a multi-class one."""
+
+    def __init__(self, row: Callable[[list], int], classes: list[Any]) -> None:
+        self.row, self.classes_ = row, np.array(classes)
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        return self.classes_[[self.row(list(values)) for values in
+                              frame.itertuples(index=False)]]
+
+
+def frame_of(name: str) -> pd.DataFrame:
+    columns, _, rows = DATASETS[name]
+    frame = pd.DataFrame(rows, columns=columns)
+    return frame.astype({column: object for j, column in enumerate(columns)
+                         if j in DATASETS[name][1]})
+
+
+def _case(name: str, kind: str) -> dict:
+    """One case: the data-mode surrogates of its model fitted on its data set (a fresh one
     for the explained rows, another for the whole tree)."""
     from lca.models import Surrogate, ThresholdEncoder
 
-    parameters = dict(PARAMETERS[name])
+    dataset, models, parameters = CASES[name]
+    columns, categorical, rows = DATASETS[dataset]
+    parameters = dict(parameters)
     cuts = parameters.pop("cuts")
-    mapping = {"positive": 1} if kind == "yes/no" else {}
-    fitted = model if kind == "yes/no" else ThreeClasses()
+    yes_no = kind == "yes/no"
+    model = RowModel(models[kind], [0, 1] if yes_no else CLASSES)
 
     def surrogate() -> Any:
-        return Surrogate(fitted, distribution="data", encoder=ThresholdEncoder(cuts=cuts),
-                         **mapping, **parameters).fit(frame_of(rows))
+        return Surrogate(model, **({"positive": 1} if yes_no else {}),
+                         encoder=ThresholdEncoder(cuts=cuts, categorical=categorical),
+                         **parameters).fit(frame_of(dataset))
 
     explained = surrogate()
     answers = []
-    for i in range(EXPLAINED):
-        rules = explained.explain(frame_of(rows).iloc[[i]])
-        answers.append({"row": rows[i], "answer": rules.prediction if kind != "yes/no"
-                        else int(rules.prediction),
-                        "path": [list(step) for step in rules.path]})
+    for i in range(min(EXPLAINED, len(rows))):
+        rules = explained.explain(frame_of(dataset).iloc[[i]])
+        answers.append({"row": rows[i], "answer": int(rules.prediction) if yes_no
+                        else rules.prediction, "path": [list(step) for step in rules.path]})
     whole = surrogate()
     tree = whole.tree()
     decisions = [{"path": [list(step) for step in path], "kind": type(node).__name__,
@@ -126,33 +213,35 @@ def _case(rows: list[list], name: str, kind: str) -> dict:
                   "rows": None if path not in tree.leaves else
                   dataclasses.asdict(whole.tree_.leaf_rows(path))}
                  for path, node in tree.walk()]
-    return {"name": f"{kind}, {name}", "kind": kind, "parameters": PARAMETERS[name],
-            **({"classes": ThreeClasses.classes_.tolist()} if kind == "classes" else {}),
+    return {"name": f"{kind}, {name}", "dataset": dataset, "kind": kind,
+            "model": models[kind].__name__, "parameters": CASES[name][2],
+            **({} if yes_no else {"classes": CLASSES}),
             "answers": answers, "queries_for_answers": explained.queries_,
             "queries_whole_tree": whole.queries_, "decisions": decisions,
             "text": tree.to_text()}
 
 
-def compute(rows: list[list]) -> dict:
-    """Everything the file freezes, computed by the library from ``rows``."""
+def compute() -> dict:
+    """Everything the file freezes, computed by the library."""
     from lca.models import ThresholdEncoder
 
-    digest = ThresholdEncoder().fit(frame_of(rows)).rows_digest_
     return {
         "description": "Known answers of lca.models.Surrogate(distribution='data') "
-                       "(docs/randomness.md section 10). Labels: the yes/no cases map "
-                       "scripts/make_rows_answers.py model()'s 0/1 to -1/+1 (positive=1, +1 "
-                       "where it answers 1); the multi-class cases label a row with the index "
-                       "of ThreeClasses().predict's class in 'classes'.",
-        "columns": COLUMNS, "categorical": CATEGORICAL, "rows": rows, "rows_digest": digest,
-        "cases": [_case(rows, name, kind) for kind in ("yes/no", "classes")
-                  for name in PARAMETERS],
+                       "(docs/randomness.md section 10). A case's model is the row function "
+                       "of scripts/make_rows_answers.py it names: a yes/no case labels a row "
+                       "+1 where it returns 1 and -1 where it returns 0 (positive=1); a "
+                       "multi-class case labels it with the index it returns into 'classes'.",
+        "datasets": {name: {"columns": columns, "categorical": categorical, "rows": rows,
+                            "rows_digest": ThresholdEncoder(categorical=categorical).fit(
+                                frame_of(name)).rows_digest_}
+                     for name, (columns, categorical, rows) in DATASETS.items()},
+        "cases": [_case(name, kind) for kind in ("yes/no", "classes") for name in CASES],
     }
 
 
 def main() -> None:
     argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()
-    OUT.write_text(json.dumps(compute(make_rows()), indent=1) + "\n")
+    OUT.write_text(json.dumps(compute(), indent=1) + "\n")
     print(f"wrote {OUT}")
 
 

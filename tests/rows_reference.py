@@ -25,7 +25,7 @@ from fractions import Fraction
 from spec_reference import Stream, node_key
 
 TWO32 = 1 << 32
-RECHECK = 4  # §10 "Asking the model": every call after the first asks these rows again
+RECHECK = 1  # §10 "Asking the model": every node but the root asks its parent's first row again
 
 
 # -- rows and questions (§10 "Rows", "Questions") -----------------------------------------------
@@ -346,18 +346,16 @@ class Reference:
 
     def queries(self, calls: list[list[tuple]]) -> int:
         """Rows asked when the nodes of ``calls[0]`` are decided in one model call, then those
-        of ``calls[1]`` in the next, ...: every fitted row once, every drawn row, and from
-        the second call on the first ``RECHECK`` fitted rows of the first call again (all of
-        them when it has fewer: "the first 4 rows of the first call (by rank)")."""
+        of ``calls[1]`` in the next, ...: every fitted row once, every drawn row, and for
+        every node but the root its parent's first fitted row again."""
         asked: set[int] = set()
-        total = again = 0
-        for number, paths in enumerate(calls):
+        total = 0
+        for paths in calls:
             nodes = [self.node(path) for path in paths]
             new = {i for node in nodes for i in node.fitted} - asked
             asked |= new
-            total += len(new) + sum(node.t for node in nodes) + again
-            if number == 0:
-                again = min(RECHECK, len(new))
+            total += len(new) + sum(node.t for node in nodes)
+            total += RECHECK * sum(1 for path in paths if path)
         return total
 
     def tree_calls(self) -> list[list[tuple]]:

@@ -56,21 +56,18 @@ def fitted_json(rows: int, seed: int) -> str:
 
 @functools.cache
 def rows_answers() -> dict:
-    """tests/data/rows_answers.json: the data-mode known answers (four cases, one set of rows)."""
+    """tests/data/rows_answers.json: the data-mode known answers (data sets and cases)."""
     return json.loads((ROOT / "tests" / "data" / "rows_answers.json").read_text())
 
 
 def case_reference(reference: ModuleType, case: dict) -> Any:
     """``reference.Reference`` (tests/rows_reference.py, or a changed copy of it) of one stored
-    case: its model as class indices (a yes/no case's ``+1`` is class 1), its parameters."""
-    stored, script = rows_answers(), rows_script()
-    if case["kind"] == "yes/no":
-        def model(row: list) -> int:
-            return 1 if script.model_row(row) == 1 else 0
-        classes = 2
-    else:
-        model, classes = script.class_row, len(case["classes"])
-    return reference.Reference(stored["rows"], set(stored["categorical"]), model, classes,
+    case: its data set, its row model (class indices: a yes/no case's ``+1`` is class 1) and
+    its parameters."""
+    dataset = rows_answers()["datasets"][case["dataset"]]
+    model = getattr(rows_script(), case["model"])
+    classes = 2 if case["kind"] == "yes/no" else len(case["classes"])
+    return reference.Reference(dataset["rows"], set(dataset["categorical"]), model, classes,
                                yes_no=case["kind"] == "yes/no", **case["parameters"])
 
 
@@ -121,8 +118,10 @@ def first_mismatch(reference: ModuleType) -> str | None:
     """The first way a reference module disagrees with the stored known answers (the rows'
     digest, every case's decisions, answers, tree and queries), None if it reproduces them."""
     stored = rows_answers()
-    if reference.rows_digest(stored["rows"], set(stored["categorical"])) != stored["rows_digest"]:
-        return "rows digest"
+    for name, dataset in stored["datasets"].items():
+        if reference.rows_digest(dataset["rows"], set(dataset["categorical"])) != \
+                dataset["rows_digest"]:
+            return f"rows digest of {name}"
     for case in stored["cases"]:
         built = case_reference(reference, case)
         for check in (decision_mismatches, answer_mismatches, tree_mismatches):

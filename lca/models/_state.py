@@ -608,18 +608,17 @@ def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
     encoder.columns_ = None if columns is None else tuple(columns)
     encoder.feature_names = tuple(names)
     encoder.n_features_in_ = d
-    encoder.model_dtypes_ = _model_dtypes(state.get("dtypes", {}), encoder.cuts_, d)
+    encoder.model_dtypes_ = _model_dtypes(state.get("dtypes", {}), d)
     return encoder
 
 
-def _model_dtypes(value: Any, ordered: dict[int, Any], d: int) -> dict[int, np.dtype]:
-    """The integer and bool dtypes ordered columns go to the model in, by feature."""
+def _model_dtypes(value: Any, d: int) -> dict[int, np.dtype]:
+    """The integer and bool dtypes columns go to the model in, by feature."""
     out = {}
     for j, name in sorted(_by_feature("encoder.dtypes", value, d).items()):
-        if j not in ordered or name not in _MODEL_DTYPES:
+        if name not in _MODEL_DTYPES:
             raise _bad(f"encoder.dtypes.{j}", "the name of an integer or bool dtype "
-                                              f"{sorted(_MODEL_DTYPES)} of an ordered feature",
-                       name)
+                                              f"{sorted(_MODEL_DTYPES)}", name)
         out[j] = np.dtype(name)
     return out
 

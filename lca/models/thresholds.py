@@ -112,8 +112,8 @@ class ThresholdEncoder(Questions):
 
     Fitted attributes: ``cuts_`` (``{j: increasing cuts}`` of each ordered
     feature), ``categories_`` (``{j: sorted categories}``), ``model_dtypes_``
-    (``{j: dtype}`` of each ordered column fitted as integers or bools: the
-    model is asked about those values in that dtype), ``offsets_``
+    (``{j: dtype}`` of each column fitted as integers or bools: the model is
+    asked about fitted and drawn rows in that dtype), ``offsets_``
     (feature ``j`` owns variables ``offsets_[j] .. offsets_[j+1] - 1``),
     ``rows_digest_``, ``n_rows_``, ``feature_names``, ``n_features_in_``.
     """
@@ -165,6 +165,8 @@ class ThresholdEncoder(Questions):
         columns: list[Any] = []
         read: list[np.ndarray] = []
         for j, column in enumerate(data.columns):
+            if column.dtype.kind in "iub":  # the model gets these back as they were
+                dtypes[j] = column.dtype
             if j in categorical:
                 values, inverse = category_values(owner, names[j], j, column)
                 categories[j] = values
@@ -173,8 +175,6 @@ class ThresholdEncoder(Questions):
                 widths.append(values.size)
             else:
                 values = real_column(owner, names[j], j, column)
-                if column.dtype.kind in "iub":  # the model gets these back as they were
-                    dtypes[j] = column.dtype
                 cuts[j] = self._fit_cuts(values, limit)
                 columns.append(values)
                 read.append(values)
@@ -192,8 +192,10 @@ class ThresholdEncoder(Questions):
         self.n_features_in_ = len(names)
         self.n_rows_ = data.rows
         self.rows_digest_ = rows_digest(columns, categories)
-        return [column if j in categories else read[j]
-                for j, column in enumerate(data.columns)], read
+        # A categorical row as its category (numbers and bools as doubles), as drawn rows
+        # take them: the model sees fitted and drawn rows alike.
+        return [categories[j][read[j]] if j in categories else read[j]
+                for j in range(len(data.columns))], read
 
     @staticmethod
     def _fit_cuts(values: np.ndarray, limit: int) -> np.ndarray:
