@@ -10,7 +10,8 @@ The file holds data sets and cases. The main data set is synthetic rows
 numpy's generators cannot move them: a float, an integer, a string and a bool
 column); the others are a few rows made by hand to reach one rule each (values
 so far apart that a midpoint overflows, ties of every kind, a cut equal to a
-fitted value, ``-0.0``, categorical numbers, non-ASCII text). Each case is one
+fitted value, ``-0.0``, categorical numbers, non-ASCII text, missing values stored
+as ``null``). Each case is one
 model on one data set under one set of parameters: a yes/no tree (the model's
 class 1 is ``+1``, ``positive=1``) or a multi-class tree (:data:`CLASSES`, in
 an unsorted order so that ties follow ``classes_``). It stores a handful of
@@ -86,6 +87,32 @@ def edge_classes(row: list) -> int:
     return (int(y >= B) + int(x >= 0.22) + int(k == 10 and flag)) % 3
 
 
+def number(cell: Any) -> float:
+    """A cell of an ordered column as a double: a missing one (``None`` as stored, NaN in a
+    frame) as NaN."""
+    return float("nan") if cell is None else float(cell)
+
+
+def gap(row: list) -> int:
+    """A missing ``x`` reads ``y``; a present one is compared."""
+    x, y = number(row[0]), number(row[1])
+    return int(y >= 1.0) if x != x else int(x >= 0.6)
+
+
+def gap_classes(row: list) -> int:
+    x, y = number(row[0]), number(row[1])
+    return (2 if y >= 2.0 else 0) if x != x else int(x >= 0.6)
+
+
+def missing_rules(row: list) -> int:
+    """Rows on which "is missing" ties with a cut, and a node whose rows below a cut are all
+    missing."""
+    x, y = number(row[0]), number(row[1])
+    if x != x:
+        return int(y < 0.5)
+    return int(x == 0 or (x == 3 and y < 0.5))
+
+
 def make_rows() -> list[list]:
     rng = np.random.default_rng(SEED)
     rows = 240
@@ -117,6 +144,15 @@ DATASETS: dict[str, tuple[list[str], list[int], list[list]]] = {
         [-0.82, 0.0, 1.5, "e", False], [-1.5, 0.0, True, "e", False],
         [0.22, 0.0, 10, "e", True], [-0.82, 1.0, 10, "e", False],
         [0.22, 0.5, 2, "\u00e9", True]]),
+    # missing values (None): some of x (more distinct present values than cuts), all of gone
+    "missing": (["x", "y", "gone"], [], [
+        [0.1, 0.0, None], [None, 1.0, None], [0.7, 2.0, None], [1.2, 0.0, None],
+        [None, 1.0, None], [-0.3, 2.0, None], [0.7, 0.0, None], [None, 2.0, None],
+        [2.0, 2.0, None], [0.4, 0.0, None], [None, 0.0, None], [1.5, 1.0, None],
+        [0.9, 1.0, None], [None, 2.0, None]]),
+    "missing rules": (["x", "y"], [], [
+        [None, 0.0], [None, 1.0], [3.0, 0.0], [2.0, 0.0], [0.0, 1.0], [3.0, 1.0], [3.0, 1.0],
+        [None, 1.0]]),
 }
 
 # name -> (data set, {kind: row model}, parameters); every case is grown as a yes/no tree
@@ -161,6 +197,22 @@ CASES: dict[str, tuple[str, dict[str, Callable[[list], int]], dict[str, int]]] =
     "edge values": ("edge values", {"yes/no": edge_yes_no, "classes": edge_classes}, {
         "depth": 4, "seed": 62, "rows_per_node": 3, "shared_rows": 4, "min_rows": 3,
         "cuts": 64}),
+    # cuts from the present values; "is missing" split on; drawn rows missing or not
+    "missing": ("missing", {"yes/no": gap, "classes": gap_classes}, {
+        "depth": 3, "seed": 7, "rows_per_node": 32, "shared_rows": 0, "min_rows": 2,
+        "cuts": 3}),
+    # a missing-only side leaves "is missing"; "is missing" ties with a cut yet ends its run
+    "missing rules": ("missing rules", {"yes/no": missing_rules, "classes": missing_rules}, {
+        "depth": 3, "seed": 1, "rows_per_node": 2, "shared_rows": 8, "min_rows": 1,
+        "cuts": 64}),
+    # drawn rows below a cut whose fitted rows below it are all missing
+    "missing rules, drawn": ("missing rules", {"yes/no": missing_rules, "classes": missing_rules},
+                             {"depth": 3, "seed": 1, "rows_per_node": 8, "shared_rows": 0,
+                              "min_rows": 1, "cuts": 64}),
+    # a leaf allowing missing values: its drawn rows' labels show where missing values go
+    "missing leaf": ("missing", {"yes/no": gap, "classes": gap_classes}, {
+        "depth": 1, "seed": 7, "rows_per_node": 32, "shared_rows": 0, "min_rows": 2,
+        "cuts": 3}),
 }
 
 

@@ -34,9 +34,16 @@ def _is_number(cell) -> bool:
     return isinstance(cell, (bool, int, float))
 
 
+def missing(cell) -> bool:
+    """A missing cell (stored as ``null``, read as NaN)."""
+    return cell is None or (isinstance(cell, float) and math.isnan(cell))
+
+
 def read(cell, ordered: bool):
-    """A cell in its fitted form: an ordered cell as a double (bools 0.0 / 1.0), a categorical
-    number or bool as a double, any other categorical cell as itself."""
+    """A cell in its fitted form: an ordered cell as a double (bools 0.0 / 1.0, a missing one
+    NaN), a categorical number or bool as a double, any other categorical cell as itself."""
+    if ordered and missing(cell):
+        return math.nan
     if ordered or _is_number(cell):
         return float(cell)
     return cell
@@ -66,20 +73,32 @@ class Questions:
         self.d = len(rows[0])
         self.ordered = [j not in categorical for j in range(self.d)]
         self.columns = [[row[j] for row in rows] for j in range(self.d)]
-        self.sorted = [sorted(column) for column in self.columns]
+        # an ordered feature's present values, sorted, and how many are missing
+        self.sorted = [sorted(x for x in column if not missing(x)) for column in self.columns]
+        self.absent = [sum(1 for x in column if missing(x)) for column in self.columns]
         # per feature: its cuts (ordered) or its sorted categories (categorical)
-        self.values = [ordered_cuts(column, cuts) if ordered else sorted(set(column))
-                       for column, ordered in zip(self.columns, self.ordered, strict=True)]
+        self.values = [ordered_cuts(present, cuts) if ordered else sorted(set(column))
+                       for column, present, ordered in
+                       zip(self.columns, self.sorted, self.ordered, strict=True)]
+        # an ordered feature with some, not all, values missing also asks "x is missing"
+        self.asks_missing = [ordered and 0 < absent < len(rows) for ordered, absent in
+                             zip(self.ordered, self.absent, strict=True)]
         self.owner: list[tuple[int, int]] = []  # variable -> (feature, index within it)
         for j, values in enumerate(self.values):
-            self.owner += [(j, t) for t in range(len(values))]
+            self.owner += [(j, t) for t in range(len(values) + self.asks_missing[j])]
         self.n = len(self.owner)
+
+    def is_cut(self, variable: int) -> bool:
+        j, t = self.owner[variable]
+        return self.ordered[j] and t < len(self.values[j])
 
     def value(self, row: list, variable: int) -> int:
         """A row's value (fitted form) of a variable: +1 when its question holds."""
         j, t = self.owner[variable]
         if self.ordered[j]:
-            return 1 if row[j] >= self.values[j][t] else -1
+            if t == len(self.values[j]):  # "x is missing"
+                return 1 if missing(row[j]) else -1
+            return 1 if not missing(row[j]) and row[j] >= self.values[j][t] else -1
         return 1 if row[j] == self.values[j][t] else -1
 
     def cut(self, variable: int) -> float:
@@ -91,12 +110,19 @@ class Questions:
         steps = [(self.owner[v][1], b) for v, b in path if self.owner[v][0] == j]
         if self.ordered[j]:
             values = self.values[j]
-            lo = max((values[t] for t, b in steps if b == 1), default=-math.inf)
-            hi = min((values[t] for t, b in steps if b == -1), default=math.inf)
+            cuts = [(t, b) for t, b in steps if t < len(values)]
+            asked = [b for t, b in steps if t == len(values)]
+            if asked == [1]:
+                return math.nan  # the region requires a missing value
+            lo = max((values[t] for t, b in cuts if b == 1), default=-math.inf)
+            hi = min((values[t] for t, b in cuts if b == -1), default=math.inf)
             s = self.sorted[j]
             a = sum(1 for x in s if x < lo)
             b = sum(1 for x in s if x < hi)
-            return s[a + u * (b - a) // TWO32]
+            # missing values are allowed unless "is missing" is -1 or a cut is +1 on the path
+            e = 0 if asked == [-1] or any(b == 1 for _, b in cuts) else self.absent[j]
+            slot = u * (b - a + e) // TWO32
+            return s[a + slot] if slot < b - a else math.nan
         categories = self.values[j]
         named = [t for t, b in steps if b == 1]
         allowed = named if named else [t for t in range(len(categories)) if (t, -1) not in steps]
@@ -118,7 +144,9 @@ def rows_digest(rows: list[list], categorical: set[int]) -> str:
                 frame(json.dumps(read(row[j], False), ensure_ascii=True).encode("ascii"))
                 for row in rows)
         else:
-            data += b"f" + b"".join(struct.pack("<d", float(row[j]) + 0.0) for row in rows)
+            data += b"f" + b"".join(
+                struct.pack("<Q", 0x7FF8000000000000) if missing(row[j]) else
+                struct.pack("<d", float(row[j]) + 0.0) for row in rows)
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -254,18 +282,21 @@ class Reference:
     def run_split(self, node: Node, best: int, gains: dict) -> int:
         """The tie rule for a run of neighbouring cuts of one ordered feature."""
         j = self.q.owner[best][0]
-        if not self.q.ordered[j]:
+        if not self.q.is_cut(best):
             return best
+        values = [point[j] for point in node.points]
+        if not any(x < self.q.cut(best) for x in values):  # below it: missing values only
+            return next(v for v in range(self.q.n)
+                        if self.q.owner[v] == (j, len(self.q.values[j])))
         a, b = gains[best]
         run = [best]
         while (run[-1] + 1 < self.q.n and self.q.owner[run[-1] + 1][0] == j
-               and run[-1] + 1 in gains
+               and self.q.is_cut(run[-1] + 1) and run[-1] + 1 in gains
                and gains[run[-1] + 1][0] * b == a * gains[run[-1] + 1][1]):
             run.append(run[-1] + 1)
         if len(run) == 1:
             return best
         first, last = self.q.cut(run[0]), self.q.cut(run[-1])
-        values = [point[j] for point in node.points]
         lo = Fraction(max(x for x in values if x < first))
         hi = Fraction(min(x for x in values if x >= last))
         return min(run, key=lambda v: (abs(2 * Fraction(self.q.cut(v)) - lo - hi), v))

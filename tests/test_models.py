@@ -469,7 +469,9 @@ def test_binary_encoder_is_the_identity() -> None:
     (dict(bits=3), IRIS.data[:7], ValueError, r"has 7 rows; bits=3 needs at least 2\*\*bits "
                                               r"= 8 rows"),
     (dict(), np.where(np.arange(40)[:, None] == 5, np.nan, 1.0 * np.arange(40)[:, None]),
-     ValueError, r"must be finite; column 0 \('x0'\) has nan at row 5"),
+     ValueError, r"column 'x0' \(column 0, numbers\) holds a missing value \(nan\) at row 5 "
+                 r"\(1 in that column\); this encoder has no bin for a missing value: a "
+                 r"data-mode Surrogate \(the default\) splits on 'is missing'"),
     (dict(categorical=[4]), IRIS.data, ValueError, r"The 'categorical' parameter"),
     (dict(categorical=[0, 0]), IRIS.data, ValueError, r"lists a column twice"),
     (dict(feature_names=["a"]), IRIS.data, ValueError, r"sequence of 4 strings"),
@@ -989,5 +991,6 @@ def test_an_unseen_value_of_an_unordered_column_is_refused() -> None:
                                          r"4.0\], and an unordered column has no nearest "
                                          r"category\.$"):
         encoder.encode([[2.0], [3.0]])
-    with pytest.raises(ValueError, match=r"must be finite; column 0 \('grade'\) has nan"):
+    with pytest.raises(ValueError, match=r"column 'grade' \(column 0, numbers\) holds a missing "
+                                         r"value \(nan\)"):
         _levels_024().encode([[np.nan]])

@@ -33,8 +33,8 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
         "self.categorical = set(categorical) | {j for j, c in enumerate(rows[0])"
         " if isinstance(c, bool)}")],
     "categories in order of first appearance": [(
-        "ordered_cuts(column, cuts) if ordered else sorted(set(column))",
-        "ordered_cuts(column, cuts) if ordered else list(dict.fromkeys(column))")],
+        "ordered_cuts(present, cuts) if ordered else sorted(set(column))",
+        "ordered_cuts(present, cuts) if ordered else list(dict.fromkeys(column))")],
     "quantile index rounded up": [(
         "values[k * m // (cuts + 1)]", "values[-(-k * m // (cuts + 1))]")],
     "quantiles over the distinct values": [(
@@ -47,8 +47,8 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
     "midpoint as (a + b) / 2": [(
         "middle = a + (b - a) / 2 if", "middle = (a + b) / 2 if")],
     "an ordered variable asks x > cut": [(
-        "return 1 if row[j] >= self.values[j][t] else -1",
-        "return 1 if row[j] > self.values[j][t] else -1")],
+        "return 1 if not missing(row[j]) and row[j] >= self.values[j][t] else -1",
+        "return 1 if not missing(row[j]) and row[j] > self.values[j][t] else -1")],
     "digest: the tag unframed": [(
         'data = frame(b"lca/rows/v1")', 'data = (b"lca/rows/v1")')],
     "digest: categories unframed": [(
@@ -61,13 +61,17 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
         'frame(json.dumps(read(row[j], False), ensure_ascii=True).encode("ascii"))',
         'frame(json.dumps(row[j], ensure_ascii=True).encode("ascii"))')],
     "categorical numbers sorted as text": [(
-        "ordered_cuts(column, cuts) if ordered else sorted(set(column))",
-        "ordered_cuts(column, cuts) if ordered else sorted(set(column), key=str)")],
+        "ordered_cuts(present, cuts) if ordered else sorted(set(column))",
+        "ordered_cuts(present, cuts) if ordered else sorted(set(column), key=str)")],
     "digest: a bool column as categorical": [(
         "if j in categorical:", "if j in categorical or isinstance(rows[0][j], bool):")],
     "digest: row by row": [(
-        'data += b"f" + b"".join(struct.pack("<d", float(row[j]) + 0.0) for row in rows)',
-        'data += b"f" + b"".join(struct.pack("<d", float(row[j]) + 0.0) for row in rows[::-1])')],
+        'struct.pack("<d", float(row[j]) + 0.0) for row in rows)',
+        'struct.pack("<d", float(row[j]) + 0.0) for row in rows[::-1])')],
+    "digest: a missing value as the negative NaN": [(
+        'struct.pack("<Q", 0x7FF8000000000000)', 'struct.pack("<Q", 0xFFF8000000000000)')],
+    "digest: a missing value as 0.0": [(
+        'struct.pack("<Q", 0x7FF8000000000000)', 'struct.pack("<d", 0.0)')],
     "digest: big-endian doubles": [('struct.pack("<d"', 'struct.pack(">d"')],
     # -- order and a node's rows --------------------------------------------------------------
     "rank keys from stream 1": [(
@@ -125,10 +129,39 @@ MUTANTS: dict[str, list[tuple[str, str]]] = {
     "ordered draw: a counts values <= lo": [(
         "a = sum(1 for x in s if x < lo)", "a = sum(1 for x in s if x <= lo)")],
     "ordered draw: hi the largest -1 cut": [(
-        "hi = min((values[t] for t, b in steps if b == -1), default=math.inf)",
-        "hi = max((values[t] for t, b in steps if b == -1), default=math.inf)")],
+        "hi = min((values[t] for t, b in cuts if b == -1), default=math.inf)",
+        "hi = max((values[t] for t, b in cuts if b == -1), default=math.inf)")],
     "ordered draw never the last value": [(
-        "return s[a + u * (b - a) // TWO32]", "return s[a + u * (b - a - 1) // TWO32]")],
+        "return s[a + slot] if slot < b - a else math.nan",
+        "return s[a + slot] if slot < b - a - 1 else math.nan")],
+    # -- missing values -----------------------------------------------------------------------
+    "cuts over every value, missing ones too": [(
+        "ordered_cuts(present, cuts) if ordered", "ordered_cuts(sorted(column), cuts) if ordered")],
+    "no 'is missing' question": [(
+        "self.owner += [(j, t) for t in range(len(values) + self.asks_missing[j])]",
+        "self.owner += [(j, t) for t in range(len(values))]")],
+    "'is missing' before the cuts": [(
+        "if t == len(self.values[j]):  # \"x is missing\"", "if t == 0:")],
+    "a missing value above every cut": [(
+        "return 1 if not missing(row[j]) and row[j] >= self.values[j][t] else -1",
+        "return 1 if missing(row[j]) or row[j] >= self.values[j][t] else -1")],
+    "a run of cuts goes on through 'is missing'": [(
+        "and self.q.is_cut(run[-1] + 1) and run[-1] + 1 in gains", "and run[-1] + 1 in gains")],
+    "only missing values below a cut: the cut kept": [(
+        "if not any(x < self.q.cut(best) for x in values):", "if False:")],
+    "only missing fitted rows below a cut: 'is missing'": [(
+        "if not any(x < self.q.cut(best) for x in values):",
+        "if not any(x < self.q.cut(best) for x in values[:node.r]):")],
+    "draws never missing": [(
+        "e = 0 if asked == [-1] or any(b == 1 for _, b in cuts) else self.absent[j]", "e = 0")],
+    "draws missing after a +1 cut": [(
+        "e = 0 if asked == [-1] or any(b == 1 for _, b in cuts) else self.absent[j]",
+        "e = 0 if asked == [-1] else self.absent[j]")],
+    "missing values before the present ones": [(
+        "return s[a + slot] if slot < b - a else math.nan",
+        "return math.nan if slot < e else s[a + slot - e]")],
+    "a missing-only region draws present values": [(
+        "return math.nan  # the region requires a missing value", "pass")],
     "categorical draw: a slot per category": [(
         "slots += [categories[t]] * self.columns[j].count(categories[t])",
         "slots += [categories[t]]")],

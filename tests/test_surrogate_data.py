@@ -111,8 +111,13 @@ def test_conditions_are_intersected_per_feature():
     # v >= 0.5 (+1), then v >= 2.5 (-1): one interval.
     assert encoder.describe(2, -1, ((0, 1),)) == "0.5 <= v < 2.5"
     assert encoder.describe(3, -1) == "c not in {a}"
+    # A step that names the category reads as an equality; exclusions stay exclusions
+    # even when one fitted category is left (a category fit never saw goes there too).
     assert encoder.describe(4, -1, ((3, -1),)) == "c not in {a, b}"
-    assert encoder.describe(4, 1, ((3, -1),)) == "c in {b}"
+    assert encoder.describe(4, 1, ((3, -1),)) == "c == b"
+    assert encoder.describe(3, 1) == "c == a"
+    yes_no = ThresholdEncoder().fit(pd.DataFrame({"had": ["no", "yes", "no"]}))
+    assert [yes_no.describe(0, bit) for bit in (-1, 1)] == ["had not in {no}", "had == no"]
     surrogate = data_surrogate()
     rules = surrogate.explain(table(600).iloc[0])
     names = [condition.split()[0] if not condition[0].isdigit() and condition[0] != "-"

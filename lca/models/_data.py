@@ -111,7 +111,8 @@ _UNSUPPORTED = {"datetime": "a number (e.g. days since a date)", "date": "a numb
 
 def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
     """A column as the encoders read it: numbers (and bools) held as objects (a pandas
-    ``object`` column, a numpy object array, a list of lists) become float64; a column of
+    ``object`` column, a numpy object array, a list of lists) become float64, a missing cell
+    among them (``None``, NaN, ``pd.NA``; or every cell) NaN; a column of
     dates, durations, bytes, intervals, complex numbers or containers (lists, tuples, dicts
     in a cell) is refused, naming the column."""
     kind = column.dtype.kind
@@ -124,6 +125,8 @@ def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray
         return column
     numbers = True
     for row, value in enumerate(column.tolist()):
+        if is_missing(value):  # a missing cell among numbers keeps them numbers
+            continue
         kind_name = type(value).__name__
         if kind_name in _UNSUPPORTED:
             raise TypeError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) "
@@ -131,10 +134,11 @@ def _normalized(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray
                             f"cannot split on; convert the column to {_UNSUPPORTED[kind_name]}.")
         # Bools are numbers here (0 and 1), as in a column of dtype bool.
         numbers = numbers and isinstance(value, (Real, Decimal, bool, np.bool_))
-    if not numbers or column.size == 0:
+    if not numbers:
         return column
     try:
-        return np.array([float(value) for value in column.tolist()], dtype=np.float64)
+        return np.array([np.nan if is_missing(value) else float(value)
+                         for value in column.tolist()], dtype=np.float64)
     except OverflowError:
         raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) holds a "
                          "number beyond the range of a double (about 1.8e308).") from None
@@ -145,25 +149,43 @@ def is_numeric(column: np.ndarray) -> bool:
     return column.dtype.kind in "biuf"
 
 
-def real_column(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
-    """A column of real values as finite float64, or a clear error naming it."""
+def real_column(owner: str, name: str, j: int, column: np.ndarray,
+                missing: bool = False) -> np.ndarray:
+    """A column of real values as float64, or a clear error naming it: finite, or NaN for a
+    missing value when ``missing`` (``None`` and ``pd.NA`` read as NaN)."""
     if column.dtype.kind in "biuf":
         values = column.astype(np.float64)
     else:
         values = np.empty(column.shape, dtype=np.float64)
         for row, value in enumerate(column):
+            if missing and is_missing(value):
+                values[row] = np.nan
+                continue
             if isinstance(value, (bool, np.bool_, str, bytes)) or not _is_real(value):
                 raise TypeError(f"The 'X' parameter of {owner} must hold numbers in column "
                                 f"{name!r} (column {j}), or that column must be listed in "
                                 f"categorical=. Got {value!r} at row {row} (dtype "
                                 f"{column.dtype}).")
             values[row] = float(value)
-    row, count = _first_non_finite(values)
-    if count:
+    bad = ~np.isfinite(values) & (~np.isnan(values) if missing else True)
+    if bad.any():
+        row, count = int(np.flatnonzero(bad)[0]), int(bad.sum())
+        if np.isnan(values[row]):
+            raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}, "
+                             f"numbers) holds a missing value (nan) at row {row} ({count} in "
+                             "that column); this encoder has no bin for a missing value: a "
+                             "data-mode Surrogate (the default) splits on 'is missing', or "
+                             "fill the missing values.")
         raise ValueError(f"The 'X' parameter of {owner} must be finite; column {j} "
                          f"({name!r}) has {values[row]} at row {row} ({count} "
                          "non-finite values in that column).")
     return values
+
+
+def is_missing(value: Any) -> bool:
+    """A missing cell: ``None``, NaN, pandas' ``NA``."""
+    return value is None or type(value).__name__ == "NAType" or (
+        isinstance(value, (float, np.floating)) and value != value)
 
 
 def _first_non_finite(values: np.ndarray) -> tuple[int, int]:
@@ -192,9 +214,10 @@ def category_values(owner: str, name: str, j: int,
         values = column.astype(np.float64)
         row, count = _first_non_finite(values)
         if count:
-            raise ValueError(f"The 'X' parameter of {owner}: categorical column {name!r} "
-                             f"(column {j}) has {values[row]} at row {row}; categories must "
-                             "be finite numbers or strings (fill missing values first).")
+            raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}, "
+                             f"numbers read as categories or levels) has {values[row]} at row "
+                             f"{row}; categories must be finite numbers or strings (fill "
+                             "missing values first).")
         return np.unique(values, return_inverse=True)
     column = column.astype(object)
     for row, value in enumerate(column):

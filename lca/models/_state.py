@@ -189,6 +189,7 @@ def encoder_state(encoder: Questions) -> dict[str, Any]:
             categories={str(j): [plain(v) for v in values]
                         for j, values in encoder.categories_.items()},
             dtypes={str(j): dtype.name for j, dtype in sorted(encoder.model_dtypes_.items())},
+            missing=sorted(encoder.missing_),
         )
     if isinstance(encoder, QuantileEncoder):
         state.update(
@@ -303,7 +304,7 @@ def read_document(text: Any, *, allow_old_version: bool = False) -> Saved:
     elif names != [str(c) for c in encoder.columns_]:
         raise _bad("feature_names_in", "the names of the encoder's columns "
                                        f"{[str(c) for c in encoder.columns_]}", names)
-    tree = _tree(document["tree"], model, seed, encoder, classes)
+    tree = _tree(document["tree"], model, seed, encoder, classes, version == FORMAT_VERSION)
     params, rows = None, None
     if not data:
         params = _params(tree.params)
@@ -528,8 +529,9 @@ def _encoder(state: Any) -> Questions:
         raise _bad("encoder.kind", "'BinaryEncoder' or 'QuantileEncoder' (or "
                                    "'ThresholdEncoder' in a data-mode document)", kind)
     if kind == "ThresholdEncoder":
-        # Written since format 3: the dtypes integer and bool columns go to the model in.
-        _keys("encoder", state, _THRESHOLD_KEYS, ("dtypes",))
+        # Written since format 3: the dtypes integer and bool columns go to the model in,
+        # and the ordered features with an "is missing" question.
+        _keys("encoder", state, _THRESHOLD_KEYS, ("dtypes", "missing"))
         encoder: Questions = _threshold(state)
         encoder.categorical_dtypes_ = _categorical_dtypes(state["categorical_dtypes"], encoder)
         return encoder
@@ -587,6 +589,12 @@ def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
     categories = _by_feature("encoder.categories", state["categories"], d)
     _one_home_each(cuts, categories, d)
     encoder = ThresholdEncoder(cuts=limit, categorical=sorted(categories), feature_names=names)
+    missing = state.get("missing", [])
+    if not (isinstance(missing, list) and all(is_int(j) and j in cuts for j in missing)
+            and all(a < b for a, b in pairwise(missing))):
+        raise _bad("encoder.missing", "an increasing list of ordered features (here among "
+                                      f"{sorted(cuts)})", missing)
+    encoder.missing_ = frozenset(missing)
     encoder.cuts_ = {}
     for j in sorted(cuts):
         field = f"encoder.thresholds.{j}"
@@ -600,8 +608,8 @@ def _threshold(state: dict[str, Any]) -> ThresholdEncoder:
     encoder.categories_ = {j: _category_array(_distinct_sorted(f"encoder.categories.{j}",
                                                                categories[j], 1))
                            for j in sorted(categories)}
-    widths = [encoder.cuts_[j].size if j in encoder.cuts_ else encoder.categories_[j].size
-              for j in range(d)]
+    widths = [encoder.cuts_[j].size + (j in encoder.missing_) if j in encoder.cuts_
+              else encoder.categories_[j].size for j in range(d)]
     encoder.offsets_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
     if encoder.offsets_[-1] < 1:
         raise _bad("encoder.thresholds", "at least one cut or category in all", state["thresholds"])
@@ -774,9 +782,11 @@ def _categorical_dtypes(value: Any, encoder: Questions) -> dict[int, Any]:
 
 # -- reading: the tree ---------------------------------------------------------------------
 
-def _tree(value: Any, model: str, seed: int, encoder: Questions,
-          classes: np.ndarray) -> ReconstructedTree:
-    """The saved tree, checked whole and against the document and its encoder."""
+def _tree(value: Any, model: str, seed: int, encoder: Questions, classes: np.ndarray,
+          exact_text: bool) -> ReconstructedTree:
+    """The saved tree, checked whole and against the document and its encoder. Its
+    conditions are the encoder's words for its splits: checked (``exact_text``), or, in a
+    document of an earlier format whose words have since changed, written anew."""
     try:
         tree = ReconstructedTree.from_json(json.dumps(value))
     except ValueError as error:
@@ -797,13 +807,15 @@ def _tree(value: Any, model: str, seed: int, encoder: Questions,
                              if isinstance(encoder, Encoder) else
                              "(one per threshold and category question)."))
     features = {}
+    conditions = {}
     for path, decision in tree.decisions.items():
         if not isinstance(decision, Split):
             continue
         variable = decision.variable
         features[variable] = encoder.feature_of(variable)
         expected = (encoder.describe(variable, -1, path), encoder.describe(variable, 1, path))
-        if tree.conditions[path] != expected:
+        conditions[path] = expected
+        if exact_text and tree.conditions[path] != expected:
             raise ValueError(f"{OWNER}: 'tree' node {path} has the conditions "
                              f"{brief(list(tree.conditions[path]))}, but its encoder reads "
                              f"x{variable} as {brief(list(expected))}.")
@@ -819,7 +831,9 @@ def _tree(value: Any, model: str, seed: int, encoder: Questions,
             and tree.class_names != tuple(str(value) for value in values):
         raise ValueError(f"{OWNER}: 'tree.class_names' {brief(list(tree.class_names))} "
                          f"must be the 'classes' {brief(values)} as text.")
-    return tree
+    if exact_text:
+        return tree
+    return dataclasses.replace(tree, conditions={**tree.conditions, **conditions})
 
 
 def _params(fields: Mapping[str, Any]) -> Params:

@@ -126,8 +126,10 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
 
     Row ``k``, feature ``j`` reads word ``k * d + j`` of stream 0 under
     ``node_key(seed, purpose, path)``; ``u`` = its top 32 bits. An ordered feature
-    takes position ``a + floor(u (b - a) / 2**32)``, ``[a, b)`` the positions of its
-    sorted fitted values inside the region's interval; a categorical one lays its
+    takes the value at slot ``floor(u (b - a + k) / 2**32)`` of its sorted fitted values
+    inside the region's interval (positions ``[a, b)``) followed by its ``k`` missing ones
+    when the region allows a missing value (all of them when it requires one); a
+    categorical one lays its
     allowed categories' fitted rows end to end in category order and takes the
     category at ``floor(u * rows / 2**32)``.
     """
@@ -135,29 +137,41 @@ def _draw(encoder: ThresholdEncoder, sorted_columns: Sequence[np.ndarray], seed:
     words = derive.raw_words(derive.node_key(seed, purpose, path), 0, 0, count * d)
     words = words.reshape(count, d)
     u = words >> np.uint64(32)
-    # A feature no step of the path tests allows all of it: positions [0, size)
-    # of an ordered one, every category of a categorical one. Only the (at most
-    # depth) features the path tests need their region.
+    # An ordered feature's sorted values end with its missing ones (NaN sorts last): a
+    # draw takes a position among [a, b), the present values the region allows, and
+    # [present, size), the missing ones, when the region allows a missing value. A
+    # feature no step of the path tests allows all of it. Only the (at most depth)
+    # features the path tests need their region.
     a = np.zeros(d, dtype=np.int64)
-    b = np.array([values.size for values in sorted_columns], dtype=np.int64)
+    size = np.array([values.size for values in sorted_columns], dtype=np.int64)
+    present = np.array([values.size if j in encoder.categories_ else
+                        int(np.searchsorted(values, np.inf, side="right"))
+                        for j, values in enumerate(sorted_columns)], dtype=np.int64)
+    b = present.copy()
+    absent = size - present
     allowed: dict[int, frozenset[int]] = {}
     for j in {encoder.feature_index(variable) for variable, _ in path}:
         region = encoder.region(j, path)
         if isinstance(region, frozenset):
             allowed[j] = region
-        else:
-            a[j] = np.searchsorted(sorted_columns[j], region[0], side="left")
-            b[j] = np.searchsorted(sorted_columns[j], region[1], side="left")
-            assert b[j] > a[j], "a split keeps fitted rows on both sides"
-    position = a + ((u * (b - a).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+            continue
+        a[j] = np.searchsorted(sorted_columns[j], region.low, side="left")
+        b[j] = np.searchsorted(sorted_columns[j], region.high, side="left")
+        if region.missing:
+            b[j] = a[j]
+        elif region.missing is False:
+            absent[j] = 0
+        assert b[j] + absent[j] > a[j], "a split keeps fitted rows on both sides"
+    slot = ((u * (b - a + absent).astype(np.uint64)) >> np.uint64(32)).astype(np.int64)
+    position = np.where(slot < b - a, a + slot, present + slot - (b - a))
     for j in encoder.categories_:
         rows = sorted_columns[j]  # each category's fitted row count
         if j in allowed:  # a category left out takes no slots (every one has rows)
             rows = rows.copy()
             rows[list(set(range(rows.size)) - allowed[j])] = 0
         ends = np.cumsum(rows)
-        slot = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
-        position[:, j] = np.searchsorted(ends, slot.astype(np.int64), side="right")
+        taken = (u[:, j] * np.uint64(ends[-1])) >> np.uint64(32)
+        position[:, j] = np.searchsorted(ends, taken.astype(np.int64), side="right")
     return position, (words & np.uint64(1)).astype(bool)
 
 
@@ -279,8 +293,10 @@ class RowsTree:
         d = encoder.n_features_in_
         widths = np.diff(encoder.offsets_)
         categorical = np.isin(np.arange(d), list(encoder.categories_))
+        missing = np.isin(np.arange(d), list(encoder.missing_))
         first = encoder.offsets_[:-1] + np.arange(d)
-        self._bin_of_level = first + categorical          # bin = level + this, per feature
+        # A categorical level -1 is an unseen category, an ordered one a missing value.
+        self._bin_of_level = first + (categorical | missing)  # bin = level + this
         self._categorical = categorical
         # The level of each sorted fitted value of each ordered feature (column j,
         # row k: of sorted_columns[j][k]): a drawn value's level is looked up by
@@ -291,10 +307,14 @@ class RowsTree:
         self._bins = int(encoder.offsets_[-1]) + d
         feature = np.repeat(np.arange(d), widths)         # the feature of each variable
         t = np.arange(encoder.n_bits) - encoder.offsets_[feature]
+        # An "is missing" question (after a feature's cuts) counts as a category does:
+        # -1 unless the level is its own, -1 (the missing values' bin, its run's first).
+        asks_missing = missing[feature] & (t == widths[feature] - 1)
         self._feature = feature
-        self._ordered_variable = ~categorical[feature]
+        self._ordered_variable = ~categorical[feature] & ~asks_missing
         self._run_start = first[feature]                  # its feature's first bin
-        self._variable_bin = self._bin_of_level[feature] + t  # its level t's bin
+        self._variable_bin = np.where(asks_missing, self._run_start,
+                                      self._bin_of_level[feature] + t)  # its level t's bin
         # Every fitted row's bins, found once (a node's rows are read, not redone).
         self._row_bins = encoder.levels(self.values) + self._bin_of_level
         order = row_order(seed, self.m)
@@ -485,17 +505,12 @@ class RowsTree:
     def _middle(self, candidates: np.ndarray, best: np.ndarray, points: _Points) -> int:
         """The variable of the split: the lowest of ``best`` (candidate indices), or, when
         it is a cut whose neighbouring cuts tie with it, the cut of that run nearest the
-        middle of the gap between the node's points it falls in (the lower on a tie)."""
+        middle of the gap between the node's points it falls in (the lower on a tie). When
+        the points below the lowest's cut are all missing values, its feature's "is
+        missing" instead, which splits the points alike."""
         variables = candidates[best]
         first = int(variables[0])
         if not self._ordered_variable[first]:
-            return first
-        run = [first]
-        for variable in variables[1:].tolist():
-            if variable != run[-1] + 1 or self._feature[variable] != self._feature[first]:
-                break
-            run.append(variable)
-        if len(run) == 1:
             return first
         j = int(self._feature[first])
         start = int(self.encoder.offsets_[j])
@@ -503,7 +518,18 @@ class RowsTree:
         values = np.concatenate([self.values[j][points.rows], np.where(
             points.swap[:, j], self.sorted_columns[j][points.position[:, j]],
             self.values[j][points.rows[points.base]])])
-        low = Fraction(float(values[values < cuts[run[0] - start]].max()))
+        below = values[values < cuts[first - start]]
+        if below.size == 0:  # only missing values below: "is missing" splits the points alike
+            return int(self.encoder.offsets_[j + 1]) - 1
+        run = [first]
+        for variable in variables[1:].tolist():
+            if variable != run[-1] + 1 or self._feature[variable] != j \
+                    or not self._ordered_variable[variable]:  # "is missing" ends a run
+                break
+            run.append(variable)
+        if len(run) == 1:
+            return first
+        low = Fraction(float(below.max()))
         high = Fraction(float(values[values >= cuts[run[-1] - start]].min()))
         return min(run, key=lambda v: (abs(2 * Fraction(float(cuts[v - start])) - low - high), v))
 

@@ -10,7 +10,10 @@ question about one feature:
   more than ``cuts + 1`` distinct values, only ``cuts`` of those midpoints
   are kept: for ``k = 1 .. cuts``, the one just below the value at sorted row
   ``floor(k m / (cuts + 1))`` (dropping duplicates, and the row quantiles
-  that fall on the smallest value).
+  that fall on the smallest value). ``m`` counts the present values: the
+  cuts come from those. A feature with some (not all) values missing (NaN,
+  ``None``, ``pd.NA``) gets one more variable after its cuts: "``x`` is
+  missing". A missing value answers no to every cut.
 * a *categorical* feature gets one variable per fitted category ``c``:
   "``x == c``".
 
@@ -18,11 +21,13 @@ A variable is ``+1`` when its question holds for the row and ``-1`` when it
 does not, so a tree lists the ``-1`` branch ("``x < c``", "``x`` is not
 ``c``") first. Every real value encodes (thresholds compare; nothing is
 refused for being unseen); a category ``fit`` never saw encodes as ``-1``
-on all its feature's category variables (it equals none of them), reported
+on all its feature's category variables (it equals none of them), and so
+does a missing value of an ordered feature fit saw none missing in, reported
 by one :class:`lca.models.UnseenValueWarning` per call naming the column.
 :meth:`ThresholdEncoder.describe` intersects a feature's steps on a path into
 one interval (``"3.5 <= age < 7"``) or one category condition
-(``"colour in {red}"``, ``"colour not in {red, blue}"``).
+(``"colour == red"``, ``"colour in {red, green}"``, ``"colour not in {red,
+blue}"``), with ``" or missing"`` where missing values take the branch.
 
 Fitting also records the SHA-256 digest of the fitted rows
 (``rows_digest_``, see :func:`rows_digest`): the rows are part of a data-mode
@@ -38,7 +43,7 @@ import struct
 import warnings
 from collections.abc import Iterable, Sequence
 from numbers import Integral
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -65,6 +70,15 @@ def _frame(data: bytes) -> bytes:
     return struct.pack("<Q", len(data)) + data
 
 
+class Interval(NamedTuple):
+    """What a path allows of an ordered feature: ``low <= x < high`` (infinite when open),
+    and a missing value: ``None`` allowed, ``True`` required, ``False`` excluded."""
+
+    low: float
+    high: float
+    missing: bool | None
+
+
 def rows_digest(columns: Sequence[Any], categorical: Iterable[int]) -> str:
     """``"sha256:<hex>"`` of the fitted rows, column by column in the fitted order.
 
@@ -88,8 +102,9 @@ def rows_digest(columns: Sequence[Any], categorical: Iterable[int]) -> str:
                       for v in values.tolist()]
             sha.update(b"c" + b"".join([framed[i] for i in inverse.tolist()]))
         else:
-            sha.update(b"f")
-            sha.update((np.asarray(column, dtype=np.float64) + 0.0).astype("<f8").tobytes())
+            values = np.asarray(column, dtype=np.float64) + 0.0  # -0.0 written as 0.0
+            sha.update(b"f")  # a missing value as the one quiet NaN, 0x7ff8000000000000
+            sha.update(np.where(np.isnan(values), np.nan, values).astype("<f8").tobytes())
     return "sha256:" + sha.hexdigest()
 
 
@@ -161,6 +176,7 @@ class ThresholdEncoder(Questions):
         cuts: dict[int, np.ndarray] = {}
         categories: dict[int, np.ndarray] = {}
         dtypes: dict[int, np.dtype] = {}
+        missing: set[int] = set()
         widths = []
         columns: list[Any] = []
         read: list[np.ndarray] = []
@@ -174,11 +190,14 @@ class ThresholdEncoder(Questions):
                 read.append(inverse.ravel().astype(np.int64))
                 widths.append(values.size)
             else:
-                values = real_column(owner, names[j], j, column)
-                cuts[j] = self._fit_cuts(values, limit)
+                values = real_column(owner, names[j], j, column, missing=True)
+                absent = np.isnan(values)
+                cuts[j] = self._fit_cuts(values[~absent], limit)
+                if 0 < absent.sum() < absent.size:  # "is missing" tells rows apart
+                    missing.add(j)
                 columns.append(values)
                 read.append(values)
-                widths.append(cuts[j].size)
+                widths.append(cuts[j].size + (j in missing))
         if sum(widths) == 0:
             raise ValueError(f"The 'X' parameter of {owner} has no column with two different "
                              "values, so no question tells its rows apart.")
@@ -187,6 +206,7 @@ class ThresholdEncoder(Questions):
         self.cuts_ = cuts
         self.categories_ = categories
         self.model_dtypes_ = dtypes
+        self.missing_ = frozenset(missing)
         self.offsets_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
         self.feature_names = names
         self.n_features_in_ = len(names)
@@ -199,6 +219,9 @@ class ThresholdEncoder(Questions):
 
     @staticmethod
     def _fit_cuts(values: np.ndarray, limit: int) -> np.ndarray:
+        """The cuts of a feature's present (not missing) values."""
+        if values.size == 0:
+            return values
         distinct = np.unique(values)
         if distinct.size - 1 <= limit:
             return midpoints(distinct[:-1], distinct[1:])
@@ -238,7 +261,8 @@ class ThresholdEncoder(Questions):
         """The ``±1`` answer of every variable's question for each row of ``X``, as int8.
 
         A DataFrame's columns are taken by name. A category ``fit`` did not
-        see answers ``-1`` to all its feature's questions (one
+        see answers ``-1`` to all its feature's questions, and so does a
+        missing value of a column ``fit`` saw none missing in (one
         :class:`UnseenValueWarning` per call names the columns and their
         numbers of rows).
         """
@@ -246,8 +270,8 @@ class ThresholdEncoder(Questions):
         self._check_fitted("encode")
         points, unseen = self.encode_columns(self.columns_of(owner, X))
         if unseen:
-            warnings.warn(f"{owner}: categories not seen in fit answer 'no' to every "
-                          f"category of their column in {len(unseen)} column(s): "
+            warnings.warn(f"{owner}: values not seen in fit answer 'no' to every question "
+                          f"of their column in {len(unseen)} column(s): "
                           f"{'; '.join(unseen)}.", UnseenValueWarning, stacklevel=2)
         return points
 
@@ -256,7 +280,7 @@ class ThresholdEncoder(Questions):
         self._check_fitted(owner)
         data = self._select(owner, X)
         return [column if j in self.categories_ else
-                real_column(owner, self.feature_names[j], j, column)
+                real_column(owner, self.feature_names[j], j, column, missing=True)
                 for j, column in enumerate(data.columns)]
 
     def encode_columns(self, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, list[str]]:
@@ -278,7 +302,15 @@ class ThresholdEncoder(Questions):
                                   + ("s" if missing > 1 else ""))
                 values.append(codes)
             else:
-                values.append(np.asarray(column))
+                column = np.asarray(column)
+                # Fit saw no missing value of a feature with cuts and no "is missing".
+                asks = self.cuts_[j].size and j not in self.missing_
+                absent = int(np.isnan(column).sum()) if asks else 0
+                if absent:
+                    unseen.append(f"{self.feature_names[j]!r} (column {j}): {absent} missing "
+                                  "value" + ("s" if absent > 1 else "") + " (none in fit: "
+                                  "below every cut)")
+                values.append(column)
         return values, unseen
 
     def numbers(self, columns: Sequence[np.ndarray]) -> np.ndarray:
@@ -322,14 +354,25 @@ class ThresholdEncoder(Questions):
         return out
 
     def feature_levels(self, feature: int, column: np.ndarray) -> np.ndarray:
-        """:meth:`levels` of one feature's values."""
-        return column if feature in self.categories_ else \
-            np.searchsorted(self.cuts_[feature], column, side="right")
+        """:meth:`levels` of one feature's values: a missing value (NaN) is level ``-1`` of a
+        feature with an "is missing" question, else level 0 (no to every cut)."""
+        if feature in self.categories_:
+            return column
+        levels = np.searchsorted(self.cuts_[feature], column, side="right")
+        absent = np.isnan(column)
+        if absent.any():
+            levels[absent] = -1 if feature in self.missing_ else 0
+        return levels
 
     def holds(self, feature: int, levels: np.ndarray, t: Any) -> np.ndarray:
         """Whether the feature's question ``t`` (its variable ``offsets_[feature] + t``)
-        holds at each of ``levels``: the one home of the questions' rule."""
-        return levels == t if feature in self.categories_ else t < levels
+        holds at each of ``levels``: the one home of the questions' rule. A cut ``t`` holds
+        above level ``t``; a feature's "is missing" question (after its cuts) at level -1."""
+        if feature in self.categories_:
+            return levels == t
+        if feature in self.missing_:
+            return np.where(t == self.cuts_[feature].size, levels == -1, t < levels)
+        return t < levels
 
     def category_codes(self, feature: int, column: Any) -> np.ndarray:
         """Each value's index among the feature's categories, ``-1`` for one never fitted."""
@@ -346,10 +389,10 @@ class ThresholdEncoder(Questions):
 
     # -- conditions ------------------------------------------------------------------
 
-    def region(self, feature: int, path: Path) -> tuple[float, float] | frozenset[int]:
-        """What ``path`` allows of ``feature``: ``(low, high)`` for ``low <= x < high``
-        (infinite when open), or the set of allowed category numbers (which, when no
-        step says ``x == c``, also stands for categories ``fit`` never saw)."""
+    def region(self, feature: int, path: Path) -> Interval | frozenset[int]:
+        """What ``path`` allows of ``feature``: an :class:`Interval` of an ordered feature,
+        or the set of allowed category numbers (which, when no step says ``x == c``, also
+        stands for categories ``fit`` never saw)."""
         start, stop = int(self.offsets_[feature]), int(self.offsets_[feature + 1])
         steps = [(var - start, bit) for var, bit in path if start <= var < stop]
         if feature in self.categories_:
@@ -358,21 +401,26 @@ class ThresholdEncoder(Questions):
                 allowed &= {c} if bit > 0 else allowed - {c}
             return frozenset(allowed)
         cuts = self.cuts_[feature]
-        low, high = -np.inf, np.inf
+        low, high, missing = -np.inf, np.inf, None
         for k, bit in steps:
-            if bit > 0:
-                low = max(low, float(cuts[k]))
+            if k == cuts.size:  # "is missing"
+                missing = bit > 0
+            elif bit > 0:  # x >= cut: a missing value answers no
+                low, missing = max(low, float(cuts[k])), False if missing is None else missing
             else:
                 high = min(high, float(cuts[k]))
-        return low, high
+        return Interval(low, high, missing if feature in self.missing_ else False)
 
     def describe(self, variable: int, bit: int, path: Path = ()) -> str:
         """The condition on the feature of ``variable`` given ``bit`` and its steps on ``path``.
 
         An ordered feature gives one interval (``"3.5 <= age < 7"``, one-sided
-        when open); a categorical one ``"colour in {red}"`` once a step says
-        which category it is, else ``"colour not in {red, blue}"`` (the
-        categories excluded so far; unseen categories take that branch too).
+        when open), followed by ``" or missing"`` where a missing value takes
+        that branch (``"age is missing"``, ``"age is not missing"`` for its
+        "is missing" question); a categorical one ``"colour == red"`` once a
+        step says which category it is, else ``"colour not in {red, blue}"``
+        (the categories excluded so far; unseen categories take that branch
+        too).
         Numbers are shown to 4 significant digits; the exact cuts are in
         ``cuts_``.
         """
@@ -393,16 +441,24 @@ class ThresholdEncoder(Questions):
             levels = self.categories_[feature].tolist()
             start, stop = int(self.offsets_[feature]), int(self.offsets_[feature + 1])
             if any(start <= v < stop and value > 0 for v, value in (*path, (variable, bit))):
+                if len(allowed) == 1:
+                    return f"{name} == {number_text(plain(levels[min(allowed)]))}"
                 shown = sorted(allowed)
                 return f"{name} in {{{', '.join(number_text(plain(levels[c])) for c in shown)}}}"
             excluded = sorted(set(range(len(levels))) - allowed)
             return f"{name} not in {{{', '.join(number_text(plain(levels[c])) for c in excluded)}}}"
-        low, high = allowed
-        if low == -np.inf:
-            return f"{name} < {number_text(high)}"
-        if high == np.inf:
-            return f"{name} >= {number_text(low)}"
-        return f"{number_text(low)} <= {name} < {number_text(high)}"
+        if allowed.missing:
+            return f"{name} is missing"
+        low, high = allowed.low, allowed.high
+        if low == -np.inf and high == np.inf:
+            text = f"{name} is not missing"
+        elif low == -np.inf:
+            text = f"{name} < {number_text(high)}"
+        elif high == np.inf:
+            text = f"{name} >= {number_text(low)}"
+        else:
+            text = f"{number_text(low)} <= {name} < {number_text(high)}"
+        return text if allowed.missing is False else f"{text} or missing"
 
     def __repr__(self) -> str:
         given = self.categorical
