@@ -26,8 +26,8 @@ does a missing value of an ordered feature fit saw none missing in, reported
 by one :class:`lca.models.UnseenValueWarning` per call naming the column.
 :meth:`ThresholdEncoder.describe` intersects a feature's steps on a path into
 one interval (``"3.5 <= age < 7"``) or one category condition
-(``"colour == red"``, ``"colour in {red, green}"``, ``"colour not in {red,
-blue}"``), with ``" or missing"`` where missing values take the branch.
+(``"colour == red"``, ``"colour != red"``, ``"colour not in {red, blue}"``),
+with ``" or missing"`` where missing values take the branch.
 
 Fitting also records the SHA-256 digest of the fitted rows
 (``rows_digest_``, see :func:`rows_digest`): the rows are part of a data-mode
@@ -418,9 +418,9 @@ class ThresholdEncoder(Questions):
         when open), followed by ``" or missing"`` where a missing value takes
         that branch (``"age is missing"``, ``"age is not missing"`` for its
         "is missing" question); a categorical one ``"colour == red"`` once a
-        step says which category it is, else ``"colour not in {red, blue}"``
-        (the categories excluded so far; unseen categories take that branch
-        too).
+        step says which category it is, else ``"colour != red"`` or
+        ``"colour not in {red, blue}"`` (the categories excluded so far;
+        unseen categories take that branch too).
         Numbers are shown to 4 significant digits; the exact cuts are in
         ``cuts_``.
         """
@@ -441,11 +441,11 @@ class ThresholdEncoder(Questions):
             levels = self.categories_[feature].tolist()
             start, stop = int(self.offsets_[feature]), int(self.offsets_[feature + 1])
             if any(start <= v < stop and value > 0 for v, value in (*path, (variable, bit))):
-                if len(allowed) == 1:
-                    return f"{name} == {number_text(plain(levels[min(allowed)]))}"
-                shown = sorted(allowed)
-                return f"{name} in {{{', '.join(number_text(plain(levels[c])) for c in shown)}}}"
+                (category,) = allowed  # a step named it (a contradiction was refused above)
+                return f"{name} == {number_text(plain(levels[category]))}"
             excluded = sorted(set(range(len(levels))) - allowed)
+            if len(excluded) == 1:
+                return f"{name} != {number_text(plain(levels[excluded[0]]))}"
             return f"{name} not in {{{', '.join(number_text(plain(levels[c])) for c in excluded)}}}"
         if allowed.missing:
             return f"{name} is missing"
