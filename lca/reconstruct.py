@@ -69,8 +69,11 @@ class Explanation:
 
     ``conditions`` holds, for each step of ``path``, the oracle's readable
     condition (:meth:`lca.oracle.Oracle.describe`, e.g. ``x17=-1`` or
-    ``petal length >= 2.45``); ``str()`` shows them, each with the margin its
-    node won by (``*`` marks a low-margin decision, see :class:`NodeDecision`).
+    ``petal length >= 2.45``); ``str()`` shows them, marking only the
+    uncertain choices (see :class:`NodeDecision`): ``(not told apart from
+    x9)`` where the lead over the runner-up ``x9`` failed its sign test
+    (``low_margin``), ``(no better than a random variable)`` where the
+    choice itself did (``guesswork``). The margins are in ``nodes``.
     """
 
     seed: int
@@ -84,13 +87,23 @@ class Explanation:
     def __str__(self) -> str:
         conditions = self.conditions or tuple(
             f"x{var}={'+' if bit > 0 else '-'}1" for var, bit in self.path)
-        steps = " -> ".join(
-            condition if not isinstance(node, NodeDecision) or node.margin is None
-            else f"{condition} (margin {node.margin}{'*' if node.low_margin else ''})"
-            for condition, node in zip(conditions, self.nodes, strict=True))
+        steps = " -> ".join(condition + _doubt(node)
+                            for condition, node in zip(conditions, self.nodes, strict=True))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
                 f"{self.stats.cache_hits} cache hits]")
+
+
+def _doubt(node: Split) -> str:
+    """How uncertain a node's choice is, for :class:`Explanation`'s text ("" when it is not)."""
+    if not isinstance(node, NodeDecision):
+        return ""
+    if node.guesswork:
+        return " (no better than a random variable)"
+    if node.low_margin:
+        return " (not told apart from " + (
+            "the runner-up)" if node.runner_up is None else f"x{node.runner_up})")
+    return ""
 
 
 class BudgetExceeded(RuntimeError):

@@ -16,16 +16,26 @@ def test_demo_reports_every_figure(capsys):
     assert main(["demo", *SMALL]) == 0
     out = capsys.readouterr().out
     for needle in ("error vs f", "error vs clean tree", "queries per answer",
-                   "time per answer", "explained first query T_7"):
+                   "time per answer", "first query           T_7: "):
         assert needle in out
     # First answer: 4 nodes x 2 x 100 score queries + 50 leaf queries.
-    assert "queries, first answer 850" in out
+    assert "; 850 for the first answer" in out
 
 
-def test_demo_runs_the_efficient_preset_by_default(capsys):
+def test_demo_leads_with_results_then_explains_diagnostics_then_parameters(capsys):
     assert main(["demo", *EFFICIENT]) == 0
     out = capsys.readouterr().out
-    assert "efficient preset" in out and "margin" in out
+    lines = out.splitlines()
+    assert lines[0].startswith("lca demo: f is a random tree of 8 leaves")
+    heads = [line for line in lines if line and not line.startswith(" ")][1:]
+    assert [head.split(" (")[0] for head in heads] == [
+        "results", "how the tree was built", "parameters"]
+    assert lines.index("results") == 2 and "efficient preset" in out.split("parameters")[-1]
+    # Every diagnostic count says what it counts and out of how many.
+    for needle in ("nodes: the lead over the runner-up failed its sign test",
+                   "nodes: their variable splits f no better than a random one",
+                   "of 30 answers end at a leaf whose label is close to a coin flip"):
+        assert needle in out
 
 
 def test_paper_only_options_are_refused_in_efficient_mode(capsys):
@@ -46,7 +56,7 @@ def test_lookahead_answers_as_the_default_and_only_in_efficient_mode(capsys):
     assert main(["demo", *EFFICIENT, "--lookahead", "3"]) == 0
     ahead = capsys.readouterr().out
     # The same tree: the same errors and explained path; more queries per answer.
-    for needle in ("error vs f", "error vs clean tree", "explained first query"):
+    for needle in ("  error vs f", "  error vs clean tree", "  first query"):
         [line] = [line for line in plain.splitlines() if line.startswith(needle)]
         assert line.split("[")[0] in ahead
     assert main(["demo", *SMALL, "--lookahead", "3"]) == 2

@@ -605,12 +605,13 @@ class TestFormats:
         # Conditions travel with the tree: no oracle needed after JSON.
         assert ReconstructedTree.from_json(tree.to_json()).to_text() == tree.to_text()
 
-    def test_default_explanation_shows_conditions_and_margins(self):
+    def test_default_explanation_shows_conditions_and_doubts(self):
         f = CASES["fixed"][0]
         explained = lca.Reconstructor(f, fixed_params()).explain(POINTS[0], 7)
         steps = " -> ".join(
-            f"x{v}={'+' if b > 0 else '-'}1 (margin {node.margin}"
-            f"{'*' if node.low_margin else ''})"
+            f"x{v}={'+' if b > 0 else '-'}1" + (
+                " (no better than a random variable)" if node.guesswork else
+                f" (not told apart from x{node.runner_up})" if node.low_margin else "")
             for (v, b), node in zip(explained.path, explained.nodes, strict=True))
         assert str(explained).startswith(f"T_7: {steps} => {explained.label:+d}  [")
 

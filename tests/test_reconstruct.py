@@ -801,16 +801,16 @@ def test_decisions_larger_than_the_working_memory_run_one_at_a_time(monkeypatch)
 
 
 class TestExplanationAndExport:
-    def test_str_shows_each_condition_with_its_margin(self):
+    def test_str_shows_each_condition_and_no_margin_on_a_clear_choice(self):
         f = _dictator()
         rec = lca.Reconstructor(f, EARLY)
         e = rec.explain(np.ones(20, dtype=np.int8), 1)
         node = e.nodes[0]
-        assert (e.path, node.low_margin) == (((3, 1),), False)
-        assert str(e) == (f"T_1: x3=+1 (margin {node.margin}) => +1  [{e.stats.queries} "
+        assert (e.path, node.low_margin, node.guesswork) == (((3, 1),), False, False)
+        assert str(e) == (f"T_1: x3=+1 => +1  [{e.stats.queries} "
                           "queries, 1 nodes built, 0 cache hits]")
         again = rec.explain(-np.ones(20, dtype=np.int8), 1)
-        assert str(again).startswith(f"T_1: x3=-1 (margin {node.margin}) => -1  [") and \
+        assert str(again).startswith("T_1: x3=-1 => -1  [") and \
             str(again).endswith(" queries, 0 nodes built, 1 cache hits]")
 
     def test_str_marks_low_margins_and_shows_a_root_leaf(self):
@@ -818,8 +818,9 @@ class TestExplanationAndExport:
                                                                     first_round=16))
         with pytest.warns(lca.LowMarginWarning):
             e = rec.explain(np.ones(20, dtype=np.int8), 3)
-        steps = [f"x{var}=+1 (margin {node.margin}*)" for (var, _), node in
-                 zip(e.path, e.nodes, strict=True)]
+        steps = [f"x{var}=+1 (no better than a random variable)" if node.guesswork else
+                 f"x{var}=+1 (not told apart from x{node.runner_up})"
+                 for (var, _), node in zip(e.path, e.nodes, strict=True)]
         assert all(node.low_margin for node in e.nodes) and len(steps) == 2
         assert str(e).startswith(f"T_3: {' -> '.join(steps)} => {e.label:+d}  [")
         constant = lca.Reconstructor(lca.from_callable(lambda x: -1, 20), EARLY)
@@ -830,7 +831,9 @@ class TestExplanationAndExport:
         last = paper.explain(np.ones(2, dtype=np.int8), 0)
         assert last.nodes[-1].margin is None  # one free variable: no runner-up
         assert not last.nodes[0].low_margin
-        assert str(last).startswith(f"T_0: x1=+1 (margin {last.nodes[0].margin}) -> x0=+1 => ")
+        # Below the dictator f is constant: the last split is marked as the guess it is.
+        assert last.nodes[-1].guesswork and not last.nodes[0].guesswork
+        assert str(last).startswith("T_0: x1=+1 -> x0=+1 (no better than a random variable) => ")
 
     def test_decide_refuses_a_path_below_a_leaf_in_the_efficient_mode(self):
         rec = lca.Reconstructor(_dictator(), EARLY)
