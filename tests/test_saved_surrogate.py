@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from lca.cli import main
-from lca.models import BinaryEncoder, Surrogate
+from lca.models import BinaryEncoder, QuantileEncoder, Surrogate
 from lca.models._state import FORMAT_VERSION, digest
 
 pd = pytest.importorskip("pandas")
@@ -149,6 +149,28 @@ def test_a_category_without_a_bin_of_its_own_reads_back() -> None:
     assert surrogate.encoder_.bin_mass_[0].sum() == pytest.approx(1, abs=1e-12)
     back = Surrogate.from_json(surrogate.to_json())
     np.testing.assert_array_equal(back.predict(X), surrogate.predict(X))
+
+
+def test_category_names_are_saved_and_read_back() -> None:
+    """Codes with names (a categorical column of codes): the names are saved with the
+    encoder, shown in the text after a round trip, and a wrong code is refused by name."""
+    i = np.arange(300)
+    X = pd.DataFrame({"grade": i % 3, "size": (i * 7919 % 300) / 3.0})
+    y = (X.grade == 2) ^ (X["size"] > 50)
+    model = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y)
+    names = {"grade": {0: "low", 1: "mid", 2: "high"}}
+    surrogate = Surrogate(model, distribution="product", depth=3, encoder=QuantileEncoder(
+        bits=2, categorical=["grade"], category_names=names)).fit(X)
+    text = surrogate.to_json()
+    assert json.loads(text)["encoder"]["category_labels"] == {
+        "0": [[0.0, "low"], [1.0, "mid"], [2.0, "high"]]}
+    back = Surrogate.from_json(text)
+    assert back.encoder_.category_labels_ == surrogate.encoder_.category_labels_
+    assert "high" in back.tree().to_text() and back.tree() == surrogate.tree()
+    assert back.to_json() == text
+    edited = forged(json.loads(text), _set("encoder", "category_labels", "0", 1, 0, 0.0))
+    with pytest.raises(ValueError, match=r"encoder.category_labels.0"):
+        Surrogate.from_json(edited)
 
 
 # -- the digest --------------------------------------------------------------------------------
