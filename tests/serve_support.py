@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterator
@@ -110,14 +111,29 @@ class Server:
         return self.process.wait(timeout)
 
 
+def lca_script() -> str:
+    """The ``lca`` console script of this Python (skips the test when it is not installed)."""
+    script = os.path.join(sysconfig.get_path("scripts"), "lca")
+    if not os.path.isfile(script):
+        pytest.skip(f"no lca script at {script} (pip install -e . makes it)")
+    return script
+
+
 @contextlib.contextmanager
-def running(*options: str, start_timeout: float = 30.0) -> Iterator[Server]:
-    """``lca serve --port 0 OPTIONS`` on 127.0.0.1; killed on exit if still running."""
+def running(*options: str, start_timeout: float = 30.0, cwd: str | None = None,
+            script: bool = False) -> Iterator[Server]:
+    """``lca serve --port 0 OPTIONS`` on 127.0.0.1; killed on exit if still running.
+
+    Started as ``python -m lca`` in ``cwd`` (default: this one), or with
+    ``script`` as the ``lca`` console script, which does not put ``cwd`` on
+    ``sys.path`` by itself.
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [TESTS, env.get("PYTHONPATH")]))
-    process = subprocess.Popen([sys.executable, "-m", "lca", "serve", "--port", "0", *options],
+    command = [lca_script()] if script else [sys.executable, "-m", "lca"]
+    process = subprocess.Popen([*command, "serve", "--port", "0", *options],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, env=env)
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     log: list[dict[str, Any]] = []
     listening = threading.Event()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
 import re
 import signal
 import socket
@@ -704,6 +705,76 @@ def test_the_demo_oracle_is_lca_demos():
     assert demo_oracle().name == f.name and params == lca.Params.efficient(1000, depth=12)
     points = derive.sample_points(1, "demo-oracle", 1000, 200)
     assert np.array_equal(demo_oracle()(points), f(points))
+
+
+@pytest.fixture(autouse=True)
+def own_sys_path(monkeypatch):
+    """``sys.path`` restored after each test: the command, run in this process, puts the
+    current directory on it, as ``python -m`` does."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
+def test_the_lca_script_and_its_workers_import_an_oracle_from_the_current_directory(tmp_path):
+    (tmp_path / "oracle_here_for_lca.py").write_text(
+        "import serve_support\n\ndef factory():\n    return serve_support.small()\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # The script, unlike python -m, does not search its current directory by itself.
+    with running("--oracle", "oracle_here_for_lca:factory", "--depth", "8", "--workers", "2",
+                 "--port", str(port), cwd=str(tmp_path), script=True) as s:
+        s.port = port
+        deadline = time.monotonic() + 30
+        while len(s.events("ready")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len({r["pid"] for r in s.events("ready")}) == 2  # both workers imported it
+        got = Client(s.url, chunk=100).answer(POINTS[:400], 7)
+        assert s.stop(signal.SIGTERM) == 0
+    assert np.array_equal(got, Reconstructor(small(), EFFICIENT).answer_many(POINTS[:400], 7))
+
+
+def test_the_command_imports_from_the_current_directory(tmp_path, monkeypatch, capsys):
+    (tmp_path / "number_here_for_lca.py").write_text("value = 42\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--oracle", "number_here_for_lca:value"]) == 2
+    # Imported, then refused for what it holds: the module was found.
+    assert "number_here_for_lca:value must be an lca.Oracle" in capsys.readouterr().err
+
+
+def test_a_module_not_found_says_where_it_was_looked_for_and_what_to_do(tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--oracle", "no_such_module_for_lca:f"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert re.fullmatch(
+        r"lca serve: error: argument --oracle: The 'oracle' parameter of lca serve names "
+        r"'no_such_module_for_lca:f', which could not be loaded: ModuleNotFoundError: No "
+        rf"module named 'no_such_module_for_lca'; searched sys.path: {re.escape(str(tmp_path))}"
+        r", .*; run lca serve from the directory that holds no_such_module_for_lca.py \(or "
+        r"the package no_such_module_for_lca/\), add that directory to PYTHONPATH, or "
+        r"install it in this Python \(.*\)\n", err)
+    assert main(["serve", "--oracle", "lca.no_such_module:f"]) == 2
+    assert re.search(r"No module named 'lca.no_such_module'; searched the package 'lca' in "
+                     r".*: add no_such_module.py there\n$", capsys.readouterr().err)
+    # A module the oracle's module imports is the user's to install: no search is told.
+    (tmp_path / "imports_a_missing_one_for_lca.py").write_text("import no_such_dep_for_lca\n")
+    assert main(["serve", "--oracle", "imports_a_missing_one_for_lca:f"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "could not be loaded: ModuleNotFoundError: No module named 'no_such_dep_for_lca'\n")
+
+
+def test_under_pythonsafepath_the_current_directory_is_not_searched_and_the_message_says_so(
+        tmp_path):
+    import subprocess
+
+    (tmp_path / "oracle_here_for_lca.py").write_text("def factory():\n    return None\n")
+    done = subprocess.run([sys.executable, "-m", "lca", "serve", "--oracle",
+                           "oracle_here_for_lca:factory"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONSAFEPATH": "1"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "(not the current directory: -P or PYTHONSAFEPATH is set); add the directory " \
+           "that holds oracle_here_for_lca.py" in done.stderr
 
 
 def test_an_oracle_factory_is_called_and_a_dotted_name_resolves():

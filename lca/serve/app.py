@@ -53,7 +53,7 @@ from lca.decisions import NodeDecision
 from lca.oracle import Oracle
 from lca.reconstruct import Reconstructor
 from lca.serve.batching import Answerer, AnsweringError, AnswerQueue, AnswerTimeout
-from lca.serve.config import ServeSettings
+from lca.serve.config import ServeSettings, search_current_directory
 from lca.serve.saved import load_saved
 from lca.serve.validate import RequestError, parse_answer, parse_explain, read_body
 
@@ -259,4 +259,9 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
 def app_from_environment() -> Starlette:
     """The app of a worker process started by ``lca serve`` (settings in the environment)."""
     logging.captureWarnings(True)  # LowMarginWarning and others become log records
-    return create_app(ServeSettings.from_json(os.environ[SETTINGS_VARIABLE]))
+    settings = ServeSettings.from_json(os.environ[SETTINGS_VARIABLE])
+    if settings.source == "oracle":
+        # As the command did before starting this worker: its oracle's module may be
+        # in the current directory (a spawned worker also inherits the command's sys.path).
+        search_current_directory()
+    return create_app(settings)
