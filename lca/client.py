@@ -15,9 +15,10 @@ same answer wherever it lands. A request the server refuses (4xx) raises
 an oracle error (500) raises :class:`ServerError`; neither is retried.
 
 No reply is taken on trust: every field the client reads is checked (an
-answer is an int ``-1`` or ``1``, one per point sent; ``queries`` an int
-``>= 0``; ...), and a reply that breaks the protocol raises
-:class:`ServerError` with status 200, naming the replica and the field.
+answer is an int ``-1`` or ``1``, or one of a served surrogate's classes,
+one per point sent; ``queries`` an int ``>= 0``; ...), and a reply that
+breaks the protocol raises :class:`ServerError` with status 200, naming the
+replica and the field.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class ServerUnavailable(ConnectionError):
 class ServedExplanation:
     """``POST /explain``: the point's path through ``T_seed``, its label and the queries
     the server spent (0 when the path was cached). The label is ``±1``, or one of
-    :attr:`Client.classes` from a saved multi-class surrogate."""
+    :attr:`Client.classes` from a saved surrogate."""
 
     seed: int
     label: Any
@@ -112,9 +113,9 @@ class Client:
             server to read than ``"points"``, lists of ints ``±1``. Answers are
             the same either way.
 
-    A server of a saved multi-class surrogate (``lca serve --model``) answers
-    class labels, listed by its ``/describe`` (:attr:`classes`); the client
-    returns those labels, each checked to be one of them.
+    A server of a saved surrogate (``lca serve --model``) answers its model's
+    labels, listed by its ``/describe`` (:attr:`classes`); the client returns
+    those labels, each checked to be one of them.
 
     A client may be shared by threads: each thread keeps its own connections.
     """
@@ -170,7 +171,7 @@ class Client:
 
     def answer(self, points: Any, seed: int) -> np.ndarray:
         """``T_seed`` at every row of an ``(m, n)`` array of ``±1``, as ``int8`` (class
-        labels, as an array of them, from a multi-class server: :attr:`classes`).
+        labels, as an array of them, from a served surrogate: :attr:`classes`).
 
         Checked here like :meth:`lca.Reconstructor.answer_many` (``TypeError``
         for a wrong type or shape, ``ValueError`` for values; ``n`` comes from
@@ -226,8 +227,9 @@ class Client:
 
     @property
     def classes(self) -> list[Any] | None:
-        """The class labels a saved multi-class surrogate answers (``/describe``'s
-        ``"classes"``), or ``None`` when answers are ``±1``; asked of the server once."""
+        """The labels a saved surrogate answers (``/describe``'s ``"classes"``: its
+        model's, a one-vs-rest surrogate's ``"not c"`` and ``c``), or ``None`` when
+        answers are ``±1``; asked of the server once."""
         if self._n is None:
             self._read_description()
         return self._classes
@@ -239,7 +241,8 @@ class Client:
             "an object whose 'n' is an int in [1, 2**31 - 1]")
         if "classes" in reply:
             self._classes = _field(reply, "/describe", "classes", _are_classes,
-                                   "a list of at least 3 distinct strings or numbers")
+                                   "a list of at least 2 distinct strings, numbers or "
+                                   "bools (bools only with bools)")
         self._n = oracle["n"]
 
     # -- transport ---------------------------------------------------------------
@@ -386,8 +389,12 @@ def _label_check(classes: list[Any] | None) -> tuple[Any, str]:
 
 
 def _are_classes(value: Any) -> bool:
-    return isinstance(value, list) and len(value) >= 3 and all(
-        type(item) in (str, int, float) for item in value) and len(
+    # Bools only among bools (a regressor's [false, true]): a label true beside the
+    # number 1 would be one class to numpy.
+    if not isinstance(value, list) or len(value) < 2:
+        return False
+    kinds = {type(item) for item in value}
+    return (kinds <= {str, int, float} or kinds == {bool}) and len(
         {(type(item), item) for item in value}) == len(value)
 
 

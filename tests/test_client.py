@@ -377,14 +377,31 @@ class TestRepliesAreChecked:
         assert re.fullmatch(rf"http://127\.0\.0\.1:1/answer sent a malformed reply: {message}",
                             str(raised.value)), str(raised.value)
 
-    @pytest.mark.parametrize("classes", [["a", "b"], ["a", "a", "b"], ["a", None, "b"],
-                                         "abc", [1, True, 2]])
+    @pytest.mark.parametrize("classes", [["a"], ["a", "a", "b"], ["a", None, "b"],
+                                         "abc", [1, True, 2], [True, 1], [True, True]])
     def test_a_description_with_bad_classes_is_refused(self, monkeypatch, classes):
         client = self.client(monkeypatch, "/answer", {"answers": [], "queries": 0},
                              describe={"oracle": {"n": 4}, "classes": classes})
         with pytest.raises(ServerError, match=r"/describe sent a malformed reply: 'classes' "
-                                              r"must be a list of at least 3 distinct"):
+                                              r"must be a list of at least 2 distinct"):
             _ = client.classes
+
+    @pytest.mark.parametrize("classes, answers, dtype", [
+        (["benign", "malignant"], ["malignant", "benign", "malignant"], np.str_),
+        (["not 8", 8], [8, "not 8", 8], np.object_),  # a one-vs-rest surrogate's labels
+        ([False, True], [True, True, False], np.bool_),  # a regressor's, with threshold=
+        ([0, 1], [1, 0, 0], np.int64)])
+    def test_a_yes_no_surrogate_answers_its_two_labels(self, monkeypatch, classes, answers,
+                                                        dtype):
+        client = self.client(monkeypatch, "/answer", {"answers": answers, "queries": 0},
+                             describe={"oracle": {"n": 4}, "classes": classes})
+        got = client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+        assert got.tolist() == answers and got.dtype.type is dtype
+        bad = [answers[0], answers[1], 1 if classes[0] is False else True]
+        client = self.client(monkeypatch, "/answer", {"answers": bad, "queries": 0},
+                             describe={"oracle": {"n": 4}, "classes": classes})
+        with pytest.raises(ServerError, match=r"'answers\[2\]' must be one of the classes"):
+            client.answer(np.ones((3, self.N), dtype=np.int8), 7)
 
     def test_a_long_bad_list_is_shown_short(self, monkeypatch):
         text = self.answer(monkeypatch, {"answers": [1] * 999 + [7], "queries": 0}, rows=1000)

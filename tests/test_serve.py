@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -21,6 +22,7 @@ import lca
 from lca import derive
 from lca.cli import _build_parser, main
 from lca.client import Client
+from lca.models import Not
 from lca.reconstruct import Reconstructor
 from lca.serve import ServeSettings, demo_oracle, validate
 from lca.serve.batching import AnsweringError, AnswerQueue, AnswerTimeout
@@ -35,6 +37,7 @@ from serve_support import (
     failing,
     running,
     small,
+    surrogates,
 )
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
@@ -819,15 +822,17 @@ def test_a_saved_surrogate_is_served_for_its_seed_without_its_model(saved_surrog
     surrogate, path = saved_surrogate
     tree = surrogate.tree()
     points = derive.sample_points(3, "serve-model", tree.n, 300)
+    # The tree's own answers in the model's labels (+1: classes_[1]), as predict gives them.
+    expected = surrogate.classes_[(tree.query(points) > 0).astype(int)]
     with running("--model", path) as server:
         client = Client(server.url)
         # The tree's own answers, no query: the model is not in the file.
-        assert np.array_equal(client.answer(points, 5), tree.query(points))
+        assert client.answer(points, 5).tolist() == expected.tolist()
         status, reply, _ = post(server.url, "/answer",
                                 json.dumps({"seed": 5, "points": points[:2].tolist()}).encode())
         assert status == 200 and reply["queries"] == 0
         explained = client.explain(points[0], 5)
-        assert explained.label == int(tree.query(points[:1])[0]) and explained.queries == 0
+        assert explained.label == expected[0] and explained.queries == 0
         assert explained.path in tree.leaves
         assert explained.conditions == tuple(tree.describe_path(explained.path).split(" -> "))
         # Another seed would need the model: a 422 naming the seed; the replica lives.
@@ -838,7 +843,7 @@ def test_a_saved_surrogate_is_served_for_its_seed_without_its_model(saved_surrog
         status, described = get(server.url, "/describe")
         assert described["seeds"] == [5] and described["oracle"]["n"] == tree.n
         assert described["oracle"]["source"] == "model"
-        assert client.answer(points[:3], 5).tolist() == tree.query(points[:3]).tolist()
+        assert client.answer(points[:3], 5).tolist() == expected[:3].tolist()
 
 
 def test_a_saved_multiclass_surrogate_is_served_with_its_class_labels(tmp_path):
@@ -869,6 +874,64 @@ def test_a_saved_multiclass_surrogate_is_served_with_its_class_labels(tmp_path):
             assert client.classes == ["setosa", "versicolor", "virginica"]
             assert client.answer(points, 2).tolist() == expected
             assert client.explain(points[0], 2).label == expected[0]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A replica of each kind of saved surrogate: name -> (surrogate, its rows, server)."""
+    made = surrogates(str(tmp_path_factory.mktemp("served")))
+    with contextlib.ExitStack() as stack:
+        yield {name: (surrogate, rows, stack.enter_context(running("--model", path)))
+               for name, (surrogate, rows, path) in made.items()}
+
+
+def as_served(labels) -> list:
+    """``Surrogate.predict``'s labels as a replica sends them: ``Not(c)`` as its text."""
+    return [str(label) if isinstance(label, Not) else label for label in labels.tolist()]
+
+
+def test_a_saved_surrogate_describes_its_builder_classes_and_features(served):
+    surrogate, _, server = served["yes/no"]
+    status, described = get(server.url, "/describe")
+    assert status == 200
+    assert (described["mode"], described["builder"], described["classes"]) == \
+        ("data", "rows", ["default", "repaid"])
+    assert described["params"] == dict(surrogate.tree().params) == {
+        "builder": "rows", "n": surrogate.encoder_.n_bits, "depth": 4, "rows_per_node": 128,
+        "min_rows": 4, "shared_rows": 768}
+    assert described["features"] == [
+        {"name": "income", "kind": "ordered"},
+        {"name": "size_class", "kind": "categorical",
+         "categories": ["large", "medium", "small"]},
+        {"name": "region", "kind": "categorical", "categories": ["east", "north", "south"]},
+        {"name": "age", "kind": "ordered"}]
+    surrogate, _, server = served["product"]
+    described = get(server.url, "/describe")[1]
+    assert (described["mode"], described["builder"], described["classes"]) == \
+        ("product", "reconstructor", ["default", "repaid"])
+    assert lca.Params(**described["params"]) == surrogate.params_
+    assert [f["kind"] for f in described["features"]] == \
+        ["ordered", "categorical", "categorical", "ordered"]
+    assert get(served["one-vs-rest"][2].url, "/describe")[1]["classes"] == ["not 2", 2]
+    ready = served["yes/no"][2].events("ready")[0]
+    assert (ready["mode"], ready["depth"]) == ("data", 4)
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product"])
+def test_a_saved_surrogate_answers_its_points_in_the_models_labels(served, kind):
+    surrogate, rows, server = served[kind]
+    points = surrogate.encoder_.encode(rows)
+    expected = as_served(surrogate.predict(rows))
+    reply = post(server.url, "/answer", json.dumps({"seed": surrogate.seed_,
+                                                    "points": points.tolist()}).encode())[2]
+    assert json.dumps(json.loads(reply)["answers"]) == json.dumps(expected)  # 8, not 8.0
+    label = post(server.url, "/explain", json.dumps({"seed": surrogate.seed_,
+                                                      "point": points[0].tolist()}).encode())
+    assert label[1]["label"] == expected[0] == as_served(
+        np.array([surrogate.explain(rows[:1]).prediction], dtype=object))[0]
+    with Client(server.url) as client:
+        assert client.classes == as_served(surrogate.classes_)
+        assert client.answer(points, surrogate.seed_).tolist() == expected
 
 
 @pytest.mark.parametrize("options, message", [

@@ -5,9 +5,13 @@ tree ``T_seed`` of its seed (and its encoder), so a replica started with
 ``lca serve --model FILE`` answers that tree with no oracle and no query:
 ``/answer`` and ``/explain`` take points of the encoder's bits (``±1``, as
 everywhere in lca) and must name the saved seed; another seed would need the
-model, and is refused with a 422 naming ``seed``. A multi-class surrogate
-(one tree whose leaves answer a class) answers the model's class labels,
-which ``/describe`` lists under ``"classes"``.
+model, and is refused with a 422 naming ``seed``. Answers are the model's
+labels, as :meth:`~lca.models.Surrogate.predict` gives them (``classes_``:
+a yes/no tree's two, a multi-class tree's all), each as JSON carries it: a
+one-vs-rest surrogate's ``Not(c)`` as its text ``"not c"``, NumPy scalars as
+plain numbers. ``/describe`` lists them under ``"classes"``, with the tree's
+builder, mode and recorded parameters and the fitted features (their names,
+kinds and categories) (:meth:`SavedTree.description`).
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import numpy as np
 
 from lca.decisions import AnswerStats
 from lca.export import ReconstructedTree
+from lca.models import BinaryEncoder, Not, Surrogate
+from lca.models._data import plain
 from lca.oracle import Oracle
 from lca.reconstruct import Explanation
 
-__all__ = ["SavedTree", "TreeOracle", "load_saved"]
+__all__ = ["SavedTree", "TreeOracle", "load_saved", "served_label"]
 
 
 class TreeOracle(Oracle):
@@ -39,25 +45,36 @@ class TreeOracle(Oracle):
         return self.tree.query(points)
 
 
+def served_label(label: Any) -> Any:
+    """A class label as JSON carries it: ``Not(c)`` as its text ``"not c"``, a NumPy
+    scalar as the Python value it holds (a saved surrogate's labels are strings, finite
+    numbers or bools: ``to_json`` refuses others)."""
+    return str(label) if isinstance(label, Not) else plain(label)
+
+
 class SavedTree:
-    """Answers like a :class:`lca.Reconstructor`, from a complete saved tree of one seed.
+    """Answers like a :class:`lca.Reconstructor`, from the complete saved tree of one seed.
 
     Only the methods and attributes ``lca.serve`` uses: :meth:`answer_many`,
-    :meth:`explain`, :attr:`last_stats` (no query is ever spent), and
-    :attr:`classes`: the model's class labels of a multi-class tree (whose
-    answers are indices into them), else ``None`` (answers ``±1``).
+    :meth:`explain`, :attr:`last_stats` (no query is ever spent), and for the
+    replies :meth:`labels` (the model's label of each answer), :attr:`classes`
+    (every label, JSON-safe, in the order of the surrogate's ``classes_``)
+    and :meth:`description`.
     """
 
-    def __init__(self, tree: ReconstructedTree, classes: list[Any] | None = None) -> None:
+    def __init__(self, surrogate: Surrogate) -> None:
+        tree = surrogate.tree()
         if not tree.complete:
             raise ValueError("lca serve --model: the saved tree has unexplored nodes; save "
                              "the Surrogate after Surrogate.tree() (to_json does)")
+        self.surrogate = surrogate
         self.tree = tree
         self.seed = tree.seed
-        self.classes = classes
+        self.classes = [served_label(c) for c in surrogate.classes_]
         self.last_stats = AnswerStats()
 
     def answer_many(self, points: np.ndarray, seed: int, **_: Any) -> np.ndarray:
+        """The tree's answers: ``±1``, or a multi-class tree's class indices."""
         assert seed == self.seed, "the app refuses other seeds"
         self.last_stats = AnswerStats()
         return self.tree.query(points)
@@ -68,6 +85,41 @@ class SavedTree:
         self.last_stats = AnswerStats()
         return Explanation(seed, path, leaf.label, nodes, leaf, AnswerStats(), conditions)
 
+    def labels(self, answers: np.ndarray) -> list[Any]:
+        """The model's label of each of the tree's answers, as ``Surrogate.predict`` gives
+        it (by its own mapping, so the two cannot drift apart), JSON-safe."""
+        return [served_label(label)
+                for label in self.surrogate._labels(np.asarray(answers)).tolist()]
+
+    def description(self) -> dict[str, Any]:
+        """What ``/describe`` says of the surrogate beside the oracle and the limits."""
+        surrogate, params = self.surrogate, dict(self.tree.params)
+        return {
+            "mode": surrogate.distribution_,
+            "builder": surrogate.tree_.builder,
+            "params": params,
+            "params_text": ", ".join(f"{key}={value!r}" for key, value in params.items()),
+            "classes": self.classes,
+            "features": features(surrogate.encoder_),
+        }
+
+
+def features(encoder: Any) -> list[dict[str, Any]]:
+    """Each fitted column, in order: its ``name`` and ``kind``: ``"ordered"`` (numbers,
+    compared with the encoder's thresholds), ``"categorical"`` (with its fitted
+    ``categories``) or ``"binary"`` (0 or 1, :class:`lca.models.BinaryEncoder`)."""
+    ordered: frozenset[int] = getattr(encoder, "ordered_", frozenset())  # number levels
+    out: list[dict[str, Any]] = []
+    for j, name in enumerate(encoder.feature_names):
+        if isinstance(encoder, BinaryEncoder):
+            out.append({"name": name, "kind": "binary"})
+        elif j in encoder.categories_ and j not in ordered:
+            out.append({"name": name, "kind": "categorical",
+                        "categories": [plain(c) for c in encoder.categories_[j].tolist()]})
+        else:
+            out.append({"name": name, "kind": "ordered"})
+    return out
+
 
 def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
     """The answerer and the oracle view of the Surrogate saved at ``path``.
@@ -77,9 +129,6 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
     digest) before anything answers from it. Raises ``ValueError`` starting
     ``argument --model:`` if the file cannot be read or is not a saved Surrogate.
     """
-    from lca.models import Surrogate
-    from lca.models._data import plain
-
     try:
         # A device or a pipe (/dev/zero, a FIFO) would be read forever or block: files only.
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -96,6 +145,5 @@ def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
         # ('depth', 'seed') are not taken for options of lca serve.
         raise ValueError(f"argument --model: {path!r} is not a saved lca.models.Surrogate: "
                          f"{error}") from None
-    tree = surrogate.tree()
-    classes = [plain(c) for c in surrogate.classes_] if tree.multiclass else None
-    return SavedTree(tree, classes), TreeOracle(tree)
+    answerer = SavedTree(surrogate)
+    return answerer, TreeOracle(answerer.tree)
