@@ -14,7 +14,9 @@ import sys
 import threading
 import time
 import types
+import warnings
 
+import msgspec
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ import lca
 from lca import derive
 from lca.cli import _build_parser, main
 from lca.client import Client
-from lca.models import Not
+from lca.models import Not, Surrogate, UnseenValueWarning
 from lca.reconstruct import Reconstructor
 from lca.serve import ServeSettings, demo_oracle, validate
 from lca.serve.batching import AnsweringError, AnswerQueue, AnswerTimeout
@@ -932,6 +934,144 @@ def test_a_saved_surrogate_answers_its_points_in_the_models_labels(served, kind)
     with Client(server.url) as client:
         assert client.classes == as_served(surrogate.classes_)
         assert client.answer(points, surrogate.seed_).tolist() == expected
+
+
+def table_rows(X) -> list:
+    """Rows of an array or a DataFrame as JSON lists of their values."""
+    return (X.astype(object).to_numpy() if hasattr(X, "columns") else X).tolist()
+
+
+def served_answers(server, seed, rows) -> str:
+    """The body of the reply to ``/answer`` of ``rows``, as sent."""
+    status, _, text = post(server.url, "/answer", json.dumps({"seed": seed, "rows": rows})
+                           .encode())
+    assert status == 200, text
+    return text
+
+
+def replied(labels) -> str:
+    """The body a replica sends with ``labels`` as answers (no query spent)."""
+    return msgspec.json.encode({"answers": as_served(labels), "queries": 0}).decode()
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product"])
+def test_rows_of_feature_values_get_the_answers_of_predict_byte_for_byte(served, kind):
+    surrogate, X, server = served[kind]
+    rows = table_rows(X)
+    text = served_answers(server, surrogate.seed_, rows)
+    assert text == replied(surrogate.predict(X))
+    assert text == replied(Surrogate.from_json(surrogate.to_json()).predict(X))
+    if kind == "yes/no":
+        # Categories never fitted, a missing one, a bool and a large int in ordered
+        # columns: answered as predict answers the same values.
+        odd = [[47.5, "huge", None, 30], [True, "small", 3, 71], [10 ** 20, "large", "west", 0]]
+        with pytest.warns(UnseenValueWarning):
+            expected = surrogate.predict(np.array(odd, dtype=object))
+        assert served_answers(server, surrogate.seed_, odd) == replied(expected)
+        rows += odd
+    for row in rows[:3] + rows[-3:]:
+        status, reply, _ = post(server.url, "/explain",
+                                json.dumps({"seed": surrogate.seed_, "row": row}).encode())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnseenValueWarning)
+            rules = surrogate.explain(np.array([row], dtype=object))
+        assert status == 200
+        assert (reply["label"], reply["conditions"]) == \
+            (as_served(np.array([rules.prediction], dtype=object))[0], list(rules.conditions))
+        assert [tuple(step) for step in reply["path"]] == list(rules.path)
+    assert served_answers(server, surrogate.seed_, []) == replied(np.array([]))
+
+
+def rows_body(rows, field="rows", **extra) -> bytes:
+    return json.dumps({"seed": 3, field: rows, **extra}).encode()
+
+
+GOOD_ROW = [51.9, "small", "north", 42]
+BAD_ROWS = [
+    # (case, kind of surrogate, path, body, status, field, message)
+    ("a short row", "yes/no", "/answer", rows_body([GOOD_ROW, GOOD_ROW[:3]]), 422, "rows",
+     r"^'rows\[1\]' must hold 4 values, one per fitted feature in order \(GET /describe lists "
+     r"them\); got 3$"),
+    ("a long row", "yes/no", "/answer", rows_body([GOOD_ROW + [1]]), 422, "rows",
+     r"^'rows\[0\]' must hold 4 values.*; got 5$"),
+    ("a string in an ordered column", "yes/no", "/answer",
+     rows_body([GOOD_ROW, [51.9, "small", "north", "42"]]), 422, "rows",
+     r"^'rows\[1\]\[3\]' \(feature 'age', ordered\) must be a number, finite as a double; "
+     r"got '42'$"),
+    ("null in an ordered column", "yes/no", "/answer", rows_body([[None, "small", "north", 4]]),
+     422, "rows", r"^'rows\[0\]\[0\]' \(feature 'income', ordered\) must be a number.*; "
+                  r"got null$"),
+    ("an int beyond a double", "yes/no", "/answer",
+     rows_body([[10 ** 400, "small", "north", 4]]), 422, "rows",
+     r"^'rows\[0\]\[0\]' .* must be a number, finite as a double; got 1000000000000000000"
+     r"000000000000000000\.\.\.$"),
+    ("a number beyond a double", "yes/no", "/answer",
+     b'{"seed": 3, "rows": [[1e400, "small", "north", 4]]}', 422, "rows",
+     r"^'rows' must be a list of rows, each a list of feature values: numbers, strings, true, "
+     r"false or null: Number out of range at rows\[0\]\[0\]$"),
+    ("a list in a cell", "yes/no", "/answer", rows_body([[51.9, ["small"], "north", 4]]), 422,
+     "rows", r"^'rows' must be .*: Expected `bool \| int \| float \| str \| null`, got `array` "
+             r"at rows\[0\]\[1\]$"),
+    ("an object in a cell", "yes/no", "/answer", rows_body([[51.9, "small", {"a": 1}, 4]]), 422,
+     "rows", r"got `object` at rows\[0\]\[2\]$"),
+    ("a row not a list", "yes/no", "/answer", rows_body([GOOD_ROW, 5]), 422, "rows",
+     r"Expected `array`, got `int` at rows\[1\]$"),
+    ("rows not a list", "yes/no", "/answer", rows_body({"income": 3}), 422, "rows",
+     r"Expected `array`, got `object` at rows$"),
+    ("too many rows", "yes/no", "/answer", rows_body([GOOD_ROW] * 4097), 413, "rows",
+     r"^'rows' holds 4097 points; this server answers at most 4096 per request "
+     r"\(--max-points\)$"),
+    ("rows and points", "yes/no", "/answer", rows_body([GOOD_ROW], points=[]), 422, "points",
+     r"^the request body must hold exactly one of 'points' \(lists of ints -1 or 1\), 'signs' "
+     r"\(strings of \+ and -\) and 'rows' \(lists of feature values\); got both$"),
+    ("rows twice", "yes/no", "/answer", rows_body([GOOD_ROW])[:-1] + b', "rows": []}', 400,
+     "rows", r"^the request body gives 'rows' 2 times; each field must be given once$"),
+    ("a category never fitted, product mode", "product", "/answer",
+     rows_body([GOOD_ROW, [51.9, "huge", "north", 42]], seed=6), 422, "rows",
+     r"^'rows\[1\]\[1\]' \(feature 'size_class', categorical\) must be one of its categories "
+     r"\['large', 'medium', 'small'\] \(a product-mode surrogate has no bits for another\); "
+     r"got 'huge'$"),
+    ("a missing category, product mode", "product", "/answer",
+     rows_body([[51.9, "small", None, 42]], seed=6), 422, "rows",
+     r"^'rows\[0\]\[2\]' \(feature 'region', categorical\) must be one of .*; got null$"),
+    ("another seed", "yes/no", "/answer", rows_body([GOOD_ROW], seed=4), 422, "seed",
+     r"'seed' must be 3: this replica serves the saved tree T_3"),
+    ("a short row to explain", "yes/no", "/explain", rows_body(GOOD_ROW[1:], "row"), 422, "row",
+     r"^'row' must hold 4 values, one per fitted feature in order .*; got 3$"),
+    ("a string to explain", "yes/no", "/explain", rows_body(["x", "small", "north", 3], "row"),
+     422, "row", r"^'row\[0\]' \(feature 'income', ordered\) must be a number"),
+    ("a row and a point", "yes/no", "/explain", rows_body(GOOD_ROW, "row", point=[1]), 422,
+     "point", r"^the request body must hold exactly one of 'point' \(a list of ints -1 or 1\) "
+              r"and 'row' \(a list of feature values\); got both$"),
+    ("rows to explain", "yes/no", "/explain", rows_body([GOOD_ROW]), 422, "rows",
+     r"unknown field `rows`"),
+]
+
+
+@pytest.mark.parametrize("case, kind, path, data, status, field, message", BAD_ROWS,
+                         ids=[case[0] for case in BAD_ROWS])
+def test_bad_rows_get_a_4xx_naming_the_row_and_column(served, case, kind, path, data, status,
+                                                      field, message):
+    server = served[kind][2]
+    got, reply, text = post(server.url, path, data)
+    assert (got, reply["error"]["field"]) == (status, field)
+    assert re.search(message, reply["error"]["message"]), reply
+    assert "Traceback" not in text
+    assert get(server.url, "/healthz")[0] == 200
+
+
+@pytest.mark.parametrize("path, data, expected", [
+    ("/answer", rows_body([[1] * N]), r"'points' \(lists of ints -1 or 1\) or 'signs' "
+                                      r"\(strings of \+ and -\)$"),
+    ("/explain", rows_body([1] * N, "row"), r"send 'point' \(a list of ints -1 or 1\)$")])
+def test_an_oracles_replica_refuses_rows_saying_who_reads_them(server, path, data, expected):
+    status, reply, _ = post(server.url, path, data)
+    field = "rows" if path == "/answer" else "row"
+    assert (status, reply["error"]["field"]) == (422, field)
+    assert re.match(rf"'{field}' \(raw feature values\) is read only by a replica of a saved "
+                    rf"surrogate \(lca serve --model\), which encodes it; this replica serves "
+                    rf"an oracle: send ", reply["error"]["message"])
+    assert re.search(expected, reply["error"]["message"])
 
 
 @pytest.mark.parametrize("options, message", [

@@ -9,13 +9,18 @@ Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
   ``{"seed": 7, "signs": ["+-...", ...]}`` is the same request, each point a
   string of ``n`` characters ``+`` (1) or ``-`` (-1): about ten times
   cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md §7).
+  A saved surrogate also takes ``{"seed": 7, "rows": [[52.3, "small", ...],
+  ...]}``: rows of raw feature values, encoded by its saved encoder
+  (:meth:`lca.serve.saved.SavedTree.encode_rows`), answered as
+  ``Surrogate.predict`` answers them.
   ``Q`` is the oracle queries spent by the ``answer_many`` call that answered
   the request (shared with the requests batched with it; 0 when every
   decision was in the cache). Answers never depend on the cache, batching
   or worker; ``Q`` does.
 * ``POST /explain`` ``{"seed": 7, "point": [...]}`` -> ``{"seed", "label",
   "path": [[variable, value], ...], "conditions": [...], "low_margin":
-  [...], "queries"}``: the root-to-leaf path of the point in ``T_seed``.
+  [...], "queries"}``: the root-to-leaf path of the point in ``T_seed``
+  (of a saved surrogate's encoded ``"row": [...]`` too).
 * ``GET /healthz`` -> ``{"status": "ok", "pid", "requests", "batches",
   "queued"}``.
 * ``GET /describe`` -> the oracle's name, ``n`` and source, the mode, the
@@ -204,7 +209,8 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     @_refusals
     async def answer(request: Request) -> Response:
         deadline = time.monotonic() + settings.request_timeout
-        seed, points = parse_answer(await body(request, deadline), n, settings.max_points)
+        seed, points = parse_answer(await body(request, deadline), n, settings.max_points,
+                                    saved)
         _check_seed(seed, only_seed)
         request.state.log = {"seed": seed, "points": len(points)}
         done = await queue.answer(points, seed, deadline)
@@ -215,7 +221,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     @_refusals
     async def explain(request: Request) -> Response:
         deadline = time.monotonic() + settings.request_timeout
-        seed, point = parse_explain(await body(request, deadline), n)
+        seed, point = parse_explain(await body(request, deadline), n, saved)
         _check_seed(seed, only_seed)
         request.state.log = {"seed": seed, "points": 1}
         done = await queue.explain(point, seed, deadline)

@@ -12,20 +12,28 @@ one-vs-rest surrogate's ``Not(c)`` as its text ``"not c"``, NumPy scalars as
 plain numbers. ``/describe`` lists them under ``"classes"``, with the tree's
 builder, mode and recorded parameters and the fitted features (their names,
 kinds and categories) (:meth:`SavedTree.description`).
+
+Rows of raw feature values (``"rows"`` of ``/answer``, ``"row"`` of
+``/explain``) are encoded here with the saved encoder, as
+``Surrogate.predict`` encodes them, so they get its answers
+(:meth:`SavedTree.encode_rows`).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from lca.decisions import AnswerStats
 from lca.export import ReconstructedTree
-from lca.models import BinaryEncoder, Not, Surrogate
+from lca.models import BinaryEncoder, Not, QuantileEncoder, Surrogate
 from lca.models._data import plain
+from lca.models.questions import category_key
 from lca.oracle import Oracle
 from lca.reconstruct import Explanation
 
@@ -71,6 +79,8 @@ class SavedTree:
         self.tree = tree
         self.seed = tree.seed
         self.classes = [served_label(c) for c in surrogate.classes_]
+        self.features = features(surrogate.encoder_)
+        self._checks = [_cell_check(surrogate.encoder_, feature) for feature in self.features]
         self.last_stats = AnswerStats()
 
     def answer_many(self, points: np.ndarray, seed: int, **_: Any) -> np.ndarray:
@@ -100,8 +110,44 @@ class SavedTree:
             "params": params,
             "params_text": ", ".join(f"{key}={value!r}" for key, value in params.items()),
             "classes": self.classes,
-            "features": features(surrogate.encoder_),
+            "features": self.features,
         }
+
+    def encode_rows(self, rows: list[list[Any]], field: str) -> np.ndarray:
+        """The points of rows of raw feature values (each a list of the fitted columns'
+        values, in order), encoded as ``Surrogate.predict`` encodes rows: the saved
+        encoder's ``encode`` of them as one array of objects, so that they get its answers.
+
+        Raises ``ValueError`` naming ``field`` and the place at fault (``rows[i]``, or
+        ``row`` when ``field`` is ``"row"``), checked first so that the message names the
+        cell: a row of another length; in an ordered column a value other than a number
+        (``true``/``false`` count as 1 and 0; ``null`` is not a number); in a binary one
+        other than 0 or 1; in a product-mode categorical one a value ``fit`` never saw,
+        which the encoder has no bits for. ``predict`` refuses the same values. A
+        data-mode categorical column takes any value: one ``fit`` never saw, ``null``
+        included, answers "no" to each of its category questions, as in ``predict``.
+        """
+        width = len(self.features)
+        for i, row in enumerate(rows):
+            if len(row) != width:
+                raise ValueError(f"'{_place(field, i)}' must hold {width} values, one per "
+                                 f"fitted feature in order (GET /describe lists them); got "
+                                 f"{len(row)}")
+        checked = [(j, *check) for j, check in enumerate(self._checks) if check is not None]
+        for i, row in enumerate(rows):
+            for j, valid, expected in checked:
+                if not valid(row[j]):
+                    feature = self.features[j]
+                    raise ValueError(f"'{_place(field, i)}[{j}]' (feature {feature['name']!r}, "
+                                     f"{feature['kind']}) must be {expected}; got "
+                                     f"{_json_text(row[j])}")
+        values = np.empty((len(rows), width), dtype=object)
+        if rows:  # numpy reads no rows as shape (0,), which does not fit (0, width)
+            values[...] = rows
+        try:
+            return self.surrogate.encoder_.encode(values)
+        except (TypeError, ValueError) as error:  # the checks above are meant to leave none
+            raise ValueError(f"'{field}' could not be encoded: {error}") from None
 
 
 def features(encoder: Any) -> list[dict[str, Any]]:
@@ -119,6 +165,48 @@ def features(encoder: Any) -> list[dict[str, Any]]:
         else:
             out.append({"name": name, "kind": "ordered"})
     return out
+
+
+def _place(field: str, i: int) -> str:
+    return f"{field}[{i}]" if field == "rows" else field
+
+
+def _json_text(value: Any) -> str:
+    """A cell as its request wrote it, cut short (a number may have thousands of digits)."""
+    text = "null" if value is None else repr(value) if isinstance(value, str) else \
+        str(value).lower() if isinstance(value, bool) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _number(value: Any) -> bool:
+    """Whether a JSON value is a number a real column takes: finite as a double."""
+    if type(value) not in (int, float, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int beyond the largest double
+        return False
+
+
+_CellCheck = tuple[Callable[[Any], bool], str]
+
+
+def _cell_check(encoder: Any, feature: dict[str, Any]) -> _CellCheck | None:
+    """What a value of ``feature`` must be and its description, ``None`` for any value."""
+    kind = feature["kind"]
+    if kind == "ordered":
+        return _number, "a number, finite as a double"
+    if kind == "binary":
+        return (lambda value: _number(value) and float(value) in (0.0, 1.0)), "0 or 1"
+    if not isinstance(encoder, QuantileEncoder):  # data mode: any category answers
+        return None
+    keys = {category_key(category) for category in feature["categories"]}
+
+    def known(value: Any) -> bool:
+        return value is not None and category_key(value) in keys
+
+    return known, (f"one of its categories {feature['categories']} (a product-mode "
+                   "surrogate has no bits for another)")
 
 
 def load_saved(path: str) -> tuple[SavedTree, TreeOracle]:
