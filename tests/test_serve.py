@@ -19,6 +19,8 @@ import warnings
 import msgspec
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lca
 from lca import derive
@@ -982,6 +984,35 @@ def test_rows_of_feature_values_get_the_answers_of_predict_byte_for_byte(served,
     assert served_answers(server, surrogate.seed_, []) == replied(np.array([]))
 
 
+CELLS = st.one_of(
+    st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.integers(10 ** 307, 10 ** 320),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["small", "large", "north", "west", "42", ""]),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=3))
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "product"])
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(CELLS, min_size=4, max_size=4), min_size=1, max_size=3))
+def test_any_rows_get_the_answers_of_predict_or_a_422_where_predict_refuses_them(served, kind,
+                                                                                rows):
+    surrogate, _, server = served[kind]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnseenValueWarning)
+            expected = surrogate.predict(np.array(rows, dtype=object))
+    except (TypeError, ValueError, OverflowError):  # an int beyond a double: OverflowError
+        expected = None
+    status, reply, text = post(server.url, "/answer",
+                               json.dumps({"seed": surrogate.seed_, "rows": rows}).encode())
+    if expected is None:
+        assert (status, reply["error"]["field"]) == (422, "rows"), text
+        assert re.match(r"'rows\[\d\]\[\d\]' \(feature '\w+', (ordered|categorical)\) must be ",
+                        reply["error"]["message"]), text
+    else:
+        assert text == replied(expected)
+
+
 def rows_body(rows, field="rows", **extra) -> bytes:
     return json.dumps({"seed": 3, field: rows, **extra}).encode()
 
@@ -1005,6 +1036,11 @@ BAD_ROWS = [
      rows_body([[10 ** 400, "small", "north", 4]]), 422, "rows",
      r"^'rows\[0\]\[0\]' .* must be a number, finite as a double; got 1000000000000000000"
      r"000000000000000000\.\.\.$"),
+    ("an int beyond a double in a categorical column", "yes/no", "/answer",
+     rows_body([[51.9, 10 ** 400, "north", 4]]), 422, "rows",
+     r"^'rows\[0\]\[1\]' \(feature 'size_class', categorical\) must be a category: a string, "
+     r"a number finite as a double, true, false or null; got 10000000000000000000000000000000"
+     r"00000\.\.\.$"),
     ("a number beyond a double", "yes/no", "/answer",
      b'{"seed": 3, "rows": [[1e400, "small", "north", 4]]}', 422, "rows",
      r"^'rows' must be a list of rows, each a list of feature values: numbers, strings, true, "

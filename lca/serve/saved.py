@@ -123,9 +123,10 @@ class SavedTree:
         cell: a row of another length; in an ordered column a value other than a number
         (``true``/``false`` count as 1 and 0; ``null`` is not a number); in a binary one
         other than 0 or 1; in a product-mode categorical one a value ``fit`` never saw,
-        which the encoder has no bits for. ``predict`` refuses the same values. A
-        data-mode categorical column takes any value: one ``fit`` never saw, ``null``
-        included, answers "no" to each of its category questions, as in ``predict``.
+        which the encoder has no bits for; anywhere an int beyond the largest double.
+        ``predict`` refuses the same values. A data-mode categorical column takes any
+        other value: one ``fit`` never saw, ``null`` included, answers "no" to each of
+        its category questions, as in ``predict``.
         """
         width = len(self.features)
         for i, row in enumerate(rows):
@@ -133,9 +134,8 @@ class SavedTree:
                 raise ValueError(f"'{_place(field, i)}' must hold {width} values, one per "
                                  f"fitted feature in order (GET /describe lists them); got "
                                  f"{len(row)}")
-        checked = [(j, *check) for j, check in enumerate(self._checks) if check is not None]
         for i, row in enumerate(rows):
-            for j, valid, expected in checked:
+            for j, (valid, expected) in enumerate(self._checks):
                 if not valid(row[j]):
                     feature = self.features[j]
                     raise ValueError(f"'{_place(field, i)}[{j}]' (feature {feature['name']!r}, "
@@ -146,7 +146,7 @@ class SavedTree:
             values[...] = rows
         try:
             return self.surrogate.encoder_.encode(values)
-        except (TypeError, ValueError) as error:  # the checks above are meant to leave none
+        except (TypeError, ValueError, ArithmeticError) as error:  # the checks leave none
             raise ValueError(f"'{field}' could not be encoded: {error}") from None
 
 
@@ -180,30 +180,35 @@ def _json_text(value: Any) -> str:
 
 def _number(value: Any) -> bool:
     """Whether a JSON value is a number a real column takes: finite as a double."""
-    if type(value) not in (int, float, bool):
-        return False
+    return type(value) in (int, float, bool) and _double(value)
+
+
+def _double(value: Any) -> bool:
+    """Whether a JSON value is no int beyond the largest double (a category is looked up
+    as a double, and ``predict`` raises ``OverflowError`` on such an int)."""
     try:
-        return math.isfinite(float(value))
-    except OverflowError:  # an int beyond the largest double
+        return type(value) is not int or math.isfinite(float(value))
+    except OverflowError:
         return False
 
 
 _CellCheck = tuple[Callable[[Any], bool], str]
+_CATEGORY = "a category: a string, a number finite as a double, true, false or null"
 
 
-def _cell_check(encoder: Any, feature: dict[str, Any]) -> _CellCheck | None:
-    """What a value of ``feature`` must be and its description, ``None`` for any value."""
+def _cell_check(encoder: Any, feature: dict[str, Any]) -> _CellCheck:
+    """What a value of ``feature`` must be, and that said in words."""
     kind = feature["kind"]
     if kind == "ordered":
         return _number, "a number, finite as a double"
     if kind == "binary":
         return (lambda value: _number(value) and float(value) in (0.0, 1.0)), "0 or 1"
     if not isinstance(encoder, QuantileEncoder):  # data mode: any category answers
-        return None
+        return _double, _CATEGORY
     keys = {category_key(category) for category in feature["categories"]}
 
     def known(value: Any) -> bool:
-        return value is not None and category_key(value) in keys
+        return value is not None and _double(value) and category_key(value) in keys
 
     return known, (f"one of its categories {feature['categories']} (a product-mode "
                    "surrogate has no bits for another)")
