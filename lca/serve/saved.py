@@ -79,7 +79,7 @@ class SavedTree:
         self.tree = tree
         self.seed = tree.seed
         self.classes = [served_label(c) for c in surrogate.classes_]
-        self.features = features(surrogate.encoder_)
+        self.features = describe_features(surrogate.encoder_)
         self._checks = [_cell_check(surrogate.encoder_, feature) for feature in self.features]
         self.last_stats = AnswerStats()
 
@@ -150,7 +150,7 @@ class SavedTree:
             raise ValueError(f"'{field}' could not be encoded: {error}") from None
 
 
-def features(encoder: Any) -> list[dict[str, Any]]:
+def describe_features(encoder: Any) -> list[dict[str, Any]]:
     """Each fitted column, in order: its ``name`` and ``kind``: ``"ordered"`` (numbers,
     compared with the encoder's thresholds), ``"categorical"`` (with its fitted
     ``categories``) or ``"binary"`` (0 or 1, :class:`lca.models.BinaryEncoder`)."""
