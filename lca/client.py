@@ -3,6 +3,9 @@
     >>> from lca.client import Client
     >>> client = Client(["http://127.0.0.1:8000", "http://127.0.0.1:8001"])  # doctest: +SKIP
     >>> client.answer(points, seed=7)          # int8 array, one answer per row  # doctest: +SKIP
+    >>> surrogate = Client("http://127.0.0.1:8002")   # lca serve --model FILE  # doctest: +SKIP
+    >>> surrogate.answer_rows([[51.9, "small", "north", 42]], seed=3)  # doctest: +SKIP
+    array(['repaid'], dtype='<U6')
 
 Every replica started with the same oracle, mode and depth answers from the
 same tree, so a request can go to any of them: the client sends each request
@@ -15,9 +18,10 @@ same answer wherever it lands. A request the server refuses (4xx) raises
 an oracle error (500) raises :class:`ServerError`; neither is retried.
 
 No reply is taken on trust: every field the client reads is checked (an
-answer is an int ``-1`` or ``1``, one per point sent; ``queries`` an int
-``>= 0``; ...), and a reply that breaks the protocol raises
-:class:`ServerError` with status 200, naming the replica and the field.
+answer is an int ``-1`` or ``1``, or one of a served surrogate's classes,
+one per point sent; ``queries`` an int ``>= 0``; ...), and a reply that
+breaks the protocol raises :class:`ServerError` with status 200, naming the
+replica and the field.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import math
 import reprlib
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
@@ -75,7 +80,7 @@ class ServerUnavailable(ConnectionError):
 class ServedExplanation:
     """``POST /explain``: the point's path through ``T_seed``, its label and the queries
     the server spent (0 when the path was cached). The label is ``±1``, or one of
-    :attr:`Client.classes` from a saved multi-class surrogate."""
+    :attr:`Client.classes` from a saved surrogate."""
 
     seed: int
     label: Any
@@ -112,9 +117,9 @@ class Client:
             server to read than ``"points"``, lists of ints ``±1``. Answers are
             the same either way.
 
-    A server of a saved multi-class surrogate (``lca serve --model``) answers
-    class labels, listed by its ``/describe`` (:attr:`classes`); the client
-    returns those labels, each checked to be one of them.
+    A server of a saved surrogate (``lca serve --model``) answers its model's
+    labels, listed by its ``/describe`` (:attr:`classes`); the client returns
+    those labels, each checked to be one of them.
 
     A client may be shared by threads: each thread keeps its own connections.
     """
@@ -149,6 +154,7 @@ class Client:
         self._preferred = 0
         self._n: int | None = None
         self._classes: list[Any] | None = None
+        self._features: list[dict[str, Any]] | None = None
         self._local = threading.local()
         self._lock = threading.Lock()
         self._all: list[http.client.HTTPConnection] = []
@@ -170,7 +176,7 @@ class Client:
 
     def answer(self, points: Any, seed: int) -> np.ndarray:
         """``T_seed`` at every row of an ``(m, n)`` array of ``±1``, as ``int8`` (class
-        labels, as an array of them, from a multi-class server: :attr:`classes`).
+        labels, as an array of them, from a served surrogate: :attr:`classes`).
 
         Checked here like :meth:`lca.Reconstructor.answer_many` (``TypeError``
         for a wrong type or shape, ``ValueError`` for values; ``n`` comes from
@@ -178,12 +184,40 @@ class Client:
         """
         seed = _seed(seed, "Client.answer")
         points = check_points(points, self.n, what="points")
+
+        def sent(rows: np.ndarray) -> list[Any]:
+            return _signs(rows) if self.encoding == "signs" else rows.tolist()
+
+        return self._answer(seed, self.encoding, points, sent)
+
+    def answer_rows(self, rows: Any, seed: int) -> np.ndarray:
+        """A served surrogate's answers to rows of raw feature values, in its model's
+        labels (:attr:`classes`, each checked to be one of them): what
+        ``Surrogate.predict`` answers on the same rows.
+
+        ``rows``: a sequence of rows, each a sequence of the fitted features'
+        values in order (:attr:`features`: numbers, strings, bools, ``None``
+        for a missing value), a 2-D NumPy array, or a pandas DataFrame (its
+        columns taken by the features' names when it has them all). A float
+        NaN is sent as ``null`` (a missing value: ``predict`` answers both
+        alike); an infinity, which JSON cannot carry, raises ``ValueError``.
+        The server encodes the rows with the saved encoder and refuses (4xx,
+        :class:`RequestRejected`) a value the encoder refuses, naming it.
+        Sent in requests of at most ``chunk`` rows. Raises ``ValueError``
+        from a replica of an oracle, which has no features.
+        """
+        seed = _seed(seed, "Client.answer_rows")
+        values = self._feature_rows("Client.answer_rows", "rows", rows)
+        return self._answer(seed, "rows", values, lambda chunk: chunk)
+
+    def _answer(self, seed: int, field: str, rows: Any,
+                sent: Callable[[Any], list[Any]]) -> np.ndarray:
+        """The answers to ``rows``, sent as ``field`` in requests of at most ``chunk``."""
         answers, queries = [], 0
-        for lo in range(0, len(points), self.chunk):
-            rows = points[lo:lo + self.chunk]
-            sent = _signs(rows) if self.encoding == "signs" else rows.tolist()
-            reply = self._request("POST", "/answer", {"seed": seed, self.encoding: sent})
-            answers.append(_answers(reply, len(rows), self.classes))
+        for lo in range(0, len(rows), self.chunk):
+            chunk = rows[lo:lo + self.chunk]
+            reply = self._request("POST", "/answer", {"seed": seed, field: sent(chunk)})
+            answers.append(_answers(reply, len(chunk), self.classes))
             queries += _field(reply, "/answer", "queries", _is_count, "an int >= 0")
         self.last_queries = queries
         if not answers:
@@ -199,10 +233,43 @@ class Client:
             raise TypeError(f"The 'point' parameter of Client.explain must be a 1-D array of "
                             f"{self.n} values ±1. Got shape {point.shape} instead.")
         point = check_points(point[None, :], self.n, what="point")[0]
-        reply = self._request("POST", "/explain", {"seed": seed, "point": point.tolist()})
+        return self._explain(seed, "point", point.tolist())
+
+    def explain_row(self, row: Any, seed: int) -> ServedExplanation:
+        """The path through a served surrogate's tree of one row of raw feature values
+        (as :meth:`answer_rows` takes them), and its label."""
+        seed = _seed(seed, "Client.explain_row")
+        if not isinstance(row, (Sequence, np.ndarray)) or isinstance(row, (str, bytes)):
+            raise TypeError(f"The 'row' parameter of Client.explain_row must be a sequence "
+                            f"of feature values. Got {type(row).__name__} instead.")
+        return self._explain(seed, "row",
+                             self._feature_rows("Client.explain_row", "row", [row])[0])
+
+    def _explain(self, seed: int, field: str, value: list[Any]) -> ServedExplanation:
+        reply = self._request("POST", "/explain", {"seed": seed, field: value})
         explained = _explanation(reply, seed, self.n, self.classes)
         self.last_queries = explained.queries
         return explained
+
+    def _feature_rows(self, owner: str, name: str, rows: Any) -> list[list[Any]]:
+        """``rows`` as lists of JSON values, one per feature, or the first bad one named."""
+        features = self.features
+        if features is None:
+            raise ValueError(f"{owner} needs a replica of a saved surrogate (lca serve "
+                             f"--model), whose /describe lists its features; "
+                             f"{', '.join(self.urls)} serve(s) an oracle: send points of "
+                             "±1 with Client.answer")
+        names = [feature["name"] for feature in features]
+        if hasattr(rows, "columns") and hasattr(rows, "to_numpy"):  # a DataFrame
+            if set(names) <= {str(column) for column in rows.columns}:
+                rows = rows.rename(columns=str)[names]
+            rows = rows.to_numpy(dtype=object)
+        if isinstance(rows, np.ndarray):
+            rows = rows.tolist()
+        if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence):
+            raise TypeError(f"The '{name}' parameter of {owner} must be a sequence of rows, "
+                            f"a 2-D array or a DataFrame. Got {type(rows).__name__} instead.")
+        return [_feature_row(owner, name, i, row, len(names)) for i, row in enumerate(rows)]
 
     def describe(self) -> dict[str, Any]:
         """``GET /describe``: the oracle, mode, parameters and limits of the replicas."""
@@ -226,11 +293,22 @@ class Client:
 
     @property
     def classes(self) -> list[Any] | None:
-        """The class labels a saved multi-class surrogate answers (``/describe``'s
-        ``"classes"``), or ``None`` when answers are ``±1``; asked of the server once."""
+        """The labels a saved surrogate answers (``/describe``'s ``"classes"``: its
+        model's, a one-vs-rest surrogate's ``"not c"`` and ``c``), or ``None`` when
+        answers are ``±1``; asked of the server once."""
         if self._n is None:
             self._read_description()
         return self._classes
+
+    @property
+    def features(self) -> list[dict[str, Any]] | None:
+        """The fitted features a saved surrogate lists (``/describe``'s ``"features"``:
+        each a ``"name"`` and a ``"kind"``, ``"ordered"``, ``"categorical"`` with its
+        ``"categories"``, or ``"binary"``), what :meth:`answer_rows` sends a value of, in
+        order; ``None`` from an oracle's replica. Asked of the server once."""
+        if self._n is None:
+            self._read_description()
+        return self._features
 
     def _read_description(self) -> None:
         reply = self._request("GET", "/describe", None)
@@ -239,7 +317,12 @@ class Client:
             "an object whose 'n' is an int in [1, 2**31 - 1]")
         if "classes" in reply:
             self._classes = _field(reply, "/describe", "classes", _are_classes,
-                                   "a list of at least 3 distinct strings or numbers")
+                                   "a list of at least 2 distinct strings, numbers or "
+                                   "bools (bools only with bools)")
+        if "features" in reply:
+            self._features = _field(reply, "/describe", "features", _are_features,
+                                    "a list of objects, each with a string 'name' and a "
+                                    "'kind' 'ordered', 'categorical' or 'binary'")
         self._n = oracle["n"]
 
     # -- transport ---------------------------------------------------------------
@@ -386,9 +469,44 @@ def _label_check(classes: list[Any] | None) -> tuple[Any, str]:
 
 
 def _are_classes(value: Any) -> bool:
-    return isinstance(value, list) and len(value) >= 3 and all(
-        type(item) in (str, int, float) for item in value) and len(
+    # Bools only among bools (a regressor's [false, true]): a label true beside the
+    # number 1 would be one class to numpy.
+    if not isinstance(value, list) or len(value) < 2:
+        return False
+    kinds = {type(item) for item in value}
+    return (kinds <= {str, int, float} or kinds == {bool}) and len(
         {(type(item), item) for item in value}) == len(value)
+
+
+def _are_features(value: Any) -> bool:
+    return isinstance(value, list) and len(value) >= 1 and all(
+        isinstance(item, dict) and isinstance(item.get("name"), str)
+        and item.get("kind") in ("ordered", "categorical", "binary") for item in value)
+
+
+def _feature_row(owner: str, name: str, i: int, row: Any, width: int) -> list[Any]:
+    """One row as JSON values: NumPy scalars as Python ones, a float NaN as ``None``."""
+    where = f"{name}[{i}]" if name == "rows" else name
+    if isinstance(row, (str, bytes)) or not isinstance(row, (Sequence, np.ndarray)):
+        raise TypeError(f"The '{name}' parameter of {owner}: '{where}' must be a sequence "
+                        f"of {width} feature values. Got {type(row).__name__} instead.")
+    if len(row) != width:
+        raise ValueError(f"The '{name}' parameter of {owner}: '{where}' must hold {width} "
+                         f"values, one per feature of the served surrogate "
+                         f"(Client.features). Got {len(row)} instead.")
+    out = []
+    for j, value in enumerate(row):
+        value = value.item() if isinstance(value, np.generic) else value
+        if isinstance(value, float) and not math.isfinite(value):
+            if value == value:  # an infinity: JSON has no number for it
+                raise ValueError(f"The '{name}' parameter of {owner}: '{where}[{j}]' is "
+                                 f"{value}, which JSON cannot carry.")
+            value = None  # NaN: a missing value, as null
+        if value is not None and type(value) not in (str, int, float, bool):
+            raise TypeError(f"The '{name}' parameter of {owner}: '{where}[{j}]' must be a "
+                            f"number, a string, a bool or None. Got {type(value).__name__}.")
+        out.append(value)
+    return out
 
 
 def _explanation(reply: dict[str, Any], seed: int, n: int,

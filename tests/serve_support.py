@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Iterator
@@ -73,6 +74,43 @@ def returns_a_number() -> int:
     return 7
 
 
+def surrogates(folder: str) -> dict[str, tuple[Any, Any, str]]:
+    """Saved surrogates of each kind a replica serves, each ``(surrogate, rows it was
+    fitted on, its file in folder)``: a data-mode yes/no tree of a pipeline over a table
+    with string columns (labels "default" and "repaid"), a multi-class one (iris, string
+    labels), a one-vs-rest one (iris, classes [Not(2), 2]) and a product-mode one."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.datasets import load_iris
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    from lca.models import Surrogate
+
+    from models_support import loans
+
+    X, y = loans(400)
+    model = make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"),
+                            ["size_class", "region"])], remainder="passthrough"),
+        DecisionTreeClassifier(max_depth=4, random_state=0)).fit(X, y)
+    iris = load_iris()
+    names = np.array(["setosa", "versicolor", "virginica"])[iris.target]
+    flowers = DecisionTreeClassifier(max_depth=3, random_state=0).fit(iris.data, names)
+    numbered = DecisionTreeClassifier(max_depth=3, random_state=0).fit(iris.data, iris.target)
+    made = {"yes/no": (Surrogate(model, depth=4, seed=3), X),
+            "multi-class": (Surrogate(flowers, depth=3, seed=2), iris.data),
+            "one-vs-rest": (Surrogate(numbered, positive=2, depth=3, seed=4), iris.data),
+            "product": (Surrogate(model, distribution="product", depth=4, seed=6), X)}
+    out = {}
+    for i, (name, (surrogate, rows)) in enumerate(made.items()):
+        path = os.path.join(folder, f"surrogate{i}.json")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(surrogate.fit(rows).to_json())
+        out[name] = (surrogate, rows, path)
+    return out
+
+
 @pytest.fixture(autouse=True)
 def close_clients(monkeypatch):
     """Close every :class:`Client` a test made (their keep-alive sockets) when it ends."""
@@ -110,14 +148,29 @@ class Server:
         return self.process.wait(timeout)
 
 
+def lca_script() -> str:
+    """The ``lca`` console script of this Python (skips the test when it is not installed)."""
+    script = os.path.join(sysconfig.get_path("scripts"), "lca")
+    if not os.path.isfile(script):
+        pytest.skip(f"no lca script at {script} (pip install -e . makes it)")
+    return script
+
+
 @contextlib.contextmanager
-def running(*options: str, start_timeout: float = 30.0) -> Iterator[Server]:
-    """``lca serve --port 0 OPTIONS`` on 127.0.0.1; killed on exit if still running."""
+def running(*options: str, start_timeout: float = 30.0, cwd: str | None = None,
+            script: bool = False) -> Iterator[Server]:
+    """``lca serve --port 0 OPTIONS`` on 127.0.0.1; killed on exit if still running.
+
+    Started as ``python -m lca`` in ``cwd`` (default: this one), or with
+    ``script`` as the ``lca`` console script, which does not put ``cwd`` on
+    ``sys.path`` by itself.
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [TESTS, env.get("PYTHONPATH")]))
-    process = subprocess.Popen([sys.executable, "-m", "lca", "serve", "--port", "0", *options],
+    command = [lca_script()] if script else [sys.executable, "-m", "lca"]
+    process = subprocess.Popen([*command, "serve", "--port", "0", *options],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, env=env)
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     log: list[dict[str, Any]] = []
     listening = threading.Event()
 

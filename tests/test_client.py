@@ -16,6 +16,7 @@ import lca
 from lca import client as client_module
 from lca import derive
 from lca.client import Client, RequestRejected, ServerError, ServerUnavailable
+from lca.models import UnseenValueWarning
 from lca.reconstruct import Reconstructor
 
 from serve_support import (
@@ -23,6 +24,7 @@ from serve_support import (
     close_clients,  # noqa: F401 (an autouse fixture)
     running,
     small,
+    surrogates,
 )
 
 POINTS = derive.sample_points(12, "client-test", N, 400)
@@ -186,6 +188,81 @@ class TestChecksAndRefusals:
             (422, "seed", server.url)
         assert isinstance(refused.value, ValueError)
         assert tried == [0]
+
+
+@pytest.fixture(scope="module")
+def surrogate_server(tmp_path_factory):
+    """A replica of a saved data-mode yes/no surrogate of a table with string columns."""
+    surrogate, X, path = surrogates(str(tmp_path_factory.mktemp("client")))["yes/no"]
+    with running("--model", path) as s:
+        yield surrogate, X, s
+
+
+class TestRows:
+    def test_answer_rows_gets_the_labels_of_predict(self, surrogate_server):
+        surrogate, X, s = surrogate_server
+        seed, expected = surrogate.seed_, surrogate.predict(X).tolist()
+        client = Client(s.url, chunk=64)
+        assert client.classes == ["default", "repaid"]
+        assert [feature["name"] for feature in client.features] == list(X.columns)
+        before = answered(client)
+        got = client.answer_rows(X, seed)
+        assert got.tolist() == expected and got.dtype.kind == "U"
+        assert answered(client) - before == 7 and client.last_queries == 0  # 400 rows by 64
+        # A DataFrame's columns are taken by name; lists of values in the fitted order.
+        assert client.answer_rows(X[X.columns[::-1]], seed).tolist() == expected
+        rows = X.astype(object).to_numpy()
+        assert client.answer_rows(rows[:5].tolist(), seed).tolist() == expected[:5]
+        assert client.answer_rows(rows[:5], seed).tolist() == expected[:5]
+        assert client.answer_rows([], seed).tolist() == []
+        # NaN goes as null, a missing value: predict answers both as a category never fitted.
+        missing = X.head(3).assign(region=np.nan)
+        with pytest.warns(UnseenValueWarning):
+            local = surrogate.predict(missing)
+        assert client.answer_rows(missing, seed).tolist() == local.tolist()
+
+    def test_explain_row_is_the_path_of_explain(self, surrogate_server):
+        surrogate, X, s = surrogate_server
+        rules = surrogate.explain(X.iloc[[7]])
+        served = Client(s.url).explain_row(X.iloc[7].tolist(), surrogate.seed_)
+        assert (served.label, served.path, served.conditions, served.queries) == \
+            (rules.prediction, rules.path, rules.conditions, 0)
+
+    @pytest.mark.parametrize("rows, error, message", [
+        ([[51.9, "small", "north", 42], [51.9, "small", "north"]], ValueError,
+         r"^The 'rows' parameter of Client.answer_rows: 'rows\[1\]' must hold 4 values, one "
+         r"per feature of the served surrogate \(Client.features\). Got 3 instead.$"),
+        ([[float("inf"), "small", "north", 42]], ValueError,
+         r"'rows\[0\]\[0\]' is inf, which JSON cannot carry.$"),
+        ([[51.9, {"a": 1}, "north", 42]], TypeError,
+         r"'rows\[0\]\[1\]' must be a number, a string, a bool or None. Got dict.$"),
+        ([5], TypeError, r"'rows\[0\]' must be a sequence of 4 feature values. Got int instead"),
+        ("rows", TypeError, r"must be a sequence of rows, a 2-D array or a DataFrame. Got str"),
+    ])
+    def test_rows_are_checked_before_sending(self, surrogate_server, rows, error, message):
+        client = Client(surrogate_server[2].url)
+        before = answered(client)
+        with pytest.raises(error, match=message):
+            client.answer_rows(rows, 3)
+        assert answered(client) == before
+
+    def test_a_refused_row_carries_the_servers_message(self, surrogate_server):
+        client = Client(surrogate_server[2].url)
+        with pytest.raises(RequestRejected) as refused:
+            client.answer_rows([[51.9, "small", "north", 42], ["x", "small", "north", 4]], 3)
+        assert (refused.value.status, refused.value.field) == (422, "rows")
+        assert str(refused.value).endswith("'rows[1][0]' (feature 'income', ordered) must be a "
+                                           "number, finite as a double; got 'x'")
+
+    def test_rows_need_a_served_surrogate(self, server):
+        client = Client(server.url)
+        assert client.features is None and client.classes is None
+        for ask in (lambda: client.answer_rows([[1.0]], 7),
+                    lambda: client.explain_row([1.0], 7)):
+            with pytest.raises(ValueError, match=r"needs a replica of a saved surrogate \(lca "
+                                                 r"serve --model\), whose /describe lists its "
+                                                 r"features; .* serve\(s\) an oracle"):
+                ask()
 
 
 class TestFailover:
@@ -377,14 +454,43 @@ class TestRepliesAreChecked:
         assert re.fullmatch(rf"http://127\.0\.0\.1:1/answer sent a malformed reply: {message}",
                             str(raised.value)), str(raised.value)
 
-    @pytest.mark.parametrize("classes", [["a", "b"], ["a", "a", "b"], ["a", None, "b"],
-                                         "abc", [1, True, 2]])
+    @pytest.mark.parametrize("classes", [["a"], ["a", "a", "b"], ["a", None, "b"],
+                                         "abc", [1, True, 2], [True, 1], [True, True]])
     def test_a_description_with_bad_classes_is_refused(self, monkeypatch, classes):
         client = self.client(monkeypatch, "/answer", {"answers": [], "queries": 0},
                              describe={"oracle": {"n": 4}, "classes": classes})
         with pytest.raises(ServerError, match=r"/describe sent a malformed reply: 'classes' "
-                                              r"must be a list of at least 3 distinct"):
+                                              r"must be a list of at least 2 distinct"):
             _ = client.classes
+
+    @pytest.mark.parametrize("classes, answers, dtype", [
+        (["benign", "malignant"], ["malignant", "benign", "malignant"], np.str_),
+        (["not 8", 8], [8, "not 8", 8], np.object_),  # a one-vs-rest surrogate's labels
+        ([False, True], [True, True, False], np.bool_),  # a regressor's, with threshold=
+        ([0, 1], [1, 0, 0], np.int64)])
+    def test_a_yes_no_surrogate_answers_its_two_labels(self, monkeypatch, classes, answers,
+                                                        dtype):
+        client = self.client(monkeypatch, "/answer", {"answers": answers, "queries": 0},
+                             describe={"oracle": {"n": 4}, "classes": classes})
+        got = client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+        assert got.tolist() == answers and got.dtype.type is dtype
+        bad = [answers[0], answers[1], 1 if classes[0] is False else True]
+        client = self.client(monkeypatch, "/answer", {"answers": bad, "queries": 0},
+                             describe={"oracle": {"n": 4}, "classes": classes})
+        with pytest.raises(ServerError, match=r"'answers\[2\]' must be one of the classes"):
+            client.answer(np.ones((3, self.N), dtype=np.int8), 7)
+
+    @pytest.mark.parametrize("features", [[], "abc", [5], [{"name": 1, "kind": "ordered"}],
+                                          [{"name": "a", "kind": "nominal"}], [{"kind": "binary"}]])
+    def test_a_description_with_bad_features_is_refused(self, monkeypatch, features):
+        client = self.client(monkeypatch, "/answer", {"answers": [], "queries": 0},
+                             describe={"oracle": {"n": 4}, "classes": ["a", "b"],
+                                       "features": features})
+        with pytest.raises(ServerError, match=r"/describe sent a malformed reply: 'features' "
+                                              r"must be a list of objects, each with a string "
+                                              r"'name' and a 'kind' 'ordered', 'categorical' "
+                                              r"or 'binary'; got"):
+            client.answer_rows([[1]], 7)
 
     def test_a_long_bad_list_is_shown_short(self, monkeypatch):
         text = self.answer(monkeypatch, {"answers": [1] * 999 + [7], "queries": 0}, rows=1000)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
+import os
 import re
 import signal
 import socket
@@ -12,14 +14,19 @@ import sys
 import threading
 import time
 import types
+import warnings
 
+import msgspec
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lca
 from lca import derive
 from lca.cli import _build_parser, main
 from lca.client import Client
+from lca.models import Not, Surrogate, UnseenValueWarning
 from lca.reconstruct import Reconstructor
 from lca.serve import ServeSettings, demo_oracle, validate
 from lca.serve.batching import AnsweringError, AnswerQueue, AnswerTimeout
@@ -34,6 +41,7 @@ from serve_support import (
     failing,
     running,
     small,
+    surrogates,
 )
 
 POINTS = derive.sample_points(11, "serve-test", N, 10_000)
@@ -706,6 +714,76 @@ def test_the_demo_oracle_is_lca_demos():
     assert np.array_equal(demo_oracle()(points), f(points))
 
 
+@pytest.fixture(autouse=True)
+def own_sys_path(monkeypatch):
+    """``sys.path`` restored after each test: the command, run in this process, puts the
+    current directory on it, as ``python -m`` does."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
+def test_the_lca_script_and_its_workers_import_an_oracle_from_the_current_directory(tmp_path):
+    (tmp_path / "oracle_here_for_lca.py").write_text(
+        "import serve_support\n\ndef factory():\n    return serve_support.small()\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # The script, unlike python -m, does not search its current directory by itself.
+    with running("--oracle", "oracle_here_for_lca:factory", "--depth", "8", "--workers", "2",
+                 "--port", str(port), cwd=str(tmp_path), script=True) as s:
+        s.port = port
+        deadline = time.monotonic() + 30
+        while len(s.events("ready")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len({r["pid"] for r in s.events("ready")}) == 2  # both workers imported it
+        got = Client(s.url, chunk=100).answer(POINTS[:400], 7)
+        assert s.stop(signal.SIGTERM) == 0
+    assert np.array_equal(got, Reconstructor(small(), EFFICIENT).answer_many(POINTS[:400], 7))
+
+
+def test_the_command_imports_from_the_current_directory(tmp_path, monkeypatch, capsys):
+    (tmp_path / "number_here_for_lca.py").write_text("value = 42\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--oracle", "number_here_for_lca:value"]) == 2
+    # Imported, then refused for what it holds: the module was found.
+    assert "number_here_for_lca:value must be an lca.Oracle" in capsys.readouterr().err
+
+
+def test_a_module_not_found_says_where_it_was_looked_for_and_what_to_do(tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", "--oracle", "no_such_module_for_lca:f"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert re.fullmatch(
+        r"lca serve: error: argument --oracle: The 'oracle' parameter of lca serve names "
+        r"'no_such_module_for_lca:f', which could not be loaded: ModuleNotFoundError: No "
+        rf"module named 'no_such_module_for_lca'; searched sys.path: {re.escape(str(tmp_path))}"
+        r", .*; run lca serve from the directory that holds no_such_module_for_lca.py \(or "
+        r"the package no_such_module_for_lca/\), add that directory to PYTHONPATH, or "
+        r"install it in this Python \(.*\)\n", err)
+    assert main(["serve", "--oracle", "lca.no_such_module:f"]) == 2
+    assert re.search(r"No module named 'lca.no_such_module'; searched the package 'lca' in "
+                     r".*: add no_such_module.py there\n$", capsys.readouterr().err)
+    # A module the oracle's module imports is the user's to install: no search is told.
+    (tmp_path / "imports_a_missing_one_for_lca.py").write_text("import no_such_dep_for_lca\n")
+    assert main(["serve", "--oracle", "imports_a_missing_one_for_lca:f"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "could not be loaded: ModuleNotFoundError: No module named 'no_such_dep_for_lca'\n")
+
+
+def test_under_pythonsafepath_the_current_directory_is_not_searched_and_the_message_says_so(
+        tmp_path):
+    import subprocess
+
+    (tmp_path / "oracle_here_for_lca.py").write_text("def factory():\n    return None\n")
+    done = subprocess.run([sys.executable, "-m", "lca", "serve", "--oracle",
+                           "oracle_here_for_lca:factory"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONSAFEPATH": "1"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "(not the current directory: -P or PYTHONSAFEPATH is set); add the directory " \
+           "that holds oracle_here_for_lca.py" in done.stderr
+
+
 def test_an_oracle_factory_is_called_and_a_dotted_name_resolves():
     assert oracle_from_import_path("serve_support:small").name == small().name
     assert oracle_from_import_path("serve_support:failing").name == "failing"
@@ -748,15 +826,17 @@ def test_a_saved_surrogate_is_served_for_its_seed_without_its_model(saved_surrog
     surrogate, path = saved_surrogate
     tree = surrogate.tree()
     points = derive.sample_points(3, "serve-model", tree.n, 300)
+    # The tree's own answers in the model's labels (+1: classes_[1]), as predict gives them.
+    expected = surrogate.classes_[(tree.query(points) > 0).astype(int)]
     with running("--model", path) as server:
         client = Client(server.url)
         # The tree's own answers, no query: the model is not in the file.
-        assert np.array_equal(client.answer(points, 5), tree.query(points))
+        assert client.answer(points, 5).tolist() == expected.tolist()
         status, reply, _ = post(server.url, "/answer",
                                 json.dumps({"seed": 5, "points": points[:2].tolist()}).encode())
         assert status == 200 and reply["queries"] == 0
         explained = client.explain(points[0], 5)
-        assert explained.label == int(tree.query(points[:1])[0]) and explained.queries == 0
+        assert explained.label == expected[0] and explained.queries == 0
         assert explained.path in tree.leaves
         assert explained.conditions == tuple(tree.describe_path(explained.path).split(" -> "))
         # Another seed would need the model: a 422 naming the seed; the replica lives.
@@ -767,7 +847,7 @@ def test_a_saved_surrogate_is_served_for_its_seed_without_its_model(saved_surrog
         status, described = get(server.url, "/describe")
         assert described["seeds"] == [5] and described["oracle"]["n"] == tree.n
         assert described["oracle"]["source"] == "model"
-        assert client.answer(points[:3], 5).tolist() == tree.query(points[:3]).tolist()
+        assert client.answer(points[:3], 5).tolist() == expected[:3].tolist()
 
 
 def test_a_saved_multiclass_surrogate_is_served_with_its_class_labels(tmp_path):
@@ -798,6 +878,236 @@ def test_a_saved_multiclass_surrogate_is_served_with_its_class_labels(tmp_path):
             assert client.classes == ["setosa", "versicolor", "virginica"]
             assert client.answer(points, 2).tolist() == expected
             assert client.explain(points[0], 2).label == expected[0]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """A replica of each kind of saved surrogate: name -> (surrogate, its rows, server)."""
+    made = surrogates(str(tmp_path_factory.mktemp("served")))
+    with contextlib.ExitStack() as stack:
+        yield {name: (surrogate, rows, stack.enter_context(running("--model", path)))
+               for name, (surrogate, rows, path) in made.items()}
+
+
+def as_served(labels) -> list:
+    """``Surrogate.predict``'s labels as a replica sends them: ``Not(c)`` as its text."""
+    return [str(label) if isinstance(label, Not) else label for label in labels.tolist()]
+
+
+def test_a_saved_surrogate_describes_its_builder_classes_and_features(served):
+    surrogate, _, server = served["yes/no"]
+    status, described = get(server.url, "/describe")
+    assert status == 200
+    assert (described["mode"], described["builder"], described["classes"]) == \
+        ("data", "rows", ["default", "repaid"])
+    assert described["params"] == dict(surrogate.tree().params) == {
+        "builder": "rows", "n": surrogate.encoder_.n_bits, "depth": 4, "rows_per_node": 128,
+        "min_rows": 4, "shared_rows": 768}
+    assert described["features"] == [
+        {"name": "income", "kind": "ordered"},
+        {"name": "size_class", "kind": "categorical",
+         "categories": ["large", "medium", "small"]},
+        {"name": "region", "kind": "categorical", "categories": ["east", "north", "south"]},
+        {"name": "age", "kind": "ordered"}]
+    surrogate, _, server = served["product"]
+    described = get(server.url, "/describe")[1]
+    assert (described["mode"], described["builder"], described["classes"]) == \
+        ("product", "reconstructor", ["default", "repaid"])
+    assert lca.Params(**described["params"]) == surrogate.params_
+    assert [f["kind"] for f in described["features"]] == \
+        ["ordered", "categorical", "categorical", "ordered"]
+    assert get(served["one-vs-rest"][2].url, "/describe")[1]["classes"] == ["not 2", 2]
+    ready = served["yes/no"][2].events("ready")[0]
+    assert (ready["mode"], ready["depth"]) == ("data", 4)
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product"])
+def test_a_saved_surrogate_answers_its_points_in_the_models_labels(served, kind):
+    surrogate, rows, server = served[kind]
+    points = surrogate.encoder_.encode(rows)
+    expected = as_served(surrogate.predict(rows))
+    reply = post(server.url, "/answer", json.dumps({"seed": surrogate.seed_,
+                                                    "points": points.tolist()}).encode())[2]
+    assert json.dumps(json.loads(reply)["answers"]) == json.dumps(expected)  # 8, not 8.0
+    label = post(server.url, "/explain", json.dumps({"seed": surrogate.seed_,
+                                                      "point": points[0].tolist()}).encode())
+    assert label[1]["label"] == expected[0] == as_served(
+        np.array([surrogate.explain(rows[:1]).prediction], dtype=object))[0]
+    with Client(server.url) as client:
+        assert client.classes == as_served(surrogate.classes_)
+        assert client.answer(points, surrogate.seed_).tolist() == expected
+
+
+def table_rows(X) -> list:
+    """Rows of an array or a DataFrame as JSON lists of their values."""
+    return (X.astype(object).to_numpy() if hasattr(X, "columns") else X).tolist()
+
+
+def served_answers(server, seed, rows) -> str:
+    """The body of the reply to ``/answer`` of ``rows``, as sent."""
+    status, _, text = post(server.url, "/answer", json.dumps({"seed": seed, "rows": rows})
+                           .encode())
+    assert status == 200, text
+    return text
+
+
+def replied(labels) -> str:
+    """The body a replica sends with ``labels`` as answers (no query spent)."""
+    return msgspec.json.encode({"answers": as_served(labels), "queries": 0}).decode()
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product"])
+def test_rows_of_feature_values_get_the_answers_of_predict_byte_for_byte(served, kind):
+    surrogate, X, server = served[kind]
+    rows = table_rows(X)
+    text = served_answers(server, surrogate.seed_, rows)
+    assert text == replied(surrogate.predict(X))
+    assert text == replied(Surrogate.from_json(surrogate.to_json()).predict(X))
+    if kind == "yes/no":
+        # Categories never fitted, a missing one, a bool and a large int in ordered
+        # columns: answered as predict answers the same values.
+        odd = [[47.5, "huge", None, 30], [True, "small", 3, 71], [10 ** 20, "large", "west", 0]]
+        with pytest.warns(UnseenValueWarning):
+            expected = surrogate.predict(np.array(odd, dtype=object))
+        assert served_answers(server, surrogate.seed_, odd) == replied(expected)
+        rows += odd
+    for row in rows[:3] + rows[-3:]:
+        status, reply, _ = post(server.url, "/explain",
+                                json.dumps({"seed": surrogate.seed_, "row": row}).encode())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnseenValueWarning)
+            rules = surrogate.explain(np.array([row], dtype=object))
+        assert status == 200
+        assert (reply["label"], reply["conditions"]) == \
+            (as_served(np.array([rules.prediction], dtype=object))[0], list(rules.conditions))
+        assert [tuple(step) for step in reply["path"]] == list(rules.path)
+    assert served_answers(server, surrogate.seed_, []) == replied(np.array([]))
+
+
+CELLS = st.one_of(
+    st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.integers(10 ** 307, 10 ** 320),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["small", "large", "north", "west", "42", ""]),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=3))
+
+
+@pytest.mark.parametrize("kind", ["yes/no", "product"])
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(CELLS, min_size=4, max_size=4), min_size=1, max_size=3))
+def test_any_rows_get_the_answers_of_predict_or_a_422_where_predict_refuses_them(served, kind,
+                                                                                rows):
+    surrogate, _, server = served[kind]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnseenValueWarning)
+            expected = surrogate.predict(np.array(rows, dtype=object))
+    except (TypeError, ValueError, OverflowError):  # an int beyond a double: OverflowError
+        expected = None
+    status, reply, text = post(server.url, "/answer",
+                               json.dumps({"seed": surrogate.seed_, "rows": rows}).encode())
+    if expected is None:
+        assert (status, reply["error"]["field"]) == (422, "rows"), text
+        assert re.match(r"'rows\[\d\]\[\d\]' \(feature '\w+', (ordered|categorical)\) must be ",
+                        reply["error"]["message"]), text
+    else:
+        assert text == replied(expected)
+
+
+def rows_body(rows, field="rows", **extra) -> bytes:
+    return json.dumps({"seed": 3, field: rows, **extra}).encode()
+
+
+GOOD_ROW = [51.9, "small", "north", 42]
+BAD_ROWS = [
+    # (case, kind of surrogate, path, body, status, field, message)
+    ("a short row", "yes/no", "/answer", rows_body([GOOD_ROW, GOOD_ROW[:3]]), 422, "rows",
+     r"^'rows\[1\]' must hold 4 values, one per fitted feature in order \(GET /describe lists "
+     r"them\); got 3$"),
+    ("a long row", "yes/no", "/answer", rows_body([GOOD_ROW + [1]]), 422, "rows",
+     r"^'rows\[0\]' must hold 4 values.*; got 5$"),
+    ("a string in an ordered column", "yes/no", "/answer",
+     rows_body([GOOD_ROW, [51.9, "small", "north", "42"]]), 422, "rows",
+     r"^'rows\[1\]\[3\]' \(feature 'age', ordered\) must be a number, finite as a double; "
+     r"got '42'$"),
+    ("null in an ordered column", "yes/no", "/answer", rows_body([[None, "small", "north", 4]]),
+     422, "rows", r"^'rows\[0\]\[0\]' \(feature 'income', ordered\) must be a number.*; "
+                  r"got null$"),
+    ("an int beyond a double", "yes/no", "/answer",
+     rows_body([[10 ** 400, "small", "north", 4]]), 422, "rows",
+     r"^'rows\[0\]\[0\]' .* must be a number, finite as a double; got 1000000000000000000"
+     r"000000000000000000\.\.\.$"),
+    ("an int beyond a double in a categorical column", "yes/no", "/answer",
+     rows_body([[51.9, 10 ** 400, "north", 4]]), 422, "rows",
+     r"^'rows\[0\]\[1\]' \(feature 'size_class', categorical\) must be a category: a string, "
+     r"a number finite as a double, true, false or null; got 10000000000000000000000000000000"
+     r"00000\.\.\.$"),
+    ("a number beyond a double", "yes/no", "/answer",
+     b'{"seed": 3, "rows": [[1e400, "small", "north", 4]]}', 422, "rows",
+     r"^'rows' must be a list of rows, each a list of feature values: numbers, strings, true, "
+     r"false or null: Number out of range at rows\[0\]\[0\]$"),
+    ("a list in a cell", "yes/no", "/answer", rows_body([[51.9, ["small"], "north", 4]]), 422,
+     "rows", r"^'rows' must be .*: Expected `bool \| int \| float \| str \| null`, got `array` "
+             r"at rows\[0\]\[1\]$"),
+    ("an object in a cell", "yes/no", "/answer", rows_body([[51.9, "small", {"a": 1}, 4]]), 422,
+     "rows", r"got `object` at rows\[0\]\[2\]$"),
+    ("a row not a list", "yes/no", "/answer", rows_body([GOOD_ROW, 5]), 422, "rows",
+     r"Expected `array`, got `int` at rows\[1\]$"),
+    ("rows not a list", "yes/no", "/answer", rows_body({"income": 3}), 422, "rows",
+     r"Expected `array`, got `object` at rows$"),
+    ("too many rows", "yes/no", "/answer", rows_body([GOOD_ROW] * 4097), 413, "rows",
+     r"^'rows' holds 4097 points; this server answers at most 4096 per request "
+     r"\(--max-points\)$"),
+    ("rows and points", "yes/no", "/answer", rows_body([GOOD_ROW], points=[]), 422, "points",
+     r"^the request body must hold exactly one of 'points' \(lists of ints -1 or 1\), 'signs' "
+     r"\(strings of \+ and -\) and 'rows' \(lists of feature values\); got both$"),
+    ("rows twice", "yes/no", "/answer", rows_body([GOOD_ROW])[:-1] + b', "rows": []}', 400,
+     "rows", r"^the request body gives 'rows' 2 times; each field must be given once$"),
+    ("a category never fitted, product mode", "product", "/answer",
+     rows_body([GOOD_ROW, [51.9, "huge", "north", 42]], seed=6), 422, "rows",
+     r"^'rows\[1\]\[1\]' \(feature 'size_class', categorical\) must be one of its categories "
+     r"\['large', 'medium', 'small'\] \(a product-mode surrogate has no bits for another\); "
+     r"got 'huge'$"),
+    ("a missing category, product mode", "product", "/answer",
+     rows_body([[51.9, "small", None, 42]], seed=6), 422, "rows",
+     r"^'rows\[0\]\[2\]' \(feature 'region', categorical\) must be one of .*; got null$"),
+    ("another seed", "yes/no", "/answer", rows_body([GOOD_ROW], seed=4), 422, "seed",
+     r"'seed' must be 3: this replica serves the saved tree T_3"),
+    ("a short row to explain", "yes/no", "/explain", rows_body(GOOD_ROW[1:], "row"), 422, "row",
+     r"^'row' must hold 4 values, one per fitted feature in order .*; got 3$"),
+    ("a string to explain", "yes/no", "/explain", rows_body(["x", "small", "north", 3], "row"),
+     422, "row", r"^'row\[0\]' \(feature 'income', ordered\) must be a number"),
+    ("a row and a point", "yes/no", "/explain", rows_body(GOOD_ROW, "row", point=[1]), 422,
+     "point", r"^the request body must hold exactly one of 'point' \(a list of ints -1 or 1\) "
+              r"and 'row' \(a list of feature values\); got both$"),
+    ("rows to explain", "yes/no", "/explain", rows_body([GOOD_ROW]), 422, "rows",
+     r"unknown field `rows`"),
+]
+
+
+@pytest.mark.parametrize("case, kind, path, data, status, field, message", BAD_ROWS,
+                         ids=[case[0] for case in BAD_ROWS])
+def test_bad_rows_get_a_4xx_naming_the_row_and_column(served, case, kind, path, data, status,
+                                                      field, message):
+    server = served[kind][2]
+    got, reply, text = post(server.url, path, data)
+    assert (got, reply["error"]["field"]) == (status, field)
+    assert re.search(message, reply["error"]["message"]), reply
+    assert "Traceback" not in text
+    assert get(server.url, "/healthz")[0] == 200
+
+
+@pytest.mark.parametrize("path, data, expected", [
+    ("/answer", rows_body([[1] * N]), r"'points' \(lists of ints -1 or 1\) or 'signs' "
+                                      r"\(strings of \+ and -\)$"),
+    ("/explain", rows_body([1] * N, "row"), r"send 'point' \(a list of ints -1 or 1\)$")])
+def test_an_oracles_replica_refuses_rows_saying_who_reads_them(server, path, data, expected):
+    status, reply, _ = post(server.url, path, data)
+    field = "rows" if path == "/answer" else "row"
+    assert (status, reply["error"]["field"]) == (422, field)
+    assert re.match(rf"'{field}' \(raw feature values\) is read only by a replica of a saved "
+                    rf"surrogate \(lca serve --model\), which encodes it; this replica serves "
+                    rf"an oracle: send ", reply["error"]["message"])
+    assert re.search(expected, reply["error"]["message"])
 
 
 @pytest.mark.parametrize("options, message", [

@@ -4,24 +4,32 @@ Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
 
 * ``POST /answer`` ``{"seed": 7, "points": [[1, -1, ...], ...]}`` ->
   ``{"answers": [...], "queries": Q}``: ``T_seed`` at every point, in order
-  (``±1``; a saved multi-class surrogate's class labels, as ``"label"`` of
-  ``/explain`` is).
+  (``±1``; a saved surrogate's model labels, as ``Surrogate.predict`` gives
+  them, as ``"label"`` of ``/explain`` is).
   ``{"seed": 7, "signs": ["+-...", ...]}`` is the same request, each point a
   string of ``n`` characters ``+`` (1) or ``-`` (-1): about ten times
   cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md §7).
+  A saved surrogate also takes ``{"seed": 7, "rows": [[52.3, "small", ...],
+  ...]}``: rows of raw feature values, encoded by its saved encoder
+  (:meth:`lca.serve.saved.SavedTree.encode_rows`), answered as
+  ``Surrogate.predict`` answers them.
   ``Q`` is the oracle queries spent by the ``answer_many`` call that answered
   the request (shared with the requests batched with it; 0 when every
   decision was in the cache). Answers never depend on the cache, batching
   or worker; ``Q`` does.
 * ``POST /explain`` ``{"seed": 7, "point": [...]}`` -> ``{"seed", "label",
   "path": [[variable, value], ...], "conditions": [...], "low_margin":
-  [...], "queries"}``: the root-to-leaf path of the point in ``T_seed``.
+  [...], "queries"}``: the root-to-leaf path of the point in ``T_seed``
+  (of a saved surrogate's encoded ``"row": [...]`` too).
 * ``GET /healthz`` -> ``{"status": "ok", "pid", "requests", "batches",
   "queued"}``.
 * ``GET /describe`` -> the oracle's name, ``n`` and source, the mode, the
   parameters (``lca.Params(**describe["params"])`` rebuilds them, so
-  ``lca.answer`` gives the same bits in process), the limits and versions;
-  ``"classes"`` for a saved multi-class surrogate.
+  ``lca.answer`` gives the same bits in process), the limits and versions.
+  For a saved surrogate: its mode (``"data"`` or ``"product"``), the
+  ``"builder"`` of its tree (``"rows"`` or ``"reconstructor"``) with the
+  parameters the tree recorded, its ``"classes"`` and its ``"features"``
+  (:meth:`lca.serve.saved.SavedTree.description`).
 
 Statuses: 200; 4xx for a bad request (:mod:`lca.serve.validate`), 404/405
 for an unknown path or method; 500 when answering raised (the oracle's
@@ -31,6 +39,7 @@ timeout passed first or the worker is shutting down.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -40,6 +49,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
+import numpy as np
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -53,8 +63,8 @@ from lca.decisions import NodeDecision
 from lca.oracle import Oracle
 from lca.reconstruct import Reconstructor
 from lca.serve.batching import Answerer, AnsweringError, AnswerQueue, AnswerTimeout
-from lca.serve.config import ServeSettings
-from lca.serve.saved import load_saved
+from lca.serve.config import ServeSettings, search_current_directory
+from lca.serve.saved import SavedTree, load_saved
 from lca.serve.validate import RequestError, parse_answer, parse_explain, read_body
 
 __all__ = ["SETTINGS_VARIABLE", "app_from_environment", "create_app"]
@@ -154,16 +164,13 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     ``settings.load_oracle()``.
     """
     only_seed = None
-    classes = None  # a saved multi-class surrogate: its answers index these labels
+    saved: SavedTree | None = None  # a saved surrogate: answers in its model's labels
     answerer: Answerer
     if settings.source == "model":
         # A saved Surrogate: its tree answers, for its own seed only (lca.serve.saved).
-        answerer, oracle = load_saved(settings.spec)
-        only_seed, classes = answerer.seed, answerer.classes
-        # The builder's own record: lca.Params fields, or a data-mode tree's rows builder.
-        recorded = dict(answerer.tree.params)
-        mode = recorded.get("preset") or recorded.get("builder")
-        params_text = ", ".join(f"{key}={value!r}" for key, value in recorded.items())
+        saved, oracle = load_saved(settings.spec)
+        answerer, only_seed = saved, saved.seed
+        about = saved.description()
     else:
         if oracle is None:
             oracle = settings.load_oracle()
@@ -174,17 +181,16 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
                 f"{params.path_length + 1} (one root-to-leaf path, so /explain reads its "
                 f"path from the cache). Got {settings.cache_size} instead.")
         answerer = Reconstructor(oracle, params, cache_size=settings.cache_size)
-        recorded, mode, params_text = dataclasses.asdict(params), settings.mode, params.describe()
+        about = {"mode": settings.mode, "params": dataclasses.asdict(params),
+                 "params_text": params.describe()}
     queue = AnswerQueue(answerer, max_points=settings.max_points,
                         batch_wait=settings.batch_wait)
     n = oracle.n
     description = {
         "oracle": {"name": oracle.name, "n": n, "source": settings.source,
                    "spec": None if settings.source == "model" else settings.spec},
-        "mode": mode,
         "seeds": "any" if only_seed is None else [only_seed],
-        "params": recorded,
-        "params_text": params_text,
+        **about,
         "cache_size": settings.cache_size,
         "limits": {"max_points": settings.max_points,
                    "max_body_bytes": settings.max_body_bytes,
@@ -192,12 +198,10 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
                    "batch_wait": settings.batch_wait},
         "versions": {"lca": lca.__version__},
     }
-    if classes is not None:
-        description["classes"] = classes
 
-    def labelled(answer: Any) -> Any:
-        """An answer as served: the class label of a multi-class tree's class index."""
-        return answer if classes is None else classes[answer]
+    def labelled(answers: np.ndarray) -> list[Any]:
+        """Answers as served: ``±1`` from an oracle, a saved surrogate's model labels."""
+        return answers.tolist() if saved is None else saved.labels(answers)
 
     async def body(request: Request, deadline: float) -> bytes:
         return await read_body(request.headers, request.stream(),
@@ -206,26 +210,29 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     @_refusals
     async def answer(request: Request) -> Response:
         deadline = time.monotonic() + settings.request_timeout
-        seed, points = parse_answer(await body(request, deadline), n, settings.max_points)
+        data = await body(request, deadline)
+        if saved is None:
+            seed, points = parse_answer(data, n, settings.max_points)
+        else:  # off the event loop: encoding 4096 rows of 30 values takes about 0.1 s
+            seed, points = await asyncio.to_thread(parse_answer, data, n, settings.max_points,
+                                                   saved)
         _check_seed(seed, only_seed)
         request.state.log = {"seed": seed, "points": len(points)}
         done = await queue.answer(points, seed, deadline)
         request.state.log |= {"queries": done.queries, "batch_requests": done.batch_requests,
                               "batch_points": done.batch_points}
-        answers = [labelled(a) for a in done.answers.tolist()] if classes is not None \
-            else done.answers.tolist()
-        return _json({"answers": answers, "queries": done.queries})
+        return _json({"answers": labelled(done.answers), "queries": done.queries})
 
     @_refusals
     async def explain(request: Request) -> Response:
         deadline = time.monotonic() + settings.request_timeout
-        seed, point = parse_explain(await body(request, deadline), n)
+        seed, point = parse_explain(await body(request, deadline), n, saved)
         _check_seed(seed, only_seed)
         request.state.log = {"seed": seed, "points": 1}
         done = await queue.explain(point, seed, deadline)
         found = done.explanation
         request.state.log |= {"queries": done.queries}
-        return _json({"seed": seed, "label": labelled(found.label),
+        return _json({"seed": seed, "label": labelled(np.array([found.label]))[0],
                       "path": [[variable, value] for variable, value in found.path],
                       "conditions": list(found.conditions),
                       "low_margin": [isinstance(node, NodeDecision) and node.low_margin
@@ -243,7 +250,7 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         queue.start()
         _log.info("ready", extra={"event": "ready", "oracle": oracle.name, "n": n,
-                                  "mode": settings.mode, "depth": settings.depth})
+                                  "mode": about["mode"], "depth": about["params"]["depth"]})
         yield
         await queue.close()
         _log.info("stopped", extra={"event": "stopped", "requests": queue.requests})
@@ -259,4 +266,9 @@ def create_app(settings: ServeSettings, oracle: Oracle | None = None) -> Starlet
 def app_from_environment() -> Starlette:
     """The app of a worker process started by ``lca serve`` (settings in the environment)."""
     logging.captureWarnings(True)  # LowMarginWarning and others become log records
-    return create_app(ServeSettings.from_json(os.environ[SETTINGS_VARIABLE]))
+    settings = ServeSettings.from_json(os.environ[SETTINGS_VARIABLE])
+    if settings.source == "oracle":
+        # As the command did before starting this worker: its oracle's module may be
+        # in the current directory (a spawned worker also inherits the command's sys.path).
+        search_current_directory()
+    return create_app(settings)

@@ -20,7 +20,7 @@ from lca._cli_options import (
     int_in,
     real_in,
 )
-from lca.serve.config import MODES, ServeSettings
+from lca.serve.config import MODES, ServeSettings, search_current_directory
 
 __all__ = ["add_serve_command"]
 
@@ -40,7 +40,8 @@ def add_serve_command(subparsers: Any) -> argparse.ArgumentParser:
     # Each option of this group is named like its entry in lca.serve.config.SOURCES.
     source.add_argument("--oracle", metavar="MODULE:NAME",
                         help="an lca.Oracle, or a zero-argument callable returning one, "
-                             "imported from MODULE")
+                             "imported from MODULE (the current directory first, as "
+                             "python -m does)")
     source.add_argument("--model", metavar="FILE",
                         help="a saved lca.models.Surrogate (Surrogate.to_json): serves its "
                              "tree, for its own seed only, with no model and no query")
@@ -107,14 +108,37 @@ def _load(settings: ServeSettings) -> Any:
     """The oracle, or a ``ValueError`` naming ``--oracle`` and what went wrong."""
     if settings.source == "model":
         return None  # read by create_app, which also needs the saved tree
+    here = search_current_directory()
     try:
         return settings.load_oracle()
     except (ValueError, TypeError):
         raise
     except Exception as error:  # the user's import or factory failed
-        raise ValueError(f"The 'oracle' parameter of lca serve names {settings.spec!r}, "
-                         f"which could not be loaded: {type(error).__name__}: {error}") \
-            from None
+        message = (f"The 'oracle' parameter of lca serve names {settings.spec!r}, which "
+                   f"could not be loaded: {type(error).__name__}: {error}")
+        if isinstance(error, ModuleNotFoundError):
+            message += _not_found(settings.spec.partition(":")[0], error.name, here)
+        raise ValueError(message) from None
+
+
+def _not_found(module: str, missing: str | None, here: str | None) -> str:
+    """Where a module of ``--oracle`` was looked for and what to do, when it is the one
+    missing (a module it imports in turn is the user's to install: nothing is added)."""
+    if missing is None or not (module == missing or module.startswith(missing + ".")):
+        return ""
+    parent, _, name = missing.rpartition(".")
+    if parent:  # the package imported: its folders were searched
+        folders = getattr(sys.modules.get(parent), "__path__", [])
+        return (f"; searched the package {parent!r} in {', '.join(folders)}: add "
+                f"{name}.py there")
+    searched = f"; searched sys.path: {', '.join(sys.path)}"
+    install = f"or install it in this Python ({sys.executable})"
+    if here is None:
+        return (f"{searched} (not the current directory: -P or PYTHONSAFEPATH is set); add "
+                f"the directory that holds {name}.py (or the package {name}/) to "
+                f"PYTHONPATH, {install}")
+    return (f"{searched}; run lca serve from the directory that holds {name}.py (or the "
+            f"package {name}/), add that directory to PYTHONPATH, {install}")
 
 
 def _loopback(host: str) -> bool:

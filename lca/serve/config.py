@@ -9,7 +9,9 @@ The oracle comes from one of :data:`SOURCES`, named like the command-line
 option that gives it: ``--oracle MODULE:NAME`` (an oracle, reconstructed
 lazily, :func:`oracle_from_import_path`) or ``--model FILE`` (a saved
 :class:`lca.models.Surrogate`, answered from its saved tree by
-:mod:`lca.serve.saved`).
+:mod:`lca.serve.saved`). The command and its worker processes import
+``MODULE`` with the current directory on the import path, as ``python -m``
+does (:func:`search_current_directory`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import dataclasses
 import importlib
 import json
 import math
+import os
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +30,34 @@ from lca._validate import check_int, check_real
 from lca.oracle import Oracle, oracle_n
 from lca.params import Params, checked
 
-__all__ = ["MODES", "SOURCES", "ServeSettings", "oracle_from_import_path"]
+__all__ = ["MODES", "SOURCES", "ServeSettings", "oracle_from_import_path",
+           "search_current_directory"]
 
 SOURCES = ("oracle", "model")
 """Where a replica's oracle comes from, named like the option that gives it."""
+
+
+def search_current_directory() -> str | None:
+    """Put the current directory first on ``sys.path``, as ``python -m`` does; return it.
+
+    The ``lca`` script's own directory, not the current one, starts its
+    ``sys.path``, so without this ``--oracle mymodule:factory`` would not find
+    ``./mymodule.py`` where ``python -m lca serve`` does. Nothing changes
+    when the directory is searched already, and, as with ``python -m``, it is
+    not added under ``-P`` or ``PYTHONSAFEPATH`` (``None`` is returned then,
+    and when the directory no longer exists).
+    """
+    try:
+        here = os.getcwd()
+    except OSError:
+        return None
+    real = os.path.realpath(here)
+    if any(os.path.realpath(entry or os.curdir) == real for entry in sys.path):
+        return here
+    if sys.flags.safe_path:
+        return None
+    sys.path.insert(0, here)
+    return here
 
 
 def oracle_from_import_path(spec: str) -> Oracle:
