@@ -252,7 +252,8 @@ class TestRows:
             client.answer_rows([[51.9, "small", "north", 42], ["x", "small", "north", 4]], 3)
         assert (refused.value.status, refused.value.field) == (422, "rows")
         assert str(refused.value).endswith("'rows[1][0]' (feature 'income', ordered) must be a "
-                                           "number, finite as a double; got 'x'")
+                                           "number, finite as a double, or null (missing); "
+                                           "got 'x'")
 
     def test_rows_need_a_served_surrogate(self, server):
         client = Client(server.url)

@@ -83,6 +83,17 @@ def test_date_and_duration_columns_are_refused_naming_the_column(dtype):
         Surrogate(rule, positive=1).fit(X)
 
 
+@pytest.mark.parametrize("distribution", ["data", "product"])
+def test_an_int_beyond_a_double_among_categories_is_refused_naming_the_column(distribution):
+    frame = table(300)
+    surrogate = Surrogate(rule, positive=1, distribution=distribution, depth=2).fit(frame)
+    rows = frame.head(2).astype(object)
+    rows.iloc[1, 3] = 10 ** 400  # among strings: a categorical column
+    with pytest.raises(ValueError, match=r"column 'colour' \(column 3\) holds a number beyond "
+                                         r"the range of a double \(about 1.8e308\) at row 1"):
+        surrogate.predict(rows)
+
+
 def test_values_near_the_float_limits_cut_where_they_part():
     big = np.finfo(np.float64).max
     X = pd.DataFrame({"v": [-big, -big, big, big, -big, big]})

@@ -166,7 +166,12 @@ def real_column(owner: str, name: str, j: int, column: np.ndarray,
                                 f"{name!r} (column {j}), or that column must be listed in "
                                 f"categorical=. Got {value!r} at row {row} (dtype "
                                 f"{column.dtype}).")
-            values[row] = float(value)
+            try:
+                values[row] = float(value)
+            except OverflowError:
+                raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) "
+                                 "holds a number beyond the range of a double (about 1.8e308) "
+                                 f"at row {row}.") from None
     bad = ~np.isfinite(values) & (~np.isnan(values) if missing else True)
     if bad.any():
         row, count = int(np.flatnonzero(bad)[0]), int(bad.sum())
@@ -180,6 +185,21 @@ def real_column(owner: str, name: str, j: int, column: np.ndarray,
                          f"({name!r}) has {values[row]} at row {row} ({count} "
                          "non-finite values in that column).")
     return values
+
+
+def category_column(owner: str, name: str, j: int, column: np.ndarray) -> np.ndarray:
+    """A categorical column to look its cells up in, or a clear error naming it: an int
+    beyond the range of a double cannot be compared with the fitted categories (doubles)."""
+    if column.dtype.kind == "O":
+        for row, value in enumerate(column.tolist()):
+            if type(value) is int and not -_LARGEST < value < _LARGEST:
+                raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) "
+                                 f"holds a number beyond the range of a double (about "
+                                 f"1.8e308) at row {row}.")
+    return column
+
+
+_LARGEST = 2 ** 1024  # an int at or beyond it has no double (float() overflows)
 
 
 def is_missing(value: Any) -> bool:
@@ -198,6 +218,8 @@ def _first_non_finite(values: np.ndarray) -> tuple[int, int]:
 def _is_real(value: Any) -> bool:
     try:
         float(value)
+    except OverflowError:  # an int beyond a double is a real number all the same
+        return True
     except (TypeError, ValueError):
         return False
     return not isinstance(value, complex)

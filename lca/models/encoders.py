@@ -80,6 +80,7 @@ from lca.derive import Path
 from lca.models._data import (
     MAX_FEATURES,
     Columns,
+    category_column,
     category_values,
     is_numeric,
     make_frame,
@@ -577,6 +578,7 @@ class QuantileEncoder(Encoder):
                 continue
             levels = self.categories_[j]
             position = {category_key(value): c for c, value in enumerate(levels.tolist())}
+            column = category_column(owner, name, j, column)
             found = np.empty(data.rows, dtype=np.intp)
             missing = []
             for row, value in enumerate(column.tolist()):

@@ -49,7 +49,15 @@ import numpy as np
 
 from lca._validate import check_int
 from lca.derive import Path
-from lca.models._data import Columns, category_values, is_numeric, plain, read_columns, real_column
+from lca.models._data import (
+    Columns,
+    category_column,
+    category_values,
+    is_numeric,
+    plain,
+    read_columns,
+    real_column,
+)
 from lca.models.questions import (
     Questions,
     UnseenValueWarning,
@@ -279,7 +287,8 @@ class ThresholdEncoder(Questions):
         """The columns of ``X`` in the fitted order: ordered ones as float64, checked."""
         self._check_fitted(owner)
         data = self._select(owner, X)
-        return [column if j in self.categories_ else
+        return [category_column(owner, self.feature_names[j], j, column)
+                if j in self.categories_ else
                 real_column(owner, self.feature_names[j], j, column, missing=True)
                 for j, column in enumerate(data.columns)]
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from lca.decisions import AnswerStats
 from lca.export import ReconstructedTree
-from lca.models import BinaryEncoder, Not, QuantileEncoder, Surrogate
+from lca.models import BinaryEncoder, Not, QuantileEncoder, Surrogate, ThresholdEncoder
 from lca.models._data import plain
 from lca.models.questions import category_key
 from lca.oracle import Oracle
@@ -121,7 +121,8 @@ class SavedTree:
         Raises ``ValueError`` naming ``field`` and the place at fault (``rows[i]``, or
         ``row`` when ``field`` is ``"row"``), checked first so that the message names the
         cell: a row of another length; in an ordered column a value other than a number
-        (``true``/``false`` count as 1 and 0; ``null`` is not a number); in a binary one
+        (``true``/``false`` count as 1 and 0; ``null`` is a missing value in data mode,
+        which product mode has no bits for); in a binary one
         other than 0 or 1; in a product-mode categorical one a value ``fit`` never saw,
         which the encoder has no bits for; anywhere an int beyond the largest double.
         ``predict`` refuses the same values. A data-mode categorical column takes any
@@ -185,7 +186,7 @@ def _number(value: Any) -> bool:
 
 def _double(value: Any) -> bool:
     """Whether a JSON value is no int beyond the largest double (a category is looked up
-    as a double, and ``predict`` raises ``OverflowError`` on such an int)."""
+    as a double, and ``predict`` refuses such an int)."""
     try:
         return type(value) is not int or math.isfinite(float(value))
     except OverflowError:
@@ -199,6 +200,9 @@ _CATEGORY = "a category: a string, a number finite as a double, true, false or n
 def _cell_check(encoder: Any, feature: dict[str, Any]) -> _CellCheck:
     """What a value of ``feature`` must be, and that said in words."""
     kind = feature["kind"]
+    if kind == "ordered" and isinstance(encoder, ThresholdEncoder):  # data mode: null missing
+        return (lambda value: value is None or _number(value)), \
+            "a number, finite as a double, or null (missing)"
     if kind == "ordered":
         return _number, "a number, finite as a double"
     if kind == "binary":
