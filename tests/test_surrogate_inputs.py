@@ -224,3 +224,15 @@ def test_a_model_that_answers_a_row_two_ways_is_refused_as_in_product_mode():
     with pytest.raises(OracleError, match=r"the model answered the same row with two "
                                           r"different values"):
         Surrogate(model, positive=1, depth=3).fit(table(200)).tree()
+
+
+def test_labels_turn_the_tree_s_answers_into_predict_s_labels():
+    frame = table(300)
+    for surrogate in (Surrogate(rule, positive=1, depth=3).fit(frame),
+                      Surrogate(LogisticRegression(max_iter=500).fit(
+                          frame[["x", "y"]], frame["k"]), depth=3).fit(frame[["x", "y"]])):
+        rows = frame[list(surrogate.encoder_.feature_names)].head(50)
+        answers = surrogate.tree_.answers(surrogate.encoder_.encode(rows))
+        np.testing.assert_array_equal(surrogate.labels(answers), surrogate.predict(rows))
+    with pytest.raises(ValueError, match="not fitted"):
+        Surrogate(rule, positive=1).labels([1])

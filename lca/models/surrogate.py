@@ -419,7 +419,12 @@ class Surrogate:
         """Whether the tree's answers are class indices into ``classes_`` (not ``±1``)."""
         return len(self.classes_) > 2
 
-    def _labels(self, answers: np.ndarray) -> np.ndarray:
+    def labels(self, answers: Any) -> np.ndarray:
+        """The model's labels (``classes_``) of the tree's answers: ``±1`` of a yes/no tree,
+        class indices of a multi-class one (what ``tree().query`` and a served replica's
+        points give). :meth:`predict` is ``labels`` of the encoded rows' answers."""
+        self._check_fitted("labels")
+        answers = np.asarray(answers)
         if self._multiclass:
             return self.classes_[answers]
         return np.where(answers > 0, self.classes_[1], self.classes_[0])
@@ -433,7 +438,7 @@ class Surrogate:
         empty array (of the labels' dtype).
         """
         self._check_fitted("predict")
-        return self._labels(self.tree_.answers(self.encoder_.encode(X)))
+        return self.labels(self.tree_.answers(self.encoder_.encode(X)))
 
     def explain(self, row: Any, X: Any = None) -> Rules:
         """The rules that decide one row: its path in ``T_seed``, built locally.
@@ -488,7 +493,7 @@ class Surrogate:
         last: dict[int, str] = {}
         for (variable, _), condition in zip(path, conditions, strict=True):
             last[self.encoder_.feature_index(variable)] = condition
-        return Rules(tuple(conditions), plain(self._labels(np.array([leaf.label]))[0]), path,
+        return Rules(tuple(conditions), plain(self.labels([leaf.label])[0]), path,
                      leaf, tuple(last.values()), on_rows, self.tree_.leaf_rows(path))
 
     def _fitted_rows(self) -> int:
@@ -572,7 +577,7 @@ class Surrogate:
         top, most = majority(labels, len(self.classes_) if self._multiclass else 0)
         concerns = []
         if agree <= most:
-            common = self._labels(np.array([top]))[0]
+            common = self.labels([top])[0]
             concerns.append(
                 f"on the {rows} rows given the tree agrees with the model on "
                 f"{data.rate:.3f}, no better than always answering the model's most common "

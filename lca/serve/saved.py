@@ -99,7 +99,7 @@ class SavedTree:
         """The model's label of each of the tree's answers, as ``Surrogate.predict`` gives
         it (by its own mapping, so the two cannot drift apart), JSON-safe."""
         return [served_label(label)
-                for label in self.surrogate._labels(np.asarray(answers)).tolist()]
+                for label in self.surrogate.labels(answers).tolist()]
 
     def description(self) -> dict[str, Any]:
         """What ``/describe`` says of the surrogate beside the oracle and the limits."""
