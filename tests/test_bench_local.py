@@ -231,7 +231,7 @@ def test_diagnose_local_splits_lcas_own_cpu_into_phases_that_add_up():
 def test_diagnose_local_refuses_a_phase_whose_functions_never_ran(monkeypatch):
     diagnose = _diagnose_local()
     monkeypatch.setattr(diagnose, "PHASES", diagnose.PHASES + (
-        ("a renamed phase", "search/group.py", ("_no_such_method",)),))
+        ("a renamed phase", ("search/group.py",), ("_no_such_method",)),))
     f = targets.random_tree(n=20, leaves=4, seed=1)
     points = derive.sample_points(0, "test/diagnose", 20, 2)
     log = diagnose.tally(f, points, 3)["log"]

@@ -22,6 +22,7 @@ from lca.estimate import leaf_label
 from lca.estimator import Estimator, NodeContext
 from lca.params import Params
 from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
+from lca.search.compiled import CompiledGroup, kernel_path, kernels_text
 from lca.search.group import NodeGroup, SearchNode
 from lca.search.hybrids import steps_per_request
 from lca.search.lineage import Lineage, Pool
@@ -121,8 +122,9 @@ class SearchEstimator(Estimator):
             if handed_sums is not None:
                 sums[b] = handed_sums
         counts, totals = _counts_and_totals(lineage, inherited, handed)
-        nodes = yield from NodeGroup(n, seed, [c.path for c in contexts], params, counts,
-                                     sums).steps()
+        group = CompiledGroup if kernel_path(params) == "compiled" else NodeGroup
+        nodes = yield from group(n, seed, [c.path for c in contexts], params, counts,
+                                 sums).steps()
         del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
@@ -273,6 +275,7 @@ class SearchEstimator(Estimator):
             "could explain them (a heuristic)",
             f"  points per leaf       {params.leaf_samples}  (ancestors' points reused first)",
             f"  search steps per call {lookahead_text(params)}",
+            f"  node kernels          {kernels_text(params)}",
             f"  queries per answer    at most {params.predicted_queries}  (cold, no cache)",
             "  guarantee             determinism and consistency; accuracy measured, "
             "not proved (docs/theory.md)",
