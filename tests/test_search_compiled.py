@@ -197,7 +197,7 @@ def test_the_environment_picks_the_kernels(monkeypatch):
         kernel_path(params)
     monkeypatch.delenv(compiled.KERNELS_VARIABLE)
     assert kernel_path(params) == "compiled"
-    monkeypatch.setattr(compiled, "_available", lambda: None)
+    monkeypatch.setattr(compiled, "kernel_module", lambda: None)
     assert kernel_path(params) == "numpy"
     monkeypatch.setenv(compiled.KERNELS_VARIABLE, "compiled")
     with pytest.raises(RuntimeError, match=r"needs numba: pip install 'lca\[fast\]'"):

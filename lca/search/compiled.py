@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -61,7 +60,7 @@ def kernel_path(params: Params) -> str:
     if wanted not in ("auto", "compiled"):
         raise ValueError(f"The environment variable {KERNELS_VARIABLE} must be 'auto', "
                          f"'compiled' or 'numpy'. Got {wanted!r} instead.")
-    if _available() is None:
+    if kernel_module() is None:
         if wanted == "compiled":
             raise RuntimeError(f"{KERNELS_VARIABLE}=compiled needs numba: pip install "
                                "'lca[fast]'")
@@ -85,16 +84,16 @@ def kernels_text(params: Params) -> str:
                 "numpy reference)")
     if os.environ.get(KERNELS_VARIABLE) == "numpy":
         return f"numpy ({KERNELS_VARIABLE}=numpy)"
-    if _available() is None:
+    if kernel_module() is None:
         return "numpy (pip install 'lca[fast]' for the compiled kernels)"
     return (f"numpy (the compiled kernels stop below n = {_SELECTED_MIN_N:,} and at "
             "2**24 pairs)")
 
 
 @functools.cache
-def _available() -> ModuleType | None:
-    """The kernels module, imported (and numba with it) on first use; ``None`` without
-    numba."""
+def kernel_module() -> Any:
+    """:mod:`lca.search.kernels`, imported (and numba with it) on first use; ``None``
+    without numba."""
     if importlib.util.find_spec("numba") is None:
         return None
     from lca.search import kernels
@@ -112,7 +111,7 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     the numpy code's segments); a request's rows are ``h_lo`` with the segment
     up to each asked ``mid`` switched.
     """
-    kernels = _available()
+    kernels = kernel_module()
     assert kernels is not None and n < _SELECTED_MIN_N, "kernel_path checks"
     found = np.empty(node.size, dtype=np.int64)
     lookahead = steps_per_request(n, lookahead)
@@ -153,7 +152,7 @@ class CompiledGroup(NodeGroup):
     def __init__(self, n: int, seed: int, paths: list[Path], params: Params,
                  inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> None:
         super().__init__(n, seed, paths, params, inherited_counts, inherited_correlations)
-        kernels = _available()
+        kernels = kernel_module()
         assert kernels is not None, "kernel_path checks"
         self.kernels = kernels
         size_b, most = len(paths), self.rounds[-1]

@@ -180,26 +180,92 @@ def add_sums(words: np.ndarray, values: np.ndarray, active: np.ndarray, n: int,
              disagreements: np.ndarray) -> None:
     """Add a round's points (``words (A, 2 c, W)`` of the ``active`` nodes, and their
     values) to each node's ``sum f(u) u_i``, its labelled points, its total and its
-    disagreeing pairs: ``f(u) u_i`` is ``f(u)`` less twice it where bit ``i`` is set."""
-    width = words.shape[2]
+    disagreeing pairs."""
+    signed = np.zeros(n, dtype=np.int64)
     for j in range(active.size):
         b = active[j]
+        signed[:] = 0
         total = 0
         for k in range(words.shape[1]):
-            value = values[j, k]
-            total += value
-            for w in range(width):
-                word = words[j, k, w]
-                while word:
-                    low = word & (~word + np.uint64(1))
-                    correlations[b, 64 * w + _bit_index(low)] -= 2 * value
-                    word ^= low
-        for c in range(n):
-            correlations[b, c] += total
+            total += values[j, k]
+            _add_set_bits(words[j, k], values[j, k], signed, n)
+        _add_correlations(signed, total, correlations[b])
         labelled[b] += words.shape[1]
         own_total[b] += total
         for k in range(0, words.shape[1], 2):
             disagreements[b] += values[j, k] != values[j, k + 1]
+
+
+@_compiled
+def _add_set_bits(point: np.ndarray, value: int, signed: np.ndarray, n: int) -> None:
+    """``signed[i] += value`` for every coordinate ``i`` of a packed point that is -1."""
+    for w in range(point.size):
+        word = point[w]
+        for j in range(min(64, n - 64 * w)):
+            signed[64 * w + j] += value * np.int64((word >> np.uint64(j)) & np.uint64(1))
+
+
+@_compiled
+def _add_correlations(signed: np.ndarray, total: int, out: np.ndarray) -> None:
+    """``out += sum f(u) u_i`` of points whose values sum to ``total`` and whose
+    ``-1`` coordinates' values sum to ``signed``: ``f(u) u_i`` is ``f(u)``, less twice
+    it where ``u_i = -1``."""
+    for c in range(out.size):
+        out[c] += total - 2 * signed[c]
+
+
+@_compiled
+def point_sums(words: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """``sum_k f(u_k) u_k,i`` over packed points (lca.search.sums.grouped_correlations of
+    one block)."""
+    signed = np.zeros(n, dtype=np.int64)
+    total = 0
+    for k in range(values.size):
+        total += values[k]
+        _add_set_bits(words[k], values[k], signed, n)
+    out = np.zeros(n, dtype=np.int64)
+    _add_correlations(signed, total, out)
+    return out
+
+
+@_compiled
+def hand_down(inherited_words: np.ndarray, inherited_values: np.ndarray,
+              own_words: np.ndarray, own_values: np.ndarray, variable: int,
+              n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A split's pool (its inherited points, then its own) on each branch of
+    ``variable``: the ``+1`` branch's points and values, the ``-1`` branch's, and the
+    ``+1`` branch's correlation sums (lca.search.lineage.PackedLineage.hand_down)."""
+    word, bit = variable >> 6, np.uint64(variable & 63)
+    width = own_words.shape[1]
+    minus = 0
+    for k in range(inherited_values.size):
+        minus += (inherited_words[k, word] >> bit) & np.uint64(1)
+    for k in range(own_values.size):
+        minus += (own_words[k, word] >> bit) & np.uint64(1)
+    plus = inherited_values.size + own_values.size - minus
+    plus_words = np.empty((plus, width), dtype=np.uint64)
+    minus_words = np.empty((minus, width), dtype=np.uint64)
+    plus_values = np.empty(plus, dtype=np.int8)
+    minus_values = np.empty(minus, dtype=np.int8)
+    signed = np.zeros(n, dtype=np.int64)
+    total = at_plus = at_minus = 0
+    for source_words, source_values in ((inherited_words, inherited_values),
+                                        (own_words, own_values)):
+        for k in range(source_values.size):
+            value = source_values[k]
+            if (source_words[k, word] >> bit) & np.uint64(1):
+                minus_words[at_minus] = source_words[k]
+                minus_values[at_minus] = value
+                at_minus += 1
+            else:
+                plus_words[at_plus] = source_words[k]
+                plus_values[at_plus] = value
+                at_plus += 1
+                total += value
+                _add_set_bits(source_words[k], value, signed, n)
+    plus_sums = np.zeros(n, dtype=np.int64)
+    _add_correlations(signed, total, plus_sums)
+    return plus_words, plus_values, minus_words, minus_values, plus_sums
 
 
 @_compiled
