@@ -93,6 +93,11 @@ def oracle_n(oracle: Oracle) -> int:
 
 def all_plus_minus_one(values: np.ndarray) -> bool:
     """Is every entry of an integer array ``-1`` or ``+1``? (True for an empty array)"""
+    if values.dtype == np.int8:
+        # What oracles return: -1 and +1 are the bytes 0xff and 0x01, and deleting
+        # those from the array's bytes leaves nothing. One C pass, without the fixed
+        # cost of three numpy reductions (most calls carry a few dozen rows).
+        return not values.tobytes().translate(None, b"\x01\xff")
     # min/max/count_nonzero are single vectorised passes, several times faster
     # than comparing against both values.
     return values.size == 0 or (

@@ -209,3 +209,22 @@ def test_describe_says_which_kernels_run(monkeypatch):
     assert "compiled (numba" in search.SEARCH.describe(params)
     monkeypatch.setenv(compiled.KERNELS_VARIABLE, "numpy")
     assert "numpy" in search.SEARCH.describe(params)
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 130, 1000])
+def test_switching_orders_break_ties_in_the_high_bits_exactly(n):
+    # Priorities from a few values, some equal in their high bits and low bits
+    # alike: the kernel orders by (priority, index) as the numpy code does.
+    from lca.search import kernels
+    rng = np.random.default_rng(n)
+    m = 40
+    base = rng.integers(0, 4, size=(m, n), dtype=np.uint64) << np.uint64(60)
+    priority = base | rng.integers(0, 3, size=(m, n), dtype=np.uint64)
+    differing = derive.pack_points(np.where(rng.random((m, n)) < 0.5, -1, 1))
+    differing[derive.unpack_bits(differing, n).sum(axis=1) == 0, 0] = 1  # none empty
+    expected, lengths = hybrids.switching_orders(priority, differing, n)
+    order = np.full((m, n), -1, dtype=np.int32)
+    kernels.switching_orders(priority[:25], differing, n, order, 0)
+    kernels.switching_orders(priority[25:], differing, n, order, 25)
+    for row, length in enumerate(lengths):
+        assert np.array_equal(order[row, :length], expected[row, :length])

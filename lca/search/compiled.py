@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from lca import derive
 from lca.derive import Path
 from lca.engine import Request, Steps
 from lca.params import Params
@@ -120,21 +119,14 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
         order = np.empty((members.size, int(lengths.max())), dtype=np.int32)
         for first, priority in parts:
             kernels.switching_orders(priority, differing, n, order, first)
-        hybrid = derive.unpack_points(x[members], n)
-        final = lengths.copy()
-        active = np.flatnonzero(lengths > 1)
-        count = active.size
-        lo, hi = np.zeros(count, dtype=np.int64), lengths[active]
-        fx_active = fx[members][active]
-        slots = (1 << lookahead) - 1
-        owner = np.empty(count * slots, dtype=np.int64)
-        mids = np.empty(count * slots, dtype=np.int64)
+        hybrid, final, active, lo, hi, fx_active, owner, mids, count, rows = \
+            kernels.search_start(x[members], lengths, fx[members], lookahead, n)
         while count:
-            rows = kernels.search_plan(active, count, lo, hi, lookahead, owner, mids)
             values = yield Request(ORDER, rows, functools.partial(
                 kernels.search_rows, hybrid, order, active, lo, owner, mids), paths)
-            count = kernels.search_advance(hybrid, order, active, count, lo, hi, fx_active,
-                                           values, lookahead, final)
+            count, rows = kernels.search_advance(hybrid, order, active, count, lo, hi,
+                                                 fx_active, values, lookahead, final, owner,
+                                                 mids)
         found[members] = kernels.found_coordinates(order, final)
     return found
 

@@ -44,31 +44,90 @@ def _compiled(function: Callable[..., Any]) -> Any:
 def switching_orders(priority: np.ndarray, differing: np.ndarray, n: int, order: np.ndarray,
                      first: int) -> None:
     """Rows ``first, first + 1, ...`` of ``order``: each pair's differing coordinates in
-    ascending ``(priority, index)`` (lca.search.hybrids.switching_orders), from its
-    priority row (``priority[i]`` for pair ``first + i``)."""
-    coords = np.empty(n, dtype=np.int64)
+    ascending ``(priority, index)``, from its priority row (``priority[i]`` for pair
+    ``first + i``).
+
+    As lca.search.hybrids.switching_orders: one sort of words that hold a
+    coordinate's priority's high bits above its index; where two of a pair's
+    words share their high bits, that pair is ordered again by its exact
+    priorities (a stable sort of coordinates in ascending index).
+    """
+    bits = 1
+    while (1 << bits) <= n:
+        bits += 1
+    low = np.uint64((1 << bits) - 1)
+    high = ~low
     keys = np.empty(n, dtype=np.uint64)
     for i in range(priority.shape[0]):
         pair = first + i
         length = 0
         for c in range(n):
             if (differing[pair, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
-                coords[length] = c
-                keys[length] = priority[i, c]
+                keys[length] = (priority[i, c] & high) | np.uint64(c)
                 length += 1
-        # A stable sort of coordinates in ascending index: ties go to the lower index.
-        ranked = np.argsort(keys[:length], kind="mergesort")
+        ranked = np.sort(keys[:length])
+        tied = False
         for t in range(length):
-            order[pair, t] = coords[ranked[t]]
+            order[pair, t] = ranked[t] & low
+            tied |= t > 0 and (ranked[t] & high) == (ranked[t - 1] & high)
+        if tied:
+            coords = order[pair, :length].copy()
+            coords.sort()
+            exact = np.empty(length, dtype=np.uint64)
+            for t in range(length):
+                exact[t] = priority[i, coords[t]]
+            ranked_exact = np.argsort(exact, kind="mergesort")
+            for t in range(length):
+                order[pair, t] = coords[ranked_exact[t]]
 
 
 @_compiled
-def search_plan(active: np.ndarray, count: int, lo: np.ndarray, hi: np.ndarray,
-                lookahead: int, owner: np.ndarray, mids: np.ndarray) -> int:
+def search_start(x: np.ndarray, lengths: np.ndarray, fx: np.ndarray, lookahead: int,
+                 n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                  np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """A group's binary searches before their first request: each pair's kept ``h_lo =
+    x`` (unpacked), its final ``hi`` so far (its length: a pair of length 1 is not
+    searched), the searching pairs (``active``, with ``lo``, ``hi`` and ``f(x)``), and
+    the first request's plan (search_plan): ``(hybrid, final, active, lo, hi, fx,
+    owner, mids, count, rows)``."""
+    m = lengths.size
+    hybrid = np.empty((m, n), dtype=np.int8)
+    for pair in range(m):
+        _unpack(x[pair], hybrid[pair])
+    final = lengths.copy()
+    count = 0
+    for pair in range(m):
+        count += lengths[pair] > 1
+    active = np.empty(count, dtype=np.int64)
+    lo = np.zeros(count, dtype=np.int64)
+    hi = np.empty(count, dtype=np.int64)
+    fx_active = np.empty(count, dtype=fx.dtype)
+    at = 0
+    for pair in range(m):
+        if lengths[pair] > 1:
+            active[at], hi[at], fx_active[at] = pair, lengths[pair], fx[pair]
+            at += 1
+    slots = (1 << lookahead) - 1
+    owner = np.empty(count * slots, dtype=np.int64)
+    mids = np.empty(count * slots, dtype=np.int64)
+    rows = search_plan(count, lo, hi, lookahead, owner, mids)
+    return hybrid, final, active, lo, hi, fx_active, owner, mids, count, rows
+
+
+@_compiled
+def _unpack(point: np.ndarray, out: np.ndarray) -> None:
+    """A packed point's ``±1`` coordinates (a set bit is -1)."""
+    for c in range(out.size):
+        out[c] = 1 - 2 * np.int8((point[c >> 6] >> np.uint64(c & 63)) & np.uint64(1))
+
+
+@_compiled
+def search_plan(count: int, lo: np.ndarray, hi: np.ndarray, lookahead: int,
+                owner: np.ndarray, mids: np.ndarray) -> int:
     """The hybrids one request asks: for each of the first ``count`` searching pairs,
     in order, the ``mid`` of every slot of its next ``lookahead`` steps that is still
     searched, in heap order (lca.search.hybrids._lookahead_mids). Writes each row's
-    pair (a position in ``active``) and ``mid``; returns the rows."""
+    pair (a position among the searching pairs) and ``mid``; returns the rows."""
     slots = (1 << lookahead) - 1
     a = np.empty(slots, dtype=np.int64)
     b = np.empty(slots, dtype=np.int64)
@@ -108,13 +167,15 @@ def search_rows(hybrid: np.ndarray, order: np.ndarray, active: np.ndarray, lo: n
 @_compiled
 def search_advance(hybrid: np.ndarray, order: np.ndarray, active: np.ndarray, count: int,
                    lo: np.ndarray, hi: np.ndarray, fx: np.ndarray, values: np.ndarray,
-                   lookahead: int, final: np.ndarray) -> int:
+                   lookahead: int, final: np.ndarray, owner: np.ndarray,
+                   mids: np.ndarray) -> tuple[int, int]:
     """Replay ``lookahead`` steps of each of the first ``count`` searching pairs with the
     values of its request's rows (as search_plan laid them out): ``f(h_mid) = f(x)``
     keeps ``[mid, hi)``, else ``[lo, mid)``. A pair whose ``lo`` moved has
     ``order[lo:new lo]`` switched in its kept ``h_lo``; a pair whose interval is one
-    coordinate wide leaves the active ones (its ``hi`` goes to ``final``). Compacts
-    ``active``, ``lo``, ``hi`` and ``fx`` in order; returns the pairs still searching."""
+    coordinate wide leaves the searching ones (its ``hi`` goes to ``final``).
+    Compacts ``active``, ``lo``, ``hi`` and ``fx`` in order and plans the next
+    request; returns the pairs still searching and its rows."""
     slots = (1 << lookahead) - 1
     a = np.empty(slots, dtype=np.int64)
     b = np.empty(slots, dtype=np.int64)
@@ -151,7 +212,7 @@ def search_advance(hybrid: np.ndarray, order: np.ndarray, active: np.ndarray, co
             kept += 1
         else:
             final[pair] = new_hi
-    return kept
+    return kept, search_plan(kept, lo, hi, lookahead, owner, mids)
 
 
 @_compiled
@@ -382,9 +443,7 @@ def flip_rows(words: np.ndarray, node: np.ndarray, pair: np.ndarray, column: np.
     out = np.empty((last - first, n), dtype=np.int8)
     for i in range(first, last):
         row = out[i - first]
-        point = words[node[i], 2 * pair[i]]
-        for c in range(n):
-            row[c] = 1 - 2 * np.int8((point[c >> 6] >> np.uint64(c & 63)) & np.uint64(1))
+        _unpack(words[node[i], 2 * pair[i]], row)
         row[column[i]] = -row[column[i]]
     return out
 
