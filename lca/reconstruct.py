@@ -34,7 +34,7 @@ import numpy as np
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, is_guessed, split_rows
 from lca.derive import Path, check_path
-from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
+from lca.engine import WORKING_BYTES, CallCosts, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
 from lca.oracle import CountingOracle, Oracle, check_points
 from lca.params import Params
@@ -63,6 +63,9 @@ class Explanation:
     condition (:meth:`lca.oracle.Oracle.describe`, e.g. ``x17=-1`` or
     ``petal length >= 2.45``); ``str()`` shows them, each with the margin its
     node won by (``*`` marks a low-margin decision, see :class:`NodeDecision`).
+    With ``Params.lookahead = "auto"``, ``lookahead`` says what the
+    reconstructor measured of the oracle and chose so far
+    (:meth:`lca.engine.CallCosts.text`); ``None`` otherwise.
     """
 
     seed: int
@@ -72,6 +75,7 @@ class Explanation:
     leaf: LeafDecision
     stats: AnswerStats = field(compare=False)
     conditions: tuple[str, ...] = field(default=(), compare=False)
+    lookahead: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         conditions = self.conditions or tuple(
@@ -82,7 +86,8 @@ class Explanation:
             for condition, node in zip(conditions, self.nodes, strict=True))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
-                f"{self.stats.cache_hits} cache hits]")
+                f"{self.stats.cache_hits} cache hits"
+                + (f"; search steps per call {self.lookahead}" if self.lookahead else "") + "]")
 
 
 class BudgetExceeded(RuntimeError):
@@ -276,6 +281,8 @@ class Reconstructor:
         self._cache: OrderedDict[tuple[int, Path], Decision] = OrderedDict()
         self._kept: dict[tuple[int, Path], Any] = {}
         self._memo = Memo(_MEMO_BYTES)
+        # Params.lookahead "auto": the oracle's costs, measured as this reconstructor calls it.
+        self._costs = CallCosts() if params.lookahead == "auto" else None
         self._lock = threading.RLock()
         self.decisions: dict[tuple[int, Path], Decision] = {}
         self.stats = AnswerStats()
@@ -335,7 +342,8 @@ class Reconstructor:
         """The estimator's steps for ``paths`` (all leaves or all internal nodes);
         they return ``(decision, kept)`` for each."""
         contexts = [NodeContext(self.params.n, seed, path, self.params,
-                                functools.partial(_ancestor_kept, call, path), self._memo)
+                                functools.partial(_ancestor_kept, call, path), self._memo,
+                                self._costs)
                     for path in paths]
         if len(paths[0]) == self.params.path_length:
             return [(leaf, None) for leaf in (yield from self._estimator.leaves(contexts))]
@@ -376,7 +384,7 @@ class Reconstructor:
             else limits.max_queries - call.stats.queries
         scheduler = Scheduler(self._counting, seed, max_queries=budget,
                               deadline=limits.deadline, on_done=lambda task: self._file(
-                                  seed, task, call))
+                                  seed, task, call), costs=self._costs)
         try:
             done = scheduler.run(tasks)
         finally:
@@ -486,7 +494,7 @@ class Reconstructor:
                 bar.close()
                 self._finish(call)
         return Explanation(seed, path, decision.label, tuple(nodes), decision, call.stats,
-                           tuple(conditions))
+                           tuple(conditions), None if self._costs is None else self._costs.text())
 
     def answer(self, z: Any, seed: int) -> int:
         """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""

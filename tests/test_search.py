@@ -1,6 +1,7 @@
 """The efficient mode: sensitive-coordinate search at nodes, reuse at leaves (lca.search)."""
 
 import ast
+import dataclasses
 import importlib
 import pathlib
 import warnings
@@ -865,3 +866,51 @@ def test_max_node_queries_counts_each_lookahead_requests_midpoints():
     # n = 100: ceil(log2 100) = 7 steps; the hybrid term per pair is (2^s - 1) ceil(7 / s).
     assert [lca.Params.efficient(100, depth=12, lookahead=s).max_node_queries
             for s in (1, 2, 3, 7)] == [128 * (3 + h) + 3 * (64 + 128) for h in (7, 12, 21, 127)]
+
+
+class _Costly(lca.Oracle):
+    """A fixed function whose calls cost a fixed delay: "auto" then batches searches."""
+
+    def __init__(self, inner, delay):
+        self.inner, self.delay = inner, delay
+        self.n, self.name = inner.n, "costly"
+
+    def query(self, points):
+        import time
+        time.sleep(self.delay)
+        return self.inner.query(points)
+
+
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+@pytest.mark.parametrize("n", [30, 300])
+def test_lookahead_auto_makes_the_same_decisions(n):
+    # Whatever the costs measured (and so the steps chosen), the answers and decisions
+    # are lookahead 1's, one at a time and in batches; the queries stay within the bound
+    # the budget reserves.
+    f = _Costly(targets.with_label_noise(targets.random_tree(n=n, leaves=16, seed=3), 0.1, 4),
+                2e-4)
+    points = derive.sample_points(0, "test/lookahead-auto", n, 20)
+    runs = _lookahead_runs(f, n, points, (1, "auto"))
+    assert runs["auto"][:4] == runs[1][:4]
+    params = lca.Params.efficient(n, depth=6, lookahead="auto")
+    single = lca.Reconstructor(f, params)
+    explained = single.explain(points[0], 7)
+    assert explained.lookahead.startswith("auto: ") and "; oracle " in explained.lookahead
+    assert "search steps per call auto: " in str(explained)
+    assert single.last_stats.queries <= params.predicted_queries
+    assert lca.Reconstructor(f, lca.Params.efficient(n, depth=6)).explain(
+        points[0], 7).lookahead is None
+
+
+def test_lookahead_auto_is_bounded_described_and_left_out_of_records():
+    auto = lca.Params.efficient(100, depth=6, lookahead="auto")
+    # The bound covers every choice: 1 to ceil(log2 100) = 7 steps a request.
+    assert auto.max_node_queries == max(
+        lca.Params.efficient(100, depth=6, lookahead=s).max_node_queries for s in range(1, 8))
+    assert "auto  (1 to 7, chosen for each search" in auto.describe()
+    assert auto == lca.Params.efficient(100, depth=6)  # not part of the tree
+    assert "lookahead" not in dataclasses.asdict(auto)
+    assert "chooses 1 at this n" in lca.Params.efficient(2, depth=1, lookahead="auto").describe()
+    with pytest.raises(ValueError, match=r"must be an int in the range \[1, 8\] or 'auto'\. "
+                                         r"Got 'fast' instead\."):
+        lca.Params.efficient(100, lookahead="fast")

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from lca.derive import Path
-from lca.engine import Request, Steps
+from lca.engine import CallCosts, Request, Steps
 from lca.params import Params
 from lca.search import rules
 from lca.search.group import NodeGroup, SearchNode
@@ -142,8 +142,10 @@ class CompiledGroup(NodeGroup):
     """
 
     def __init__(self, n: int, seed: int, paths: list[Path], params: Params,
-                 inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> None:
-        super().__init__(n, seed, paths, params, inherited_counts, inherited_correlations)
+                 inherited_counts: np.ndarray, inherited_correlations: np.ndarray,
+                 costs: CallCosts | None = None) -> None:
+        super().__init__(n, seed, paths, params, inherited_counts, inherited_correlations,
+                         costs)
         kernels = kernel_module()
         assert kernels is not None, "kernel_path checks"
         self.kernels = kernels
@@ -173,7 +175,7 @@ class CompiledGroup(NodeGroup):
             found = yield from search_steps(
                 self.n, [self.order_keys[b] for b in active], node, done + pair,
                 words[node, 2 * pair], words[node, 2 * pair + 1], values[node, 2 * pair],
-                (done, size), self._names(active), self.params.lookahead)
+                (done, size), self._names(active), self._steps_per_request(node.size))
             self.kernels.add_votes(active, node, found, counts.votes)
 
     def _add_sums(self, words: np.ndarray, values: np.ndarray, size: int) -> None:

@@ -90,7 +90,7 @@ class SearchEstimator(Estimator):
         counts, totals, sums = lineage.start()
         group = CompiledGroup if compiled else NodeGroup
         nodes = yield from group(n, seed, [c.path for c in contexts], params, counts,
-                                 sums).steps()
+                                 sums, first.costs).steps()
         del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
@@ -150,7 +150,8 @@ class SearchEstimator(Estimator):
 
         With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
         cap, ``K = SEARCH_CANDIDATES + 1`` the most candidates, ``c =
-        ceil(log2 n)`` and ``s`` the lookahead: ``2 Q`` pair points; at most
+        ceil(log2 n)`` and ``s`` the lookahead (with ``"auto"``, the worst ``s``
+        it may choose, ``1 <= s <= min(8, c)``): ``2 Q`` pair points; at most
         ``H = (2**s - 1) ceil(c / s)`` hybrids for each of the ``Q`` pairs (a
         binary search over ``L <= n`` differing coordinates takes at most
         ``ceil(log2 L) <= c`` steps, asked ``s`` at a time in requests of at
@@ -169,8 +170,7 @@ class SearchEstimator(Estimator):
         """
         rounds, _ = schedule(params.first_round, params.score_samples)
         steps = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
-        lookahead = steps_per_request(params.n, params.lookahead)
-        hybrids = ((1 << lookahead) - 1) * -(-steps // lookahead)
+        hybrids = max(((1 << s) - 1) * -(-steps // s) for s in _lookaheads(params))
         return rounds[-1] * (3 + hybrids) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
 
     def max_leaf_queries(self, params: Params) -> int:
@@ -222,8 +222,26 @@ def _rounds_text(params: Params) -> str:
     return f"{rounds[0]}, doubling up to {rounds[quiet - 1]}"
 
 
+def _lookaheads(params: Params) -> list[int]:
+    """The binary-search steps per request a node of ``params`` may ask: its lookahead, or
+    every value ``"auto"`` may choose (at most ``ceil(log2 n)``, the longest search)."""
+    lookahead = params.lookahead
+    choices = [lookahead] if isinstance(lookahead, int) else \
+        range(1, max(1, min(8, (params.n - 1).bit_length())) + 1)
+    return sorted({steps_per_request(params.n, s) for s in choices})
+
+
 def lookahead_text(params: Params) -> str:
     """What ``params.lookahead`` does to a node's binary searches, for describe()."""
+    if params.lookahead == "auto":
+        most = _lookaheads(params)[-1]
+        if most == 1:
+            return ("1  (lookahead 'auto' chooses 1 at this n: one step per call, "
+                    "Params.lookahead)")
+        return (f"auto  (1 to {most}, chosen for each search from the oracle's cost per "
+                "call and per row, measured as it is called: fewer calls where a call "
+                "costs more than its rows; the same tree)")
+    assert isinstance(params.lookahead, int)
     steps = steps_per_request(params.n, params.lookahead)
     if steps < params.lookahead:
         return (f"1  (lookahead {params.lookahead} is not used at this n: the search "
