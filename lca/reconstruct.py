@@ -36,7 +36,7 @@ from lca.decisions import AnswerStats, Decision, LeafDecision, NodeDecision, is_
 from lca.derive import Path, check_path
 from lca.engine import WORKING_BYTES, CallCosts, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
-from lca.oracle import CountingOracle, Oracle, check_points
+from lca.oracle import CountingOracle, Oracle, all_plus_minus_one, check_points
 from lca.params import Params
 
 if TYPE_CHECKING:  # export builds on this module; imported on use only
@@ -293,9 +293,9 @@ class _WarmTable:
         for path, slot in live:
             self.add(path, decisions[slot])
 
-    def walk(self, z: bytes) -> list[int] | None:
-        """The slots of the path of the point whose coordinates are the bytes ``z``
-        (``1`` for ``+1``), root to leaf, if every one is cached; else ``None``."""
+    def walk(self, z: bytes | np.ndarray) -> list[int] | None:
+        """The slots of the path of the point ``z`` (its ``int8`` coordinates, or their
+        bytes), root to leaf, if every one is cached; else ``None``."""
         slot = self.slots.get(())
         if slot is None:
             return None
@@ -322,8 +322,11 @@ class Reconstructor:
 
     After each call, :attr:`last_stats` holds its work and :attr:`last_built`
     the paths of the nodes and leaves it built (not cache hits); :attr:`stats`
-    accumulates. A reconstructor is fully described by ``(oracle, params)``:
-    it pickles without its cache or statistics.
+    accumulates. With ``params.lookahead = "auto"``, :attr:`costs` measures
+    what the oracle's calls cost and chooses each search's steps per call
+    (:class:`lca.engine.CallCosts`; ``None`` otherwise). A reconstructor is
+    fully described by ``(oracle, params)``: it pickles without its cache or
+    statistics.
 
     Threads: a reconstructor may be shared between threads. Its public
     methods hold a lock, so calls run one at a time and see consistent
@@ -359,7 +362,7 @@ class Reconstructor:
         self._warm: dict[int, _WarmTable] = {}  # the cache again, per seed, for warm answers
         self._memo = Memo(_MEMO_BYTES)
         # Params.lookahead "auto": the oracle's costs, measured as this reconstructor calls it.
-        self._costs = CallCosts() if params.lookahead == "auto" else None
+        self.costs = CallCosts() if params.lookahead == "auto" else None
         self._lock = threading.RLock()
         self.decisions: dict[tuple[int, Path], Decision] = {}
         self.stats = AnswerStats()
@@ -422,7 +425,7 @@ class Reconstructor:
         they return ``(decision, kept)`` for each."""
         contexts = [NodeContext(self.params.n, seed, path, self.params,
                                 functools.partial(_ancestor_kept, call, path), self._memo,
-                                self._costs)
+                                self.costs)
                     for path in paths]
         if len(paths[0]) == self.params.path_length:
             return [(leaf, None) for leaf in (yield from self._estimator.leaves(contexts))]
@@ -463,7 +466,7 @@ class Reconstructor:
             else limits.max_queries - call.stats.queries
         scheduler = Scheduler(self._counting, seed, max_queries=budget,
                               deadline=limits.deadline, on_done=lambda task: self._file(
-                                  seed, task, call), costs=self._costs)
+                                  seed, task, call), costs=self.costs)
         try:
             done = scheduler.run(tasks)
         finally:
@@ -573,7 +576,8 @@ class Reconstructor:
                 bar.close()
                 self._finish(call)
         return Explanation(seed, path, decision.label, tuple(nodes), decision, call.stats,
-                           tuple(conditions), None if self._costs is None else self._costs.text())
+                           tuple(conditions),
+                           None if self.costs is None else self.costs.text())
 
     def answer(self, z: Any, seed: int) -> int:
         """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""
@@ -592,9 +596,10 @@ class Reconstructor:
         if type(z) is not np.ndarray or z.dtype != np.int8 or z.shape != (self.params.n,) \
                 or type(seed) is not int or not 0 <= seed < 1 << 64:
             return None
-        coordinates = z.tobytes()
-        if coordinates.translate(None, b"\x01\xff"):  # not all +-1: _explain says so
+        if not all_plus_minus_one(z):  # _explain says so
             return None
+        # The walk reads a few coordinates: of bytes, quickest (+1 is the byte 1).
+        coordinates = z.tobytes() if z.size <= 1 << 16 else z
         with self._lock:
             table = self._warm.get(seed)
             if table is None or (visited := table.walk(coordinates)) is None:

@@ -710,8 +710,8 @@ def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeyp
     runs = []
     for masks in (hybrids._index_masks, lambda n: three_high_bits):
         monkeypatch.setattr(hybrids, "_index_masks", masks)
-        for threshold in (hybrids._SELECTED_MIN_N, 1):
-            monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", threshold)
+        for threshold in (hybrids.SELECTED_MIN_N, 1):
+            monkeypatch.setattr(hybrids, "SELECTED_MIN_N", threshold)
             rec = lca.Reconstructor(f, params, record=True)
             runs.append((rec.answer_many(points, 7), rec.decisions, rec.stats.queries))
     assert len(asked) > 100  # the exact order ran, from derived words
@@ -784,7 +784,7 @@ def test_every_lookahead_makes_the_same_decisions_in_fewer_calls(n, target):
 def test_the_selection_kernel_searches_a_step_per_call_whatever_the_lookahead(monkeypatch):
     # Forced on at n = 300 (it runs from n = 10^5): it keeps one selection per pair,
     # so it asks one step per call; answers, decisions and costs are lookahead 1's.
-    monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", 1)
+    monkeypatch.setattr(hybrids, "SELECTED_MIN_N", 1)
     f = targets.with_label_noise(targets.random_tree(n=300, leaves=16, seed=3), 0.1, 4)
     points = derive.sample_points(0, "test/lookahead", 300, 20)
     runs = _lookahead_runs(f, 300, points, (1, 3))

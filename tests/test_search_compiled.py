@@ -191,7 +191,7 @@ def test_the_environment_picks_the_kernels(monkeypatch):
     monkeypatch.setenv(compiled.KERNELS_VARIABLE, "compiled")
     assert kernel_path(params) == "compiled"
     # Beyond the kernels' widths the numpy code runs, whatever is asked.
-    assert kernel_path(lca.Params.efficient(hybrids._SELECTED_MIN_N)) == "numpy"
+    assert kernel_path(lca.Params.efficient(hybrids.SELECTED_MIN_N)) == "numpy"
     monkeypatch.setenv(compiled.KERNELS_VARIABLE, "fast")
     with pytest.raises(ValueError, match="LCA_KERNELS must be 'auto', 'compiled' or"):
         kernel_path(params)
@@ -228,3 +228,26 @@ def test_switching_orders_break_ties_in_the_high_bits_exactly(n):
     kernels.switching_orders(priority[25:], differing, n, order, 25)
     for row, length in enumerate(lengths):
         assert np.array_equal(order[row, :length], expected[row, :length])
+
+
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+def test_replicas_in_spawned_workers_on_the_compiled_kernels_agree_with_the_reference(
+        monkeypatch):
+    # Spawned pool workers and a pure replica inherit LCA_KERNELS=compiled (they would
+    # raise without numba) and load the kernels from the on-disk cache; a replica on the
+    # numpy reference (forked with LCA_KERNELS=numpy) is the first one compared.
+    from lca.consistency import ReplicaSpec, compare, run_replica, uniform_queries
+
+    f = targets.with_label_noise(targets.random_tree(n=40, leaves=16, seed=3), 0.05, 4)
+    params = lca.Params.efficient(40, depth=6)
+    queries = uniform_queries(7, 40, 120)
+    monkeypatch.setenv(compiled.KERNELS_VARIABLE, "numpy")
+    outcomes = [run_replica(ReplicaSpec("numpy, fork", start_method="fork"),
+                            f, params, 7, queries)]
+    monkeypatch.setenv(compiled.KERNELS_VARIABLE, "compiled")
+    for spec in (ReplicaSpec("compiled, spawn, 2 workers", workers=2),
+                 ReplicaSpec("compiled, pure", kind="pure", limit=20)):
+        outcomes.append(run_replica(spec, f, params, 7, queries))
+    report = compare(outcomes)
+    assert report.ok, str(report)
+    assert report.compared_decisions > 0

@@ -9,8 +9,8 @@ instead of dozens of numpy calls. The numpy code stays the reference
 
 Which code runs is :func:`kernel_path`'s choice: the compiled kernels when
 numba is installed (``pip install 'lca[fast]'``) and the node fits them
-(``n`` below the selected-order kernel's :data:`~lca.search.hybrids._SELECTED_MIN_N`,
-at most :data:`~lca.search.kernels.MAX_PAIRS` pairs), else numpy. The
+(``n`` below the selected-order kernel's :data:`~lca.search.hybrids.SELECTED_MIN_N`,
+at most :data:`MAX_PAIRS` pairs), else numpy. The
 environment variable ``LCA_KERNELS`` overrides it: ``numpy`` always runs the
 reference, ``compiled`` refuses to run without numba.
 """
@@ -29,9 +29,13 @@ from lca.engine import CallCosts, Request, Steps
 from lca.params import Params
 from lca.search import rules
 from lca.search.group import NodeGroup, SearchNode
-from lca.search.hybrids import _SELECTED_MIN_N, search_groups, steps_per_request
+from lca.search.hybrids import SELECTED_MIN_N, part_orders, search_groups, steps_per_request
 from lca.search.rules import FLIP, ORDER, probe_variables
 from lca.search.sums import Labelled
+
+MAX_PAIRS = 1 << 24
+"""Most pairs a node may draw on the compiled path: every count, lead and square
+of a rule then fits a double exactly (``(2 * MAX_PAIRS)**2 < 2**53``)."""
 
 KERNELS_VARIABLE = "LCA_KERNELS"
 """The environment variable that picks the kernels: ``auto`` (the default),
@@ -59,21 +63,21 @@ def kernel_path(params: Params) -> str:
     if wanted not in ("auto", "compiled"):
         raise ValueError(f"The environment variable {KERNELS_VARIABLE} must be 'auto', "
                          f"'compiled' or 'numpy'. Got {wanted!r} instead.")
+    if not fits(params):  # numba is not even imported
+        return "numpy"
     if kernel_module() is None:
         if wanted == "compiled":
             raise RuntimeError(f"{KERNELS_VARIABLE}=compiled needs numba: pip install "
                                "'lca[fast]'")
         return "numpy"
-    return "compiled" if fits(params) else "numpy"
+    return "compiled"
 
 
 def fits(params: Params) -> bool:
     """Whether a node of ``params`` fits the compiled kernels (below the selected
     orders' widths, and few enough pairs for exact rules in doubles)."""
-    from lca.search.kernels import MAX_PAIRS
-
     pairs = rules.schedule(params.first_round, params.score_samples)[0][-1]
-    return params.n < _SELECTED_MIN_N and pairs <= MAX_PAIRS
+    return params.n < SELECTED_MIN_N and pairs <= MAX_PAIRS
 
 
 def kernels_text(params: Params) -> str:
@@ -83,10 +87,10 @@ def kernels_text(params: Params) -> str:
                 "numpy reference)")
     if os.environ.get(KERNELS_VARIABLE) == "numpy":
         return f"numpy ({KERNELS_VARIABLE}=numpy)"
-    if kernel_module() is None:
-        return "numpy (pip install 'lca[fast]' for the compiled kernels)"
-    return (f"numpy (the compiled kernels stop below n = {_SELECTED_MIN_N:,} and at "
-            "2**24 pairs)")
+    if not fits(params):
+        return (f"numpy (the compiled kernels stop below n = {SELECTED_MIN_N:,} and at "
+                "2**24 pairs)")
+    return "numpy (pip install 'lca[fast]' for the compiled kernels)"
 
 
 @functools.cache
@@ -100,6 +104,12 @@ def kernel_module() -> Any:
     return kernels
 
 
+# Up to this many variables the kernel sorts each pair's switching order, beyond numpy
+# does (lca.search.hybrids.switching_orders, the same orders): on 35 random pairs the
+# kernel took 0.45x numpy's time at n = 61 and 1.1x at n = 120, 2.4x at n = 1,000.
+_KERNEL_SORT_MAX_N = 100
+
+
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                  x: np.ndarray, y: np.ndarray, fx: np.ndarray, round_pairs: tuple[int, int],
                  paths: Any, lookahead: int = 1) -> Steps:
@@ -111,14 +121,17 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     up to each asked ``mid`` switched.
     """
     kernels = kernel_module()
-    assert kernels is not None and n < _SELECTED_MIN_N, "kernel_path checks"
+    assert kernels is not None and n < SELECTED_MIN_N, "kernel_path checks"
     found = np.empty(node.size, dtype=np.int64)
     lookahead = steps_per_request(n, lookahead)
     for members, differing, lengths, parts in search_groups(n, keys, node, pair, x, y,
                                                             round_pairs, paths, lookahead):
-        order = np.empty((members.size, int(lengths.max())), dtype=np.int32)
-        for first, priority in parts:
-            kernels.switching_orders(priority, differing, n, order, first)
+        if n <= _KERNEL_SORT_MAX_N:
+            order = np.empty((members.size, int(lengths.max())), dtype=np.int32)
+            for first, priority in parts:
+                kernels.switching_orders(priority, differing, n, order, first)
+        else:  # numpy's sorts are faster on long rows
+            order = part_orders(parts, differing, int(lengths.max()), n)
         hybrid, final, active, lo, hi, fx_active, owner, mids, count, rows = \
             kernels.search_start(x[members], lengths, fx[members], lookahead, n)
         while count:

@@ -9,7 +9,7 @@ made by :mod:`lca.derive` and handed in as arrays, and every threshold of a
 rule (a ``float`` of :class:`~lca.search.rules.Terms`) is computed in Python
 and handed in. Comparisons between an integer and a double are those of
 docs/randomness.md §6: exact while the integers stay below ``2**53``, which
-:data:`MAX_PAIRS` guarantees with room to spare.
+:data:`lca.search.compiled.MAX_PAIRS` guarantees with room to spare.
 
 This module imports numba; :mod:`lca.search.compiled` imports it only when
 the compiled path runs (``LCA_KERNELS``), so ``import lca`` never pays for it.
@@ -24,11 +24,6 @@ from typing import Any
 
 import numba
 import numpy as np
-
-MAX_PAIRS = 1 << 24
-"""Most pairs a node may draw on the compiled path: every count, lead and square
-of a rule then fits a double exactly (``(2 * MAX_PAIRS)**2 < 2**53``)."""
-
 
 def _compiled(function: Callable[..., Any]) -> Any:
     try:
@@ -114,10 +109,19 @@ def search_start(x: np.ndarray, lengths: np.ndarray, fx: np.ndarray, lookahead: 
     return hybrid, final, active, lo, hi, fx_active, owner, mids, count, rows
 
 
+# Each byte's 8 coordinates, least significant bit first (a set bit is -1).
+_BYTE_POINTS = (1 - 2 * ((np.arange(256)[:, None] >> np.arange(8)) & 1)).astype(np.int8)
+
+
 @_compiled
 def _unpack(point: np.ndarray, out: np.ndarray) -> None:
-    """A packed point's ``±1`` coordinates (a set bit is -1)."""
-    for c in range(out.size):
+    """A packed point's ``±1`` coordinates, a byte (8 coordinates) at a time."""
+    n = out.size
+    whole = n >> 3
+    for k in range(whole):
+        byte = (point[k >> 3] >> np.uint64(8 * (k & 7))) & np.uint64(255)
+        out[8 * k:8 * k + 8] = _BYTE_POINTS[byte]
+    for c in range(8 * whole, n):
         out[c] = 1 - 2 * np.int8((point[c >> 6] >> np.uint64(c & 63)) & np.uint64(1))
 
 
