@@ -25,6 +25,7 @@ from typing import Any
 import numba
 import numpy as np
 
+
 def _compiled(function: Callable[..., Any]) -> Any:
     try:
         return numba.njit(cache=True, nogil=True)(function)
