@@ -27,10 +27,13 @@ import numpy as np
 
 
 def _compiled(function: Callable[..., Any]) -> Any:
+    # No divisor here is ever 0: numpy's error model leaves out the checks (and their
+    # code, which compiles slowly).
+    options = {"nogil": True, "error_model": "numpy"}
     try:
-        return numba.njit(cache=True, nogil=True)(function)
+        return numba.njit(cache=True, **options)(function)
     except RuntimeError:  # numba found no writable cache directory
-        return numba.njit(nogil=True)(function)
+        return numba.njit(**options)(function)
 
 
 # -- the binary searches ---------------------------------------------------------------
@@ -43,10 +46,11 @@ def switching_orders(priority: np.ndarray, differing: np.ndarray, n: int, order:
     ascending ``(priority, index)``, from its priority row (``priority[i]`` for pair
     ``first + i``).
 
-    As lca.search.hybrids.switching_orders: one sort of words that hold a
+    As lca.search.hybrids.switching_orders: a sort of words that hold a
     coordinate's priority's high bits above its index; where two of a pair's
     words share their high bits, that pair is ordered again by its exact
-    priorities (a stable sort of coordinates in ascending index).
+    priorities. For the short rows it runs on (lca.search.compiled sorts long
+    ones with numpy), a Shell sort: a few lines, quick to compile.
     """
     bits = 1
     while (1 << bits) <= n:
@@ -61,20 +65,45 @@ def switching_orders(priority: np.ndarray, differing: np.ndarray, n: int, order:
             if (differing[pair, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
                 keys[length] = (priority[i, c] & high) | np.uint64(c)
                 length += 1
-        ranked = np.sort(keys[:length])
+        _shell_sort(keys, length)
         tied = False
         for t in range(length):
-            order[pair, t] = ranked[t] & low
-            tied |= t > 0 and (ranked[t] & high) == (ranked[t - 1] & high)
-        if tied:
-            coords = order[pair, :length].copy()
-            coords.sort()
-            exact = np.empty(length, dtype=np.uint64)
+            order[pair, t] = keys[t] & low
+            tied |= t > 0 and (keys[t] & high) == (keys[t - 1] & high)
+        if tied:  # exact priorities, ties to the lower index: the words in index order
             for t in range(length):
-                exact[t] = priority[i, coords[t]]
-            ranked_exact = np.argsort(exact, kind="mergesort")
-            for t in range(length):
-                order[pair, t] = coords[ranked_exact[t]]
+                c = order[pair, t]
+                keys[t] = priority[i, c]
+            _insertion_sort_pairs(keys, order[pair], length)
+
+
+@_compiled
+def _shell_sort(keys: np.ndarray, length: int) -> None:
+    """Sort ``keys[:length]`` (distinct words) in place."""
+    gap = 1
+    while gap < length // 3:
+        gap = 3 * gap + 1
+    while gap:
+        for t in range(gap, length):
+            key = keys[t]
+            at = t
+            while at >= gap and keys[at - gap] > key:
+                keys[at] = keys[at - gap]
+                at -= gap
+            keys[at] = key
+        gap //= 3
+
+
+@_compiled
+def _insertion_sort_pairs(keys: np.ndarray, coords: np.ndarray, length: int) -> None:
+    """Sort ``coords[:length]`` by ``(keys, coords)`` ascending, ``keys`` alongside."""
+    for t in range(1, length):
+        key, coord = keys[t], coords[t]
+        at = t
+        while at and (keys[at - 1] > key or (keys[at - 1] == key and coords[at - 1] > coord)):
+            keys[at], coords[at] = keys[at - 1], coords[at - 1]
+            at -= 1
+        keys[at], coords[at] = key, coord
 
 
 @_compiled
@@ -110,20 +139,14 @@ def search_start(x: np.ndarray, lengths: np.ndarray, fx: np.ndarray, lookahead: 
     return hybrid, final, active, lo, hi, fx_active, owner, mids, count, rows
 
 
-# Each byte's 8 coordinates, least significant bit first (a set bit is -1).
-_BYTE_POINTS = (1 - 2 * ((np.arange(256)[:, None] >> np.arange(8)) & 1)).astype(np.int8)
-
-
 @_compiled
 def _unpack(point: np.ndarray, out: np.ndarray) -> None:
-    """A packed point's ``±1`` coordinates, a byte (8 coordinates) at a time."""
+    """A packed point's ``±1`` coordinates (a set bit is -1)."""
     n = out.size
-    whole = n >> 3
-    for k in range(whole):
-        byte = (point[k >> 3] >> np.uint64(8 * (k & 7))) & np.uint64(255)
-        out[8 * k:8 * k + 8] = _BYTE_POINTS[byte]
-    for c in range(8 * whole, n):
-        out[c] = 1 - 2 * np.int8((point[c >> 6] >> np.uint64(c & 63)) & np.uint64(1))
+    for w in range(point.size):
+        word = point[w]
+        for j in range(min(64, n - 64 * w)):
+            out[64 * w + j] = 1 - 2 * np.int8((word >> np.uint64(j)) & np.uint64(1))
 
 
 @_compiled
@@ -162,7 +185,8 @@ def search_rows(hybrid: np.ndarray, order: np.ndarray, active: np.ndarray, lo: n
         i = owner[r]
         pair = active[i]
         row = out[r - first]
-        row[:] = hybrid[pair]
+        for c in range(n):
+            row[c] = hybrid[pair, c]
         for t in range(lo[i], mids[r]):
             c = order[pair, t]
             row[c] = -row[c]
@@ -302,36 +326,35 @@ def hand_down(inherited_words: np.ndarray, inherited_values: np.ndarray,
     ``variable``: the ``+1`` branch's points and values, the ``-1`` branch's, and the
     ``+1`` branch's correlation sums (lca.search.lineage.PackedLineage.hand_down)."""
     word, bit = variable >> 6, np.uint64(variable & 63)
-    width = own_words.shape[1]
     minus = 0
     for k in range(inherited_values.size):
         minus += (inherited_words[k, word] >> bit) & np.uint64(1)
     for k in range(own_values.size):
         minus += (own_words[k, word] >> bit) & np.uint64(1)
     plus = inherited_values.size + own_values.size - minus
-    plus_words = np.empty((plus, width), dtype=np.uint64)
-    minus_words = np.empty((minus, width), dtype=np.uint64)
-    plus_values = np.empty(plus, dtype=np.int8)
-    minus_values = np.empty(minus, dtype=np.int8)
-    signed = np.zeros(n, dtype=np.int64)
-    total = at_plus = at_minus = 0
-    for source_words, source_values in ((inherited_words, inherited_values),
-                                        (own_words, own_values)):
-        for k in range(source_values.size):
-            value = source_values[k]
-            if (source_words[k, word] >> bit) & np.uint64(1):
-                minus_words[at_minus] = source_words[k]
-                minus_values[at_minus] = value
-                at_minus += 1
-            else:
-                plus_words[at_plus] = source_words[k]
-                plus_values[at_plus] = value
-                at_plus += 1
-                total += value
-                _add_set_bits(source_words[k], value, signed, n)
-    plus_sums = np.zeros(n, dtype=np.int64)
-    _add_correlations(signed, total, plus_sums)
-    return plus_words, plus_values, minus_words, minus_values, plus_sums
+    width = own_words.shape[1]
+    sides = (np.empty((plus, width), dtype=np.uint64), np.empty(plus, dtype=np.int8),
+             np.empty((minus, width), dtype=np.uint64), np.empty(minus, dtype=np.int8))
+    at = _split(inherited_words, inherited_values, word, bit, sides, 0, 0)
+    _split(own_words, own_values, word, bit, sides, at[0], at[1])
+    return sides[0], sides[1], sides[2], sides[3], point_sums(sides[0], sides[1], n)
+
+
+@_compiled
+def _split(words: np.ndarray, values: np.ndarray, word: int, bit: np.uint64,
+           sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], at_plus: int,
+           at_minus: int) -> tuple[int, int]:
+    """Copy each point to the ``+1`` or ``-1`` side of ``sides`` by its coordinate
+    (bit ``bit`` of word ``word``), from ``at_plus`` and ``at_minus`` on; where they end."""
+    plus_words, plus_values, minus_words, minus_values = sides
+    for k in range(values.size):
+        if (words[k, word] >> bit) & np.uint64(1):
+            minus_words[at_minus], minus_values[at_minus] = words[k], values[k]
+            at_minus += 1
+        else:
+            plus_words[at_plus], plus_values[at_plus] = words[k], values[k]
+            at_plus += 1
+    return at_plus, at_minus
 
 
 @_compiled
