@@ -29,11 +29,10 @@ import numpy as np
 def _compiled(function: Callable[..., Any]) -> Any:
     # No divisor here is ever 0: numpy's error model leaves out the checks (and their
     # code, which compiles slowly).
-    options = {"nogil": True, "error_model": "numpy"}
     try:
-        return numba.njit(cache=True, **options)(function)
+        return numba.njit(cache=True, nogil=True, error_model="numpy")(function)
     except RuntimeError:  # numba found no writable cache directory
-        return numba.njit(**options)(function)
+        return numba.njit(nogil=True, error_model="numpy")(function)
 
 
 # -- the binary searches ---------------------------------------------------------------
