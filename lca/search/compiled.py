@@ -28,10 +28,9 @@ from lca.derive import Path
 from lca.engine import CallCosts, Request, Steps
 from lca.params import Params
 from lca.search import rules
-from lca.search.group import NodeGroup, SearchNode
+from lca.search.group import NodeGroup
 from lca.search.hybrids import SELECTED_MIN_N, part_orders, search_groups, steps_per_request
 from lca.search.rules import FLIP, ORDER, probe_variables
-from lca.search.sums import Labelled
 
 MAX_PAIRS = 1 << 24
 """Most pairs a node may draw on the compiled path: every count, lead and square
@@ -271,11 +270,5 @@ class CompiledGroup(NodeGroup):
                 self._finish(b, leader, None if runner < 0 else runner, "influence",
                              a - lead_b, False, rule == 3)
 
-    def _finish(self, b: int, variable: int | None, runner: int | None, rule: str,
-                margin: int, certified: bool, guesswork: bool = False) -> None:
-        counts, done = self.counts, self.done
-        self.results[b] = SearchNode(
-            variable, runner, rule, margin, done, int(counts.disagreements[b]), counts.votes[b],
-            certified, Labelled(counts.words[b, :2 * done], counts.values[b, :2 * done]),
-            counts.correlations[b], int(np.count_nonzero(self.probe_bits[b, :self.probe_len[b]])),
-            guesswork)
+    def _probe_count(self, b: int) -> int:
+        return int(np.count_nonzero(self.probe_bits[b, :self.probe_len[b]]))

@@ -369,4 +369,8 @@ class NodeGroup:
         self.results[b] = SearchNode(
             variable, runner, rule, margin, done, int(counts.disagreements[b]), counts.votes[b],
             certified, Labelled(counts.words[b, :2 * done], counts.values[b, :2 * done]),
-            counts.correlations[b], int(counts.probes[b].sum()), guesswork)
+            counts.correlations[b], self._probe_count(b), guesswork)
+
+    def _probe_count(self, b: int) -> int:
+        """Node ``b``'s probe edges so far."""
+        return int(self.counts.probes[b].sum())

@@ -25,6 +25,9 @@ from typing import Any
 import numba
 import numpy as np
 
+from lca.estimate import lead_is_certified
+from lca.search import rules
+
 
 def _compiled(function: Callable[..., Any]) -> Any:
     # No divisor here is ever 0: numpy's error model leaves out the checks (and their
@@ -356,30 +359,6 @@ def _split(words: np.ndarray, values: np.ndarray, word: int, bit: np.uint64,
     return at_plus, at_minus
 
 
-@_compiled
-def _bit_index(low: np.uint64) -> int:
-    """The index of the one set bit of ``low``."""
-    index = 0
-    if low >> np.uint64(32):
-        index += 32
-        low >>= np.uint64(32)
-    if low >> np.uint64(16):
-        index += 16
-        low >>= np.uint64(16)
-    if low >> np.uint64(8):
-        index += 8
-        low >>= np.uint64(8)
-    if low >> np.uint64(4):
-        index += 4
-        low >>= np.uint64(4)
-    if low >> np.uint64(2):
-        index += 2
-        low >>= np.uint64(2)
-    if low >> np.uint64(1):
-        index += 1
-    return index
-
-
 # -- the rules: candidates, flips, leads, probes, the caps ----------------------------
 
 
@@ -539,8 +518,7 @@ def influence_leads(flipping: np.ndarray, done: int, members: np.ndarray,
                 a += edges[b, first, p] and not edges[b, other, p]
                 lead_b += edges[b, other, p] and not edges[b, first, p]
         leads[b, 0], leads[b, 1], leads[b, 2], leads[b, 3] = leader, runner, a, lead_b
-        lead = a - lead_b
-        certified[j] = lead > 0 and lead * lead >= 2 * lead_terms[b] * (a + lead_b)
+        certified[j] = _lead_is_certified(a - lead_b, a + lead_b, lead_terms[b])
 
 
 @_compiled
@@ -561,7 +539,7 @@ def read_probes(capped: np.ndarray, done: int, quiet_cap: bool, noisy_rounds: in
         if quiet_cap:
             probe_edges = _count_probes(probes, b, done)
             leader_edges = _count(edges, b, _slot(edge_var, b, leads[b, 0]), done)
-            last[b] += _noisy_rounds(probe_edges, leader_edges, done, noisy_rounds)
+            last[b] += _rounds_past_cap(probe_edges, leader_edges, done, noisy_rounds)
 
 
 @_compiled
@@ -591,9 +569,9 @@ def cap_rules(capped: np.ndarray, done: int, eps: float, free: np.ndarray,
         correlation_leader = _free_leader(correlations[b], free[b], True)
         structure = _has_structure(votes[b, vote_leader], disagreements[b], free_counts[b],
                                    vote_terms[b])
-        c = correlations[b, correlation_leader]
-        structure = structure or c * c >= 2 * labelled[b] * correlation_terms[b]
-        if not structure and minority <= eps * points and 2 * probe_edges >= minority:
+        structure = structure or _correlated(correlations[b, correlation_leader], labelled[b],
+                                             correlation_terms[b])
+        if not structure and minority <= eps * points and _noise_like(probe_edges, minority):
             outcome[j] = 0
         elif minority == 0:
             outcome[j] = 1
@@ -604,9 +582,7 @@ def cap_rules(capped: np.ndarray, done: int, eps: float, free: np.ndarray,
             for p in range(done):
                 a += edges[b, first, p] and not probes[b, p]
                 lead_b += probes[b, p] and not edges[b, first, p]
-            lead = a - lead_b
-            sure = lead > 0 and lead * lead >= 2 * guess_terms[b] * (a + lead_b)
-            outcome[j] = 2 if sure else 3
+            outcome[j] = 2 if _lead_is_certified(a - lead_b, a + lead_b, guess_terms[b]) else 3
 
 
 @_compiled
@@ -617,24 +593,10 @@ def _count_probes(probes: np.ndarray, b: int, stop: int) -> int:
     return total
 
 
-@_compiled
-def _noisy_rounds(probe_edges: int, leader_edges: int, pairs: int, most: int) -> int:
-    """lca.search.rules.noisy_rounds, with ``most`` for NOISY_ROUNDS."""
-    if probe_edges == 0 or 2 * probe_edges < leader_edges:
-        return 0
-    gap = max(pairs - 2 * probe_edges, 0)
-    rounds = 0
-    while rounds < most and (gap << (rounds + 1)) <= pairs:
-        rounds += 1
-    return rounds
-
-
-@_compiled
-def _has_structure(leader_votes: int, edges: int, free: int, log_term: float) -> bool:
-    """lca.search.rules.has_structure, in the same floating-point operations."""
-    if free == 1:
-        return leader_votes > 0
-    mean = edges / free
-    excess = leader_votes - mean
-    variance = mean * (1 - 1 / free)
-    return excess > 0 and excess * excess >= 2 * (variance + excess / 3) * log_term
+# The rules' scalar tests, compiled from their one definition in lca.search.rules and
+# lca.estimate (NOISY_ROUNDS, which scripts may change, is passed in).
+_rounds_past_cap = _compiled(rules.rounds_past_cap)
+_has_structure = _compiled(rules.has_structure)
+_correlated = _compiled(rules.correlated)
+_noise_like = _compiled(rules.noise_like)
+_lead_is_certified = _compiled(lead_is_certified)
