@@ -163,17 +163,25 @@ def search_plan(count: int, lo: np.ndarray, hi: np.ndarray, lookahead: int,
     b = np.empty(slots, dtype=np.int64)
     rows = 0
     for i in range(count):
-        a[0], b[0] = lo[i], hi[i]
+        _slot_intervals(lo[i], hi[i], a, b)
         for k in range(slots):
-            if 2 * k + 2 < slots:
-                mid = (a[k] + b[k]) // 2
-                a[2 * k + 1], b[2 * k + 1] = a[k], mid
-                a[2 * k + 2], b[2 * k + 2] = mid, b[k]
             if b[k] - a[k] > 1:
                 owner[rows] = i
                 mids[rows] = (a[k] + b[k]) // 2
                 rows += 1
     return rows
+
+
+@_compiled
+def _slot_intervals(lo: int, hi: int, a: np.ndarray, b: np.ndarray) -> None:
+    """The interval ``[a[k], b[k])`` of every slot of the next steps of a search at
+    ``[lo, hi)``, in heap order: slot ``k``'s children ``2k + 1`` and ``2k + 2`` are
+    its halves below and above its ``mid`` (lca.search.hybrids._lookahead_mids)."""
+    a[0], b[0] = lo, hi
+    for k in range((a.size - 1) // 2):
+        mid = (a[k] + b[k]) // 2
+        a[2 * k + 1], b[2 * k + 1] = a[k], mid
+        a[2 * k + 2], b[2 * k + 2] = mid, b[k]
 
 
 @_compiled
@@ -214,12 +222,8 @@ def search_advance(hybrid: np.ndarray, order: np.ndarray, active: np.ndarray, co
     at = 0
     kept = 0
     for i in range(count):
-        a[0], b[0] = lo[i], hi[i]
+        _slot_intervals(lo[i], hi[i], a, b)
         for k in range(slots):
-            if 2 * k + 2 < slots:
-                mid = (a[k] + b[k]) // 2
-                a[2 * k + 1], b[2 * k + 1] = a[k], mid
-                a[2 * k + 2], b[2 * k + 2] = mid, b[k]
             row[k] = -1
             if b[k] - a[k] > 1:
                 row[k] = at
