@@ -204,11 +204,16 @@ def test_the_environment_picks_the_kernels(monkeypatch):
         kernel_path(params)
 
 
-def test_describe_says_which_kernels_run(monkeypatch):
+def test_describe_says_which_kernels_run_and_why(monkeypatch):
     params = lca.Params.efficient(40)
-    assert "compiled (numba" in search.SEARCH.describe(params)
+    assert "node kernels          compiled (numba 0." in search.SEARCH.describe(params)
     monkeypatch.setenv(compiled.KERNELS_VARIABLE, "numpy")
-    assert "numpy" in search.SEARCH.describe(params)
+    assert "node kernels          numpy (LCA_KERNELS=numpy)" in search.SEARCH.describe(params)
+    monkeypatch.delenv(compiled.KERNELS_VARIABLE)
+    wide = lca.Params.efficient(hybrids.SELECTED_MIN_N)
+    assert "numpy (the compiled kernels stop below n = 100,000" in wide.describe()
+    monkeypatch.setattr(compiled, "kernel_module", lambda: None)
+    assert "numpy (pip install 'lca[fast]'" in params.describe()
 
 
 @pytest.mark.parametrize("n", [1, 7, 64, 130, 1000])
