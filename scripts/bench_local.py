@@ -526,7 +526,7 @@ def _cross_value(cross: dict[str, Any] | None) -> float | None:
 
 
 COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/answer, mean",
-           "wall, total", "CPU/query", "lca-own CPU/query", "lca-own CPU/query, replayed",
+           "wall, total", "oracle wall/answer", "CPU/query", "lca-own CPU/query", "lca-own CPU/query, replayed",
            "queries/answer",
            "oracle calls/answer", "cold: queries", "cold: wall", "warm: wall/answer",
            "answer_many: wall/answer",
@@ -536,7 +536,7 @@ COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/a
 def _mode_cells(run: ModeRun) -> list[str]:
     m = run.points
     return [f"{run.error:.3f}", _ms(float(np.median(run.walls))), _ms(run.walls.sum() / m),
-            _ms(run.walls.sum()), f"{1e6 * run.cpu_per_query:.2f} us",
+            _ms(run.walls.sum()), _ms(run.oracle_wall / m), f"{1e6 * run.cpu_per_query:.2f} us",
             f"{1e6 * run.own_per_query:.2f} us", f"{1e6 * run.replayed_own_per_query:.2f} us",
             f"{run.total_queries / m:,.0f}",
             f"{run.calls / m:,.1f}", f"{int(run.queries[0]):,}", _ms(float(run.walls[0])),
@@ -551,6 +551,7 @@ def _ratios(e: ModeRun, p: ModeRun) -> dict[str, tuple[float | None, float | Non
         "wall/answer, median": (float(np.median(e.walls)), float(np.median(p.walls))),
         "wall/answer, mean": (e.walls.mean(), p.walls.mean()),
         "wall, total": (e.walls.sum(), p.walls.sum()),
+        "oracle wall/answer": (e.oracle_wall, p.oracle_wall),
         "CPU/query": (e.cpu_per_query, p.cpu_per_query),
         "lca-own CPU/query": (e.own_per_query, p.own_per_query),
         "lca-own CPU/query, replayed": (e.replayed_own_per_query, p.replayed_own_per_query),
@@ -601,7 +602,8 @@ def peer_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def summary(rows: Sequence[dict[str, Any]]) -> str:
     """Medians over the rows of each mode's ratios to the paper mode that matter most."""
-    picked = ("wall, total", "wall/answer, median", "queries/answer", "oracle calls/answer",
+    picked = ("wall, total", "wall/answer, median", "oracle wall/answer", "queries/answer",
+              "oracle calls/answer",
               "cold: wall", "lca-own CPU/query", "lca-own CPU/query, replayed", "crossover K")
     lines = []
     for mode in (m for m in MODES if m != "paper"):
@@ -686,6 +688,8 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int,
         "Per case and mode the points are answered in order with `Reconstructor.answer` on "
         "one fresh reconstructor (node cache on), after an untimed warm-up answer of another "
         "tree on another reconstructor. *wall/answer*: median and mean over the points; "
+        "*oracle wall/answer*: the wall time inside the oracle's `query` (the model's own "
+        "work and its fixed cost per call), per answer; "
         "*CPU/query*: CPU time of the calling thread (`time.thread_time`) of the answers "
         "over their queries (lca runs in that thread; the model's native thread pools, here "
         f"{pools}, are not counted, so neither their work nor their spinning after a call "
