@@ -526,8 +526,8 @@ def _cross_value(cross: dict[str, Any] | None) -> float | None:
 
 
 COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/answer, mean",
-           "wall, total", "oracle wall/answer", "CPU/query", "lca-own CPU/query", "lca-own CPU/query, replayed",
-           "queries/answer",
+           "wall, total", "oracle wall/answer", "CPU/query", "lca-own CPU/query",
+           "lca-own CPU/query, replayed", "queries/answer",
            "oracle calls/answer", "cold: queries", "cold: wall", "warm: wall/answer",
            "answer_many: wall/answer",
            "answer_many: queries/answer", "answer_many: lca-own CPU/query", "crossover K")
