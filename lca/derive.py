@@ -187,13 +187,16 @@ def raw_words(key: int, stream: int, start: int, count: int) -> np.ndarray:
     # NumPy increments the 256-bit counter before producing each block.
     counter = ((stream << 64) + first_block - 1) % (1 << 256)
     bitgen = _philox()
-    bitgen.state = {
+    # Lists, not arrays: the state setter converts them to uint64 (exactly) in less
+    # time than making arrays first, which a node pays a few times (numpy's type
+    # stubs name arrays only).
+    state: Any = {
         "bit_generator": "Philox",
-        "state": {"counter": np.array([(counter >> (64 * i)) & _ALL_ONES for i in range(4)],
-                                      dtype=_U64),
-                  "key": np.array([key & _ALL_ONES, key >> 64], dtype=_U64)},
-        "buffer": np.zeros(4, dtype=_U64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0,
+        "state": {"counter": [(counter >> (64 * i)) & _ALL_ONES for i in range(4)],
+                  "key": [key & _ALL_ONES, key >> 64]},
+        "buffer": [0, 0, 0, 0], "buffer_pos": 4, "has_uint32": 0, "uinteger": 0,
     }
+    bitgen.state = state
     return bitgen.random_raw(4 * blocks)[skip:skip + count]
 
 

@@ -39,8 +39,8 @@ import numpy as np
 from lca import derive
 from lca.oracle import Oracle
 
-__all__ = ["Request", "Scheduler", "Steps", "Task", "WORKING_BYTES", "chunk_rows", "drive",
-           "together"]
+__all__ = ["CallCosts", "Request", "Scheduler", "Steps", "Task", "WORKING_BYTES", "chunk_rows",
+           "drive", "together"]
 
 # Upper bound on the int8 entries of one oracle batch: bounds memory at large n
 # (a 16 MiB batch plus packed words) while keeping batches large enough that
@@ -83,6 +83,80 @@ def points_request(purpose: str, words: np.ndarray, n: int, paths: Sequence[Any]
 
 Steps = Generator[Request, np.ndarray, Any]
 """Decisions as steps: yield requests, are sent their values, return a result."""
+
+# Most binary-search steps one request may ask (Params.lookahead's bound).
+_MOST_STEPS = 8
+# How much a call's measurement weighs against the one before it: the fit
+# follows an oracle whose cost drifts, over about its last 1 / (1 - 0.95) = 20 calls.
+_MEMORY = 0.95
+
+
+class CallCosts:
+    """What a call to the oracle costs, measured as the calls are made.
+
+    The scheduler reports each call's rows and wall seconds (:meth:`observe`) and
+    the seconds the steps took between a call and the next (:meth:`between`).
+    A least-squares fit of ``seconds = per_call + per_row * rows`` over the calls
+    (older ones weighing less) separates the oracle's fixed cost of a call from
+    its cost per row. :meth:`lookahead` picks, for a binary search of ``pairs``
+    pairs over up to ``steps`` steps, the steps per request that minimise the
+    predicted wall time: fewer requests each cost a call (and lca's work
+    around it), more steps per request cost rows (``2**s - 1`` per pair for
+    ``s`` steps). Only when rows are asked changes: never a decision.
+    """
+
+    def __init__(self) -> None:
+        self._weights = np.zeros(5)  # sum w, sum w r, sum w r^2, sum w t, sum w r t
+        self._between = 0.0
+        self.chosen: dict[int, int] = {}
+        """How many searches asked each number of steps per request."""
+
+    def observe(self, rows: int, seconds: float) -> None:
+        """Add one call of ``rows`` rows that took ``seconds``."""
+        self._weights *= _MEMORY
+        self._weights += (1.0, rows, rows * rows, seconds, rows * seconds)
+
+    def between(self, seconds: float) -> None:
+        """Add the seconds lca's steps took from one call to the next."""
+        self._between = _MEMORY * self._between + (1 - _MEMORY) * seconds \
+            if self._between else seconds
+
+    def per_call(self) -> tuple[float, float] | None:
+        """The fitted ``(seconds per call, seconds per row)``, with lca's own work
+        between calls in the first; ``None`` until calls of two sizes were seen."""
+        weight, rows, squares, seconds, products = self._weights
+        spread = weight * squares - rows * rows
+        if weight == 0 or spread <= 1e-9 * weight * squares:
+            return None
+        per_row = max(0.0, (weight * products - rows * seconds) / spread)
+        per_call = max(0.0, (seconds - per_row * rows) / weight)
+        return per_call + self._between, per_row
+
+    def lookahead(self, pairs: int, steps: int) -> int:
+        """Steps per request for a search of ``pairs`` pairs of at most ``steps`` steps:
+        the fewest that minimise ``requests * per_call + rows * per_row`` (1 until the
+        costs are known)."""
+        costs = self.per_call()
+        best = 1
+        if costs is not None and steps > 1:
+            per_call, per_row = costs
+
+            def wall(s: int) -> float:
+                requests, last = -(-steps // s), steps % s or s
+                rows = (requests - 1) * ((1 << s) - 1) + (1 << last) - 1
+                return requests * per_call + pairs * rows * per_row
+
+            best = min(range(1, min(steps, _MOST_STEPS) + 1), key=wall)
+        self.chosen[best] = self.chosen.get(best, 0) + 1
+        return best
+
+    def text(self) -> str:
+        """What was measured and chosen, for explain() and describe()."""
+        costs = self.per_call()
+        chosen = ", ".join(f"{steps} ({count}x)" for steps, count in sorted(self.chosen.items()))
+        measured = "not measured yet" if costs is None else \
+            f"{1e3 * costs[0]:.3g} ms a call, {1e6 * costs[1]:.3g} us a row"
+        return f"auto: {chosen or 'none chosen yet'}; oracle {measured}"
 
 
 def _note(oracle: Oracle, pieces: Sequence[Request], seed: int) -> str:
@@ -210,12 +284,16 @@ class Scheduler:
             and no oracle call is made, at or after it; tasks still running
             are abandoned.
         on_done: called with each task as it finishes, in finishing order.
+        costs: if given, told every call's rows and wall time, and the time the
+            steps took between calls (:class:`CallCosts`).
     """
 
     def __init__(self, oracle: Oracle, seed: int, *, max_queries: int | None = None,
                  deadline: float | None = None,
-                 on_done: Callable[[Task], None] | None = None) -> None:
+                 on_done: Callable[[Task], None] | None = None,
+                 costs: CallCosts | None = None) -> None:
         self.oracle = oracle
+        self.costs = costs
         self.seed = seed
         self.max_queries = max_queries
         self.deadline = deadline
@@ -301,11 +379,15 @@ class Scheduler:
         if len(active) == 1 and 0 < (request := active[0].request).count <= step:
             # One request in one call (a single answer's path): no batch bookkeeping.
             task = active[0]
-            got = _call(self.oracle, request.rows(0, request.count), [request], self.seed)
-            self.calls += 1
+            got = self._timed_call(request.rows(0, request.count), [request])
             self.spent += got.size
             task.spent += got.size
+            if self.costs is None:
+                self._advance(task, got)
+                return got.size
+            start = time.perf_counter()
             self._advance(task, got)
+            self.costs.between(time.perf_counter() - start)
             return got.size
         values: dict[int, list[np.ndarray]] = {}
         batch: list[tuple[Task, int, int]] = []
@@ -332,12 +414,21 @@ class Scheduler:
             self._advance(task, got)
         return spent
 
+    def _timed_call(self, points: np.ndarray, pieces: Sequence[Request]) -> np.ndarray:
+        """One oracle call, counted (and timed for :attr:`costs`)."""
+        self.calls += 1
+        if self.costs is None:
+            return _call(self.oracle, points, pieces, self.seed)
+        start = time.perf_counter()
+        values = _call(self.oracle, points, pieces, self.seed)
+        self.costs.observe(points.shape[0], time.perf_counter() - start)
+        return values
+
     def _send(self, batch: list[tuple[Task, int, int]],
               values: dict[int, list[np.ndarray]]) -> None:
         parts = [task.request.rows(lo, hi) for task, lo, hi in batch]
         points = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        result = _call(self.oracle, points, [task.request for task, _, _ in batch], self.seed)
-        self.calls += 1
+        result = self._timed_call(points, [task.request for task, _, _ in batch])
         self.spent += points.shape[0]
         at = 0
         for task, lo, hi in batch:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from lca._validate import check_int
 from lca.derive import Path
-from lca.engine import Steps, together
+from lca.engine import CallCosts, Steps, together
 
 if TYPE_CHECKING:  # lca.params imports this module to find its estimator
     from lca.params import Params
@@ -81,7 +81,9 @@ class NodeContext:
     ancestor ``path[:k]`` (``0 <= k < len(path)``) for this estimator: the
     value its :meth:`Estimator.node` returned as ``kept`` (see there).
     Ancestors are always decided before their descendants. ``memo`` holds
-    re-derivable arrays shared by every decision of the reconstructor.
+    re-derivable arrays shared by every decision of the reconstructor;
+    ``costs`` what its oracle calls cost, where ``params.lookahead`` is
+    ``"auto"`` (:class:`lca.engine.CallCosts`).
     """
 
     n: int
@@ -90,6 +92,7 @@ class NodeContext:
     params: Params
     lineage: Callable[[int], Any]
     memo: Memo
+    costs: CallCosts | None = None
 
 
 class Estimator(abc.ABC):

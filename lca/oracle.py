@@ -91,8 +91,18 @@ def oracle_n(oracle: Oracle) -> int:
     return int(n)
 
 
+# Up to this many int8 entries a bytes pass is cheaper than numpy's reductions (measured:
+# 0.1 against 1.7 us at 50 entries, 1.4 against 2.0 us at 4,096, 6.3 against 2.7 at 20,000).
+_SMALL = 4096
+
+
 def all_plus_minus_one(values: np.ndarray) -> bool:
     """Is every entry of an integer array ``-1`` or ``+1``? (True for an empty array)"""
+    if values.dtype == np.int8 and values.size <= _SMALL:
+        # What oracles return: -1 and +1 are the bytes 0xff and 0x01, and deleting
+        # those from the array's bytes leaves nothing. One C pass, without the fixed
+        # cost of three numpy reductions (most calls carry a few dozen rows).
+        return not values.tobytes().translate(None, b"\x01\xff")
     # min/max/count_nonzero are single vectorised passes, several times faster
     # than comparing against both values.
     return values.size == 0 or (

@@ -58,7 +58,7 @@ PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "n": functools.partial(check_int, low=1, high=MAX_N, high_text="2**31 - 1"),
     "depth": functools.partial(check_int, low=0),
     "first_round": functools.partial(check_int, low=1),
-    "lookahead": functools.partial(check_int, low=1, high=8),
+    "lookahead": lambda owner, name, value: check_lookahead(owner, value),
     "size": functools.partial(check_int, low=1),
     "s": functools.partial(check_int, low=2),
     "requested_noise_rate": functools.partial(check_real, low=0.0, high=1.0,
@@ -67,6 +67,16 @@ PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "eps": functools.partial(check_real, low=0.0, high=1.0),
     "delta": functools.partial(check_real, low=0.0, high=1.0),
 }
+
+
+def check_lookahead(owner: str, value: Any) -> int | str:
+    """A lookahead: an int in ``[1, 8]`` or ``"auto"`` (:attr:`Params.lookahead`)."""
+    if isinstance(value, str):
+        if value == "auto":
+            return value
+        raise ValueError(f"The 'lookahead' parameter of {owner} must be an int in the range "
+                         f"[1, 8] or 'auto'. Got {value!r} instead.")
+    return check_int(owner, "lookahead", value, 1, 8)
 
 
 def checked(owner: str, name: str, value: Any) -> Any:
@@ -215,7 +225,12 @@ class Params:
             replays those steps locally. The found coordinates, decisions and
             answers are the same for every value; only the queries (more) and
             the oracle calls (fewer) change, so it pays when a call costs
-            much more than a row (a trained model's ``predict``). The bound
+            much more than a row (a trained model's ``predict``). ``"auto"``
+            measures the oracle's cost per call and per row as the reconstructor
+            asks it, and picks each search's steps per call to minimise the
+            wall time (:class:`lca.engine.CallCosts`): the same tree, but how
+            many queries and calls an answer takes then depends on those
+            timings. The bound
             8 keeps a request at most 255 hybrids per pair for 8 steps (32
             times the queries of one step per call); a search at ``n <= 256``
             is done in one request. At ``n >= 10**5`` the search selects its
@@ -254,11 +269,11 @@ class Params:
     # equality and every record of the fields leave it out (a type checker is shown
     # the int attribute that __post_init__ keeps).
     if TYPE_CHECKING:
-        lookahead: int = 1
+        lookahead: int | str = 1
     else:
-        lookahead: InitVar[int] = 1
+        lookahead: InitVar[int | str] = 1
 
-    def __post_init__(self, lookahead: int = 1) -> None:
+    def __post_init__(self, lookahead: int | str = 1) -> None:
         owner = "Params"
         object.__setattr__(self, "lookahead", checked(owner, "lookahead", lookahead))
         object.__setattr__(self, "n", checked(owner, "n", self.n))
@@ -362,7 +377,7 @@ class Params:
     @classmethod
     def efficient(cls, n: int, depth: int = 12, *, pairs: int = 64, first_round: int = 64,
                   leaf_samples: int = 64, eps: float = 0.05,
-                  delta: float = 0.05, lookahead: int = 1) -> Params:
+                  delta: float = 0.05, lookahead: int | str = 1) -> Params:
         """The recommended preset: the sensitive-coordinate search estimator.
 
         Not the paper's algorithm (that is :meth:`practical`, :meth:`guaranteed`
@@ -401,7 +416,8 @@ class Params:
         suite's cases within 0.03 of the best learner's error where the
         depth cap allows it (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
         ``lookahead`` is :attr:`lookahead`: binary-search steps per oracle
-        call, the same tree in fewer calls and more queries.
+        call (or ``"auto"``, chosen from the oracle's measured costs), the
+        same tree in fewer calls and more queries.
         """
         owner = "Params.efficient"
         n = checked(owner, "n", n)

@@ -42,9 +42,9 @@ from lca.decisions import (
     split_rows,
 )
 from lca.derive import Path, check_path
-from lca.engine import WORKING_BYTES, Scheduler, Steps, Task
+from lca.engine import WORKING_BYTES, CallCosts, Scheduler, Steps, Task
 from lca.estimator import Memo, NodeContext
-from lca.oracle import CountingOracle, Oracle, check_points
+from lca.oracle import CountingOracle, Oracle, all_plus_minus_one, check_points
 from lca.params import Params
 
 if TYPE_CHECKING:  # export builds on this module; imported on use only
@@ -74,6 +74,9 @@ class Explanation:
     x9)`` where the lead over the runner-up ``x9`` failed its sign test
     (``low_margin``), ``(no better than a random variable)`` where the
     choice itself did (``guesswork``). The margins are in ``nodes``.
+    With ``Params.lookahead = "auto"``, ``lookahead`` says what the
+    reconstructor measured of the oracle and chose so far
+    (:meth:`lca.engine.CallCosts.text`); ``None`` otherwise.
     """
 
     seed: int
@@ -83,6 +86,7 @@ class Explanation:
     leaf: LeafDecision
     stats: AnswerStats = field(compare=False)
     conditions: tuple[str, ...] = field(default=(), compare=False)
+    lookahead: str | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         conditions = self.conditions or tuple(
@@ -91,7 +95,8 @@ class Explanation:
                             for condition, node in zip(conditions, self.nodes, strict=True))
         return (f"T_{self.seed}: {steps or '(root)'} => {self.label:+d}  "
                 f"[{self.stats.queries} queries, {self.stats.nodes_built} nodes built, "
-                f"{self.stats.cache_hits} cache hits]")
+                f"{self.stats.cache_hits} cache hits"
+                + (f"; search steps per call {self.lookahead}" if self.lookahead else "") + "]")
 
 
 def _doubt(node: Split) -> str:
@@ -249,6 +254,82 @@ class _Limits:
     time_limit: float | None = None
 
 
+class _WarmTable:
+    """The cached decisions of one tree ``T_seed`` as flat lists: an answer whose whole
+    path is cached is one walk over them (:meth:`walk`), with no lookup by path.
+
+    Slot ``i`` holds one cached decision: its variable (``-1`` for a leaf,
+    ``-2`` once evicted) and the slots of its children (``-1`` where unknown).
+    It mirrors the reconstructor's cache: every decision filed there is added
+    (:meth:`add`) and every eviction removed (:meth:`drop`); evicted slots are
+    reclaimed when they outnumber the live ones.
+    """
+
+    def __init__(self) -> None:
+        self.slots: dict[Path, int] = {}
+        self.paths: list[Path] = []
+        self.variable: list[int] = []
+        self.children: tuple[list[int], list[int]] = ([], [])  # z_v = -1, z_v = +1
+        self.decisions: list[Decision] = []
+        self.guessed: list[bool] = []
+
+    def add(self, path: Path, decision: Decision) -> None:
+        if path in self.slots:
+            return
+        if len(self.variable) > 2 * len(self.slots) + 64:
+            self._compact()
+        slot = self.slots[path] = len(self.variable)
+        self.paths.append(path)
+        leaf = isinstance(decision, LeafDecision)
+        self.variable.append(-1 if leaf else decision.variable)  # type: ignore[union-attr]
+        self.decisions.append(decision)
+        self.guessed.append(leaf and is_guessed(decision))  # type: ignore[arg-type]
+        for side in self.children:
+            side.append(-1)
+        if path:
+            self._link(path[:-1], path[-1], slot)
+        if not leaf:
+            for bit in (-1, 1):
+                child = self.slots.get(path + ((self.variable[slot], bit),))
+                if child is not None:
+                    self.children[bit > 0][slot] = child
+
+    def _link(self, parent: Path, step: tuple[int, int], slot: int) -> None:
+        at = self.slots.get(parent)
+        if at is not None and self.variable[at] == step[0]:
+            self.children[step[1] > 0][at] = slot
+
+    def drop(self, path: Path) -> None:
+        slot = self.slots.pop(path, None)
+        if slot is None:
+            return
+        self.variable[slot] = -2
+        if path:
+            self._link(path[:-1], path[-1], -1)
+
+    def _compact(self) -> None:
+        live = sorted(self.slots.items(), key=lambda item: item[1])
+        decisions = self.decisions
+        self.__init__()  # type: ignore[misc]
+        for path, slot in live:
+            self.add(path, decisions[slot])
+
+    def walk(self, z: bytes | np.ndarray) -> list[int] | None:
+        """The slots of the path of the point ``z`` (its ``int8`` coordinates, or their
+        bytes), root to leaf, if every one is cached; else ``None``."""
+        slot = self.slots.get(())
+        if slot is None:
+            return None
+        variable, (minus, plus) = self.variable, self.children
+        visited = [slot]
+        while (v := variable[slot]) >= 0:
+            slot = plus[slot] if z[v] == 1 else minus[slot]
+            if slot < 0:
+                return None
+            visited.append(slot)
+        return visited
+
+
 class Reconstructor:
     """Query access to one fixed tree ``T_seed`` per seed, built lazily.
 
@@ -262,8 +343,11 @@ class Reconstructor:
 
     After each call, :attr:`last_stats` holds its work and :attr:`last_built`
     the paths of the nodes and leaves it built (not cache hits); :attr:`stats`
-    accumulates. A reconstructor is fully described by ``(oracle, params)``:
-    it pickles without its cache or statistics.
+    accumulates. With ``params.lookahead = "auto"``, :attr:`costs` measures
+    what the oracle's calls cost and chooses each search's steps per call
+    (:class:`lca.engine.CallCosts`; ``None`` otherwise). A reconstructor is
+    fully described by ``(oracle, params)``: it pickles without its cache or
+    statistics.
 
     Threads: a reconstructor may be shared between threads. Its public
     methods hold a lock, so calls run one at a time and see consistent
@@ -296,7 +380,10 @@ class Reconstructor:
         self._estimator = params.estimation
         self._cache: OrderedDict[tuple[int, Path], Decision] = OrderedDict()
         self._kept: dict[tuple[int, Path], Any] = {}
+        self._warm: dict[int, _WarmTable] = {}  # the cache again, per seed, for warm answers
         self._memo = Memo(_MEMO_BYTES)
+        # Params.lookahead "auto": the oracle's costs, measured as this reconstructor calls it.
+        self.costs = CallCosts() if params.lookahead == "auto" else None
         self._lock = threading.RLock()
         self.decisions: dict[tuple[int, Path], Decision] = {}
         self.stats = AnswerStats()
@@ -346,17 +433,20 @@ class Reconstructor:
             self.decisions[key] = decision
         if self.cache_size:
             self._cache[key] = decision
+            self._warm.setdefault(seed, _WarmTable()).add(path, decision)
             if kept is not None:
                 self._kept[key] = kept
             if len(self._cache) > self.cache_size:
                 old, _ = self._cache.popitem(last=False)
                 self._kept.pop(old, None)
+                self._warm[old[0]].drop(old[1])
 
     def _steps(self, seed: int, paths: list[Path], call: _Call) -> Steps:
         """The estimator's steps for ``paths`` (all leaves or all internal nodes);
         they return ``(decision, kept)`` for each."""
         contexts = [NodeContext(self.params.n, seed, path, self.params,
-                                functools.partial(_ancestor_kept, call, path), self._memo)
+                                functools.partial(_ancestor_kept, call, path), self._memo,
+                                self.costs)
                     for path in paths]
         if len(paths[0]) == self.params.path_length:
             return [(leaf, None) for leaf in (yield from self._estimator.leaves(contexts))]
@@ -397,7 +487,7 @@ class Reconstructor:
             else limits.max_queries - call.stats.queries
         scheduler = Scheduler(self._counting, seed, max_queries=budget,
                               deadline=limits.deadline, on_done=lambda task: self._file(
-                                  seed, task, call))
+                                  seed, task, call), costs=self.costs)
         try:
             done = scheduler.run(tasks)
         finally:
@@ -507,13 +597,47 @@ class Reconstructor:
                 bar.close()
                 self._finish(call)
         return Explanation(seed, path, decision.label, tuple(nodes), decision, call.stats,
-                           tuple(conditions))
+                           tuple(conditions),
+                           None if self.costs is None else self.costs.text())
 
     def answer(self, z: Any, seed: int) -> int:
         """``T_seed(z)`` in ``{-1, +1}``; a deterministic function of ``(f, params, seed, z)``."""
+        label = self._warm_answer(z, seed)
+        if label is not None:
+            return label
         explanation = self._explain(z, seed, False, "Reconstructor.answer", describe=False)
         warn_if_guesswork(explanation.stats.guesswork_answers, 1, stacklevel=2)
         return explanation.label
+
+    def _warm_answer(self, z: Any, seed: Any) -> int | None:
+        """:meth:`answer` of a point whose whole path is cached, in one walk over the
+        cache's table (:class:`_WarmTable`), with the cache's recency, the record and
+        the statistics kept as :meth:`_explain` keeps them; ``None`` (nothing done)
+        for anything else, which :meth:`_explain` answers and checks."""
+        if type(z) is not np.ndarray or z.dtype != np.int8 or z.shape != (self.params.n,) \
+                or type(seed) is not int or not 0 <= seed < 1 << 64:
+            return None
+        if not all_plus_minus_one(z):  # _explain says so
+            return None
+        # The walk reads a few coordinates: of bytes, quickest (+1 is the byte 1).
+        coordinates = z.tobytes() if z.size <= 1 << 16 else z
+        with self._lock:
+            table = self._warm.get(seed)
+            if table is None or (visited := table.walk(coordinates)) is None:
+                return None
+            for slot in visited:
+                key = (seed, table.paths[slot])
+                self._cache.move_to_end(key)
+                if self.record:
+                    self.decisions[key] = table.decisions[slot]
+            leaf = visited[-1]
+            stats = AnswerStats(cache_hits=len(visited), guesswork_answers=table.guessed[leaf])
+            self.stats.cache_hits += stats.cache_hits
+            self.stats.guesswork_answers += stats.guesswork_answers
+            self.last_stats, self.last_built = stats, []
+            label = table.decisions[leaf].label  # type: ignore[union-attr]
+        warn_if_guesswork(stats.guesswork_answers, 1, stacklevel=3)
+        return label
 
     def answer_many(self, points: Any, seed: int, *, progress: bool = False,
                     max_queries: int | None = None,

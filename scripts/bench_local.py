@@ -51,7 +51,8 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,11 @@ from tqdm import tqdm
 import lca
 from lca import derive, targets
 from lca.engine import chunk_rows
+from lca.search.compiled import KERNELS_VARIABLE, kernel_path, numba_version
+from lca.search.compiled import fits as kernel_fits
 from lca.suite.cases import MODEL_SPECS, SuiteConfig, full_config, quick_config
 from lca.suite.measure import measure_peer, peer_needed
-from lca.suite.modes import efficient_params, fixed_params
+from lca.suite.modes import fixed_params
 from lca.suite.stats import crossover
 from lca.suite.text import crossover_text
 from lca.suite.trained import model_oracle
@@ -73,15 +76,33 @@ ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("models", "noise", "large")
 
 
-def efficient_lookahead(n: int, *, config: SuiteConfig) -> lca.Params:
-    """The efficient preset asking three binary-search steps per oracle call
-    (``Params.lookahead``): the same tree in fewer calls and more queries."""
-    return lca.Params.efficient(n, depth=config.depth_for(n), lookahead=LOOKAHEAD)
+def efficient_one_step(n: int, *, config: SuiteConfig) -> lca.Params:
+    """The efficient preset asking one binary-search step per oracle call."""
+    return lca.Params.efficient(n, depth=config.depth_for(n), lookahead=1)
 
 
-LOOKAHEAD = 3
-MODES = {"efficient": efficient_params, f"efficient, lookahead={LOOKAHEAD}": efficient_lookahead,
-         "paper": fixed_params}
+def efficient_auto(n: int, *, config: SuiteConfig) -> lca.Params:
+    """The efficient preset choosing its binary-search steps per oracle call from the
+    oracle's measured costs (``Params.lookahead="auto"``): the same tree."""
+    return lca.Params.efficient(n, depth=config.depth_for(n), lookahead="auto")
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A mode: its params, and the node kernels it runs on (``LCA_KERNELS``; ``None``
+    for the paper mode, which has none)."""
+
+    params: Callable[..., lca.Params]
+    kernels: str | None = None
+
+
+MODES = {
+    "compiled, lookahead=1": Mode(efficient_one_step, "compiled"),
+    "compiled, lookahead=auto": Mode(efficient_auto, "compiled"),
+    "numpy, lookahead=1": Mode(efficient_one_step, "numpy"),
+    "numpy, lookahead=auto": Mode(efficient_auto, "numpy"),
+    "paper": Mode(fixed_params),
+}
 POINTS_PURPOSE = "bench/local"
 WARMUP_PURPOSE = "bench/local-warmup"
 FLOOR_PURPOSE = "bench/local-floor"
@@ -169,6 +190,45 @@ class Replayed(lca.Oracle):
         return self.log[self.at - 1]
 
 
+class RecordedCosts(lca.engine.CallCosts):
+    """Measures and chooses as :class:`lca.engine.CallCosts`, and logs every choice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[int] = []
+
+    def lookahead(self, pairs: int, steps: int) -> int:
+        self.log.append(super().lookahead(pairs, steps))
+        return self.log[-1]
+
+
+class ReplayedCosts(lca.engine.CallCosts):
+    """Chooses what a :class:`RecordedCosts` log chose, search by search, whatever it
+    measures: a replay asks the same calls (its oracle answers at once)."""
+
+    def __init__(self, log: list[int]) -> None:
+        super().__init__()
+        self.choices = iter(log)
+
+    def lookahead(self, pairs: int, steps: int) -> int:
+        return next(self.choices)
+
+
+@contextmanager
+def kernels(name: str | None) -> Iterator[None]:
+    """Run the efficient mode's nodes on ``name``'s kernels (``LCA_KERNELS``) inside."""
+    before = os.environ.get(KERNELS_VARIABLE)
+    if name is not None:
+        os.environ[KERNELS_VARIABLE] = name
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(KERNELS_VARIABLE, None)
+        else:
+            os.environ[KERNELS_VARIABLE] = before
+
+
 @dataclass
 class ModeRun:
     """One mode on one case: the points one at a time, then in one batch."""
@@ -187,6 +247,7 @@ class ModeRun:
     warm_wall: float     # median seconds of an answer again, every node of its path cached
     replayed_own: float  # CPU seconds outside the oracle of the same answers, replayed
     error: float         # against f on the points
+    chosen: str | None = None  # with lookahead "auto": what the one-at-a-time run chose
     cross: dict[str, Any] | None = None
 
     @property
@@ -211,7 +272,8 @@ class ModeRun:
 
 
 def one_at_a_time(f: lca.Oracle, params: lca.Params, points: np.ndarray, seed: int,
-                  desc: str, *, record: bool = False
+                  desc: str, *, record: bool = False,
+                  costs: lca.engine.CallCosts | None = None
                   ) -> tuple[lca.Reconstructor, Timed, np.ndarray, np.ndarray, np.ndarray,
                              float]:
     """Answer ``points`` in order with ``Reconstructor.answer`` on one fresh reconstructor.
@@ -219,10 +281,13 @@ def one_at_a_time(f: lca.Oracle, params: lca.Params, points: np.ndarray, seed: i
     Only the ``answer`` calls are timed (the progress bar is not). Returns the
     reconstructor, its timed oracle (with ``record``, its log of values), the
     answers, each answer's wall seconds and queries, and the CPU seconds
-    (calling thread) of all answers.
+    (calling thread) of all answers. ``costs`` replaces the reconstructor's
+    (with ``lookahead="auto"``).
     """
     timed = Timed(f, record=record)
     rec = lca.Reconstructor(timed, params)
+    if costs is not None:
+        rec.costs = costs
     m = points.shape[0]
     answers = np.empty(m, dtype=np.int8)
     walls = np.empty(m)
@@ -241,26 +306,30 @@ def one_at_a_time(f: lca.Oracle, params: lca.Params, points: np.ndarray, seed: i
 
 
 def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values: np.ndarray,
-                 seed: int, desc: str = "answers") -> ModeRun:
-    """One mode on ``points``: one at a time, then one ``answer_many`` call.
+                 seed: int, desc: str = "answers", kernel: str | None = None) -> ModeRun:
+    """One mode on ``points``: one at a time, then one ``answer_many`` call, on the
+    node kernels ``kernel`` (``LCA_KERNELS``; the environment's if ``None``).
 
     An untimed warm-up (one answer of another tree, ``seed + 1``, on its own
-    reconstructor) first pays for one-time costs (imports, first calls into
-    the model) that would otherwise land on the cold answer.
+    reconstructor) first pays for one-time costs (imports, loading compiled
+    kernels, first calls into the model) that would otherwise land on the cold answer.
     """
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), kernels(kernel):
         # Low-margin warnings would repeat once per answer; errors are in the report.
         warnings.simplefilter("ignore", lca.LowMarginWarning)
         warm = derive.sample_points(seed, WARMUP_PURPOSE, f.n, 1)[0]
         lca.Reconstructor(f, params).answer(warm, seed + 1)
+        recorded = RecordedCosts() if params.lookahead == "auto" else None
         rec, timed, answers, walls, queries, cpu = one_at_a_time(f, params, points, seed, desc,
-                                                                 record=True)
+                                                                 record=True, costs=recorded)
         assert timed.log is not None
         # The same answers again with the model's answers replayed: lca's own CPU with
-        # no model code run between its steps (a model's call evicts lca's working set
-        # from the caches, so in situ lca's steps run cold).
+        # no model code run between lca's steps (a model's call evicts lca's working set
+        # from the caches, so in situ lca's steps run cold). With lookahead "auto" each
+        # search asks the steps the first run chose.
         _, replay_timed, replayed, _, replay_queries, replay_cpu = one_at_a_time(
-            Replayed(timed.log, f.n), params, points, seed, desc + ", replayed")
+            Replayed(timed.log, f.n), params, points, seed, desc + ", replayed",
+            costs=ReplayedCosts(recorded.log) if recorded is not None else None)
         assert np.array_equal(replayed, answers) and np.array_equal(replay_queries, queries)
         assert replay_timed.calls == len(timed.log)
         warm_walls = []
@@ -285,7 +354,8 @@ def measure_mode(f: lca.Oracle, params: lca.Params, points: np.ndarray, f_values
                    batch_calls=batch_rec.stats.oracle_calls, batch_own=batch_own,
                    warm_wall=float(np.median(warm_walls)),
                    replayed_own=replay_cpu - replay_timed.cpu,
-                   error=float(np.mean(answers != f_values)))
+                   error=float(np.mean(answers != f_values)),
+                   chosen=None if rec.costs is None else rec.costs.text())
 
 
 def crossover_of(queries: Sequence[int], needed: int | None,
@@ -315,9 +385,9 @@ def run_case(name: str, f: lca.Oracle, clean: lca.Oracle, depths: Sequence[int],
     for depth in depths:
         at_depth = dataclasses.replace(config, depth=depth)
         row = {"case": name, "n": f.n, "depth": at_depth.depth_for(f.n), "modes": {}}
-        for mode, factory in MODES.items():
-            run = measure_mode(f, factory(f.n, config=at_depth), z, f_values, config.seed,
-                               f"{name} d={row['depth']} {mode}")
+        for mode, spec in MODES.items():
+            run = measure_mode(f, spec.params(f.n, config=at_depth), z, f_values, config.seed,
+                               f"{name} d={row['depth']} {mode}", spec.kernels)
             row["modes"][mode] = run
             tqdm.write(f"  {name} depth {row['depth']} {mode}: error {run.error:.3f}, "
                        f"{run.walls.sum():.2f} s, {run.total_queries / run.points:,.0f} "
@@ -387,7 +457,8 @@ def floor_seconds(f: lca.Oracle, n: int, queries: int, seed: int) -> float:
 
 
 def large_answer(n: int, seed: int) -> dict[str, Any]:
-    """One cold efficient answer at ``n`` and its floor (best of 3), in this process."""
+    """One cold efficient answer at ``n`` and its floor (best of 3), in this process, on
+    the kernels ``LCA_KERNELS`` picks here (``"kernels"`` says which ran)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", lca.LowMarginWarning)
         # Warm up the code paths at a small n, which leaves the high-water mark alone.
@@ -406,21 +477,23 @@ def large_answer(n: int, seed: int) -> dict[str, Any]:
         wall = time.perf_counter() - wall0
         peak = high_water()
     queries = rec.stats.queries
-    return {"n": n, "queries": queries, "calls": rec.stats.oracle_calls,
-            "internal": rec.stats.nodes_built, "wall": wall, "cpu": cpu,
+    return {"n": n, "kernels": kernel_path(params), "queries": queries,
+            "calls": rec.stats.oracle_calls, "internal": rec.stats.nodes_built, "wall": wall,
+            "cpu": cpu,
             "oracle_cpu": timed.cpu, "oracle_wall": timed.wall,
             "floor": min(floor_seconds(f, n, queries, seed) for _ in range(3)),
             "peak_mib": peak, "before_mib": before}
 
 
-def large_in_child(n: int, seed: int) -> dict[str, Any]:
-    """:func:`large_answer` in a fresh interpreter, so its peak memory is the answer's own."""
+def large_in_child(n: int, seed: int, kernel: str) -> dict[str, Any]:
+    """:func:`large_answer` in a fresh interpreter on the node kernels ``kernel``
+    (``LCA_KERNELS``), so its peak memory is the answer's own."""
     # The child imports the lca this process runs, wherever that comes from.
     home = str(Path(lca.__file__).resolve().parent.parent)
     path = os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))
     run = subprocess.run([sys.executable, __file__, "--large-child", str(n), str(seed)],
                          capture_output=True, text=True, check=False,
-                         env={**os.environ, "PYTHONPATH": path})
+                         env={**os.environ, "PYTHONPATH": path, KERNELS_VARIABLE: kernel})
     if run.returncode:
         raise RuntimeError(f"the n = {n} child failed:\n{run.stderr}")
     return json.loads(run.stdout.splitlines()[-1])
@@ -453,8 +526,8 @@ def _cross_value(cross: dict[str, Any] | None) -> float | None:
 
 
 COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/answer, mean",
-           "wall, total", "CPU/query", "lca-own CPU/query", "lca-own CPU/query, replayed",
-           "queries/answer",
+           "wall, total", "oracle wall/answer", "CPU/query", "lca-own CPU/query",
+           "lca-own CPU/query, replayed", "queries/answer",
            "oracle calls/answer", "cold: queries", "cold: wall", "warm: wall/answer",
            "answer_many: wall/answer",
            "answer_many: queries/answer", "answer_many: lca-own CPU/query", "crossover K")
@@ -463,7 +536,7 @@ COLUMNS = ("case", "depth", "mode", "error vs f", "wall/answer, median", "wall/a
 def _mode_cells(run: ModeRun) -> list[str]:
     m = run.points
     return [f"{run.error:.3f}", _ms(float(np.median(run.walls))), _ms(run.walls.sum() / m),
-            _ms(run.walls.sum()), f"{1e6 * run.cpu_per_query:.2f} us",
+            _ms(run.walls.sum()), _ms(run.oracle_wall / m), f"{1e6 * run.cpu_per_query:.2f} us",
             f"{1e6 * run.own_per_query:.2f} us", f"{1e6 * run.replayed_own_per_query:.2f} us",
             f"{run.total_queries / m:,.0f}",
             f"{run.calls / m:,.1f}", f"{int(run.queries[0]):,}", _ms(float(run.walls[0])),
@@ -478,6 +551,7 @@ def _ratios(e: ModeRun, p: ModeRun) -> dict[str, tuple[float | None, float | Non
         "wall/answer, median": (float(np.median(e.walls)), float(np.median(p.walls))),
         "wall/answer, mean": (e.walls.mean(), p.walls.mean()),
         "wall, total": (e.walls.sum(), p.walls.sum()),
+        "oracle wall/answer": (e.oracle_wall, p.oracle_wall),
         "CPU/query": (e.cpu_per_query, p.cpu_per_query),
         "lca-own CPU/query": (e.own_per_query, p.own_per_query),
         "lca-own CPU/query, replayed": (e.replayed_own_per_query, p.replayed_own_per_query),
@@ -528,7 +602,8 @@ def peer_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 def summary(rows: Sequence[dict[str, Any]]) -> str:
     """Medians over the rows of each mode's ratios to the paper mode that matter most."""
-    picked = ("wall, total", "wall/answer, median", "queries/answer", "oracle calls/answer",
+    picked = ("wall, total", "wall/answer, median", "oracle wall/answer", "queries/answer",
+              "oracle calls/answer",
               "cold: wall", "lca-own CPU/query", "lca-own CPU/query, replayed", "crossover K")
     lines = []
     for mode in (m for m in MODES if m != "paper"):
@@ -545,15 +620,16 @@ def summary(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def large_table(results: Sequence[dict[str, Any]]) -> list[str]:
-    lines = ["| n | queries | oracle calls | internal nodes | cold answer (wall) | CPU "
-             "| lca-own CPU | floor | answer / floor | queries / (nodes x log2 n) "
+    lines = ["| n | kernels | queries | oracle calls | internal nodes | cold answer (wall) "
+             "| CPU | lca-own CPU | floor | answer / floor | queries / (nodes x log2 n) "
              "| peak RSS | RSS before answering |",
-             "|" + "---:|" * 12]
+             "|---:|---|" + "---:|" * 11]
     for r in results:
         # A root leaf has no internal node and so no information floor.
         query_floor = r["internal"] * math.log2(r["n"])
         lines.append(
-            f"| {r['n']:,} | {r['queries']:,} | {r['calls']:,} | {r['internal']} "
+            f"| {r['n']:,} | {r['kernels']} | {r['queries']:,} | {r['calls']:,} "
+            f"| {r['internal']} "
             f"| {_ms(r['wall'])} | {_ms(r['cpu'])} | {_ms(r['cpu'] - r['oracle_cpu'])} "
             f"| {_ms(r['floor'])} | {ratio(r['wall'], r['floor'])} "
             f"| {ratio(r['queries'], query_floor)} | {r['peak_mib']:,.0f} MiB "
@@ -594,11 +670,16 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int,
         f"Commit {commit}; {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}; "
         f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), "
         f"{platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}, "
-        f"scikit-learn {sklearn.__version__}, lca {lca.__version__}; {seconds:.0f} s in all.",
+        f"scikit-learn {sklearn.__version__}, numba {numba_version()}, lca {lca.__version__}; "
+        f"{seconds:.0f} s in all.",
         "",
-        f"Modes: *efficient* is `Params.efficient(n, depth=d)`; *efficient, lookahead="
-        f"{LOOKAHEAD}* the same tree asking {LOOKAHEAD} binary-search steps per oracle call "
-        f"(`Params.efficient(n, depth=d, lookahead={LOOKAHEAD})`); *paper* is the suite's fixed "
+        "Modes: four of the efficient mode, `Params.efficient(n, depth=d, lookahead=s)` "
+        "with *lookahead=1* (one binary-search step per oracle call) or *lookahead=auto* "
+        "(the steps per call chosen for each search from the oracle's cost per call and "
+        "per row, measured as the reconstructor calls it: `lca.engine.CallCosts`), each on "
+        f"the *compiled* node kernels (`{KERNELS_VARIABLE}=compiled`, `lca.search.kernels`) "
+        f"and on the *numpy* reference (`{KERNELS_VARIABLE}=numpy`): the same tree, every "
+        "answer checked equal; *paper* is the suite's fixed "
         f"preset (`lca.suite.modes.fixed_params`): `Params.practical(n, d, "
         f"{config.noise_rate:g}, {paper.score_samples}, {paper.leaf_samples})`. Seed "
         f"{config.seed}; {points:,} points per case (`derive.sample_points("
@@ -607,6 +688,8 @@ def header(argv: Sequence[str], seconds: float, sizes: Sizes, points: int,
         "Per case and mode the points are answered in order with `Reconstructor.answer` on "
         "one fresh reconstructor (node cache on), after an untimed warm-up answer of another "
         "tree on another reconstructor. *wall/answer*: median and mean over the points; "
+        "*oracle wall/answer*: the wall time inside the oracle's `query` (the model's own "
+        "work and its fixed cost per call), per answer; "
         "*CPU/query*: CPU time of the calling thread (`time.thread_time`) of the answers "
         "over their queries (lca runs in that thread; the model's native thread pools, here "
         f"{pools}, are not counted, so neither their work nor their spinning after a call "
@@ -685,16 +768,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = list(sizes.large) + ([HUGE_N] if args.huge else [])
         results = []
         for n in tqdm(plan, desc="large n", unit="n", file=sys.stderr, leave=False):
-            results.append(large_in_child(n, sizes.config.seed))
-            tqdm.write(f"  n = {n:,}: {results[-1]['wall']:.2f} s, floor "
-                       f"{results[-1]['floor']:.3f} s, peak {results[-1]['peak_mib']:.0f} "
-                       "MiB", file=sys.stderr)
+            # Both kernels where the compiled ones run (below the selected orders' n).
+            fit = kernel_fits(lca.Params.efficient(n, depth=12))
+            for kernel in ("compiled", "numpy") if fit else ("numpy",):
+                results.append(large_in_child(n, sizes.config.seed, kernel))
+                tqdm.write(f"  n = {n:,}, {kernel}: {results[-1]['wall']:.2f} s, floor "
+                           f"{results[-1]['floor']:.3f} s, peak "
+                           f"{results[-1]['peak_mib']:.0f} MiB", file=sys.stderr)
         sections += [
             "## One cold efficient answer at large n, against its floor", "",
             f"A {LARGE_LEAVES}-leaf random tree (`targets.random_tree(n, {LARGE_LEAVES}, "
             "seed=1)`, noise-free), `Params.efficient(n, depth=12)`, one `answer` on a "
             "fresh reconstructor in a fresh process (after a warm-up answer at n = 1,000, "
-            "which leaves the high-water mark alone). *Floor*: deriving as many uniform "
+            "which leaves the high-water mark alone), on the compiled node kernels and on "
+            "the numpy reference where the compiled ones run (below n = 10^5; beyond, both "
+            "are the numpy code's selected orders). *Floor*: deriving as many uniform "
             "points as the answer queried and evaluating the oracle on them once, in the "
             "engine's batch size (`lca.engine.chunk_rows`), best of 3, measured after the "
             "answer (as scripts/bench_engine.py). *queries / (nodes x log2 n)*: against "

@@ -48,6 +48,7 @@ import lca  # noqa: E402
 import lca.engine  # noqa: E402
 from lca import derive, targets  # noqa: E402
 from lca.decisions import NodeDecision  # noqa: E402
+from lca.search.compiled import kernel_path  # noqa: E402
 from lca.suite.cases import MODEL_SPECS  # noqa: E402
 from lca.suite.trained import model_oracle  # noqa: E402
 
@@ -88,35 +89,39 @@ def tally(f: lca.Oracle, points: np.ndarray, depth: int) -> dict[str, Any]:
 
 _LCA = Path(lca.__file__).parent
 
-# The phases of lca's own CPU: (name, file under lca/, functions whose cumulative
-# time makes it). An indented phase is part of the one above it.
+# The phases of lca's own CPU: (name, files under lca/, functions whose cumulative
+# time makes it). An indented phase is part of the one above it. A group's phases are
+# NodeGroup's methods (search/group.py), or CompiledGroup's where it overrides them
+# (search/compiled.py, the compiled kernels' path).
+_GROUP = ("search/group.py", "search/compiled.py")
 PHASES = (
-    ("a node's rounds", "search/group.py", ("steps",)),
-    ("  its pairs' points", "search/group.py", ("_draw",)),
-    ("  binary searches (orders, steps)", "search/group.py", ("_search",)),
-    ("  correlation sums", "search/group.py", ("_add_sums",)),
-    ("  rules, flips and probes", "search/group.py", ("_rules_after_round", "_probe",
-                                                      "_rules_at_cap")),
-    ("handing rows and sums down to the children", "search/search_estimator.py", ("_hand_down",)),
+    ("a node's rounds", _GROUP, ("steps",)),
+    ("  its pairs' points", _GROUP, ("_draw",)),
+    ("  binary searches (orders, steps)", _GROUP, ("_search",)),
+    ("  correlation sums", _GROUP, ("_add_sums",)),
+    ("  rules, flips and probes", _GROUP, ("_rules_after_round", "_probe", "_rules_at_cap")),
+    ("handing rows and sums down to the children", ("search/lineage.py",), ("hand_down",)),
     ("the rest of a node (ancestors' points, setup, leaf labels)",
-     "search/search_estimator.py", ("nodes", "leaves")),
-    ("rows of the requests (points, hybrids, flips)", "search/hybrids.py", ("rows",)),
-    ("checks of the oracle's answers", "oracle.py", ("query",)),
+     ("search/search_estimator.py",), ("nodes", "leaves")),
+    ("rows of the requests (points, hybrids, flips)", ("search/hybrids.py",), ("rows",)),
+    ("checks of the oracle's answers", ("oracle.py",), ("query",)),
 )
 
 
-def _cumulative(stats: pstats.Stats, file: str, names: Sequence[str]) -> float:
-    """Seconds of the named functions of ``lca/<file>``, calls within calls counted once.
+def _cumulative(stats: pstats.Stats, files: Sequence[str], names: Sequence[str],
+                needed: bool = True) -> float:
+    """Seconds of the named functions of ``lca/<file>`` for each of ``files``, calls within
+    calls counted once.
 
-    Raises ``LookupError`` if none of them ran: a renamed function would
-    otherwise read as a phase that costs nothing.
+    Raises ``LookupError`` if none of them ran (unless not ``needed``): a renamed
+    function would otherwise read as a phase that costs nothing.
     """
-    home = str(_LCA / file)
+    homes = {str(_LCA / file) for file in files}
     found = [entry[3] for (path, _, name), entry in stats.stats.items()  # type: ignore[attr-defined]
-             if path == home and name in names]
-    if not found:
-        raise LookupError(f"no function {', '.join(names)} of lca/{file} ran: the phases of "
-                          "diagnose_local.py no longer match the code")
+             if path in homes and name in names]
+    if not found and needed:
+        raise LookupError(f"no function {', '.join(names)} of lca/{' or lca/'.join(files)} "
+                          "ran: the phases of diagnose_local.py no longer match the code")
     return sum(found)
 
 
@@ -153,9 +158,13 @@ def phases(log: list[np.ndarray], n: int, points: np.ndarray, depth: int) -> dic
     code = Timed.query.__code__
     oracle = stats.stats[(code.co_filename, code.co_firstlineno, "query")][3]  # type: ignore[attr-defined]
     total = stats.total_tt - oracle  # type: ignore[attr-defined]
-    spent = {name: _cumulative(stats, file, names) for name, file, names in PHASES}
+    # The compiled kernels make their rows without Python-level calls of their own.
+    compiled = kernel_path(params) == "compiled"
+    spent = {name: _cumulative(stats, files, names, not (compiled and files[0] ==
+                                                         "search/hybrids.py"))
+             for name, files, names in PHASES}
     spent["rows of the requests (points, hybrids, flips)"] += _cumulative(
-        stats, "engine.py", ("<lambda>",))
+        stats, ("engine.py",), ("<lambda>",))
     spent["checks of the oracle's answers"] -= oracle  # CountingOracle.query calls it
     # Every top-level phase is outside the others: the estimator's rest is its total
     # less its rounds and hand-down.

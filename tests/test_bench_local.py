@@ -94,6 +94,7 @@ def test_floor_evaluates_as_many_points_in_the_engines_batches():
 
 def test_large_answer_reports_the_cold_answer_it_made():
     result = bench_local.large_answer(1000, SEED)
+    assert result["kernels"] in ("compiled", "numpy")
     f = targets.random_tree(n=1000, leaves=bench_local.LARGE_LEAVES, seed=1)
     z = derive.sample_points(SEED, bench_local.POINTS_PURPOSE, 1000, 1)[0]
     explained = lca.Reconstructor(f, lca.Params.efficient(1000, depth=12)).explain(z, SEED)
@@ -110,23 +111,28 @@ def test_a_tiny_case_has_every_mode_a_peer_and_a_ratio_row_per_mode():
     rows = bench_local.run_case("tiny", f, clean, (3,), sizes, 5)
     assert [row["depth"] for row in rows] == [3]
     modes = rows[0]["modes"]
-    assert list(modes) == ["efficient", "efficient, lookahead=3", "paper"]
+    assert list(modes) == ["compiled, lookahead=1", "compiled, lookahead=auto",
+                           "numpy, lookahead=1", "numpy, lookahead=auto", "paper"]
     assert all(run.cross is not None for run in modes.values())
     # Answered again on the warm reconstructor (measure_mode checks: no query, same answer).
     assert all(run.warm_wall > 0 for run in modes.values())
-    # The lookahead mode is the same tree: the same answers, more queries, fewer calls.
-    plain, ahead = modes["efficient"], modes["efficient, lookahead=3"]
-    assert ahead.error == plain.error
-    assert ahead.total_queries >= plain.total_queries and ahead.calls <= plain.calls
+    # Every efficient mode is the same tree: the same answers; on either kernels the same
+    # queries and calls; "auto" says what it chose.
+    plain = modes["compiled, lookahead=1"]
+    assert all(np.array_equal(run.answers, plain.answers) for run in modes.values()
+               if run is not modes["paper"])
+    reference = modes["numpy, lookahead=1"]
+    assert (reference.calls, reference.queries.tolist()) == (plain.calls, plain.queries.tolist())
+    assert plain.chosen is None and modes["compiled, lookahead=auto"].chosen.startswith("auto: ")
     assert rows[0]["peer"]["rows"]
     table = bench_local.case_table(rows)
-    assert len(table) == 2 + 3 + 2  # header, three modes, a ratio row per non-paper mode
+    assert len(table) == 2 + 5 + 4  # header, five modes, a ratio row per non-paper mode
     assert all(line.count("|") == len(bench_local.COLUMNS) + 1 for line in table)
-    assert "| tiny | 3 | **efficient / paper** |" in table[-2]
-    assert "| tiny | 3 | **efficient, lookahead=3 / paper** |" in table[-1]
+    assert "| tiny | 3 | **compiled, lookahead=1 / paper** |" in table[-4]
+    assert "| tiny | 3 | **numpy, lookahead=auto / paper** |" in table[-1]
     summary = bench_local.summary(rows).split("\n\n")
     assert [line.split(" / paper")[0] for line in summary] == [
-        "Median over the 1 rows of efficient", "Median over the 1 rows of efficient, lookahead=3"]
+        f"Median over the 1 rows of {mode}" for mode in list(modes)[:-1]]
     [peer] = bench_local.peer_lines(rows + rows)  # one line per case
     assert peer.startswith("* Peer on tiny: best error ")
 
@@ -231,7 +237,7 @@ def test_diagnose_local_splits_lcas_own_cpu_into_phases_that_add_up():
 def test_diagnose_local_refuses_a_phase_whose_functions_never_ran(monkeypatch):
     diagnose = _diagnose_local()
     monkeypatch.setattr(diagnose, "PHASES", diagnose.PHASES + (
-        ("a renamed phase", "search/group.py", ("_no_such_method",)),))
+        ("a renamed phase", ("search/group.py",), ("_no_such_method",)),))
     f = targets.random_tree(n=20, leaves=4, seed=1)
     points = derive.sample_points(0, "test/diagnose", 20, 2)
     log = diagnose.tally(f, points, 3)["log"]

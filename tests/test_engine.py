@@ -533,3 +533,64 @@ def test_a_node_context_is_frozen():
     context = estimator.NodeContext(3, 0, (), None, lambda k: None, Memo(0))
     with pytest.raises(dataclasses.FrozenInstanceError):
         context.path = ((0, 1),)
+
+
+# -- CallCosts: what a call costs, and the steps per request that minimise the wall time ---
+
+
+def test_call_costs_separate_a_calls_fixed_cost_from_its_rows():
+    costs = engine.CallCosts()
+    assert costs.per_call() is None  # nothing measured
+    costs.observe(10, 1e-3 + 10e-6)
+    costs.observe(10, 1e-3 + 10e-6)
+    assert costs.per_call() is None  # one size: no fit
+    for rows in (100, 30, 500, 7):
+        costs.observe(rows, 1e-3 + rows * 1e-6)
+    per_call, per_row = costs.per_call()
+    assert per_call == pytest.approx(1e-3) and per_row == pytest.approx(1e-6)
+    costs.between(2e-4)
+    assert costs.per_call()[0] == pytest.approx(1.2e-3)  # lca's work per request counts
+
+
+@pytest.mark.parametrize("per_call, per_row, pairs, steps, chosen", [
+    (1e-3, 1e-7, 30, 6, 6),   # a call costs as much as 10,000 rows: one call a search
+    (1e-3, 1e-7, 30, 12, 6),  # two requests either way: 6 + 6 steps ask fewer rows than 8 + 4
+    (1e-2, 1e-9, 30, 16, 8),  # calls dearer still: the bound of 8 steps a request
+    (1e-5, 1e-6, 30, 6, 1),   # rows are dear: one step a call
+    (3e-4, 3e-7, 30, 6, 3),   # in between: a few steps a call
+    (3e-4, 3e-6, 30, 6, 2),
+    (1e-3, 1e-7, 30, 1, 1),   # a one-step search has nothing to batch
+])
+def test_call_costs_choose_the_steps_per_request_that_minimise_the_wall(
+        per_call, per_row, pairs, steps, chosen):
+    costs = engine.CallCosts()
+    for rows in (1, 50, 200):
+        costs.observe(rows, per_call + rows * per_row)
+    assert costs.lookahead(pairs, steps) == chosen
+    assert costs.chosen == {chosen: 1}
+    assert f"auto: {chosen} (1x); oracle" in costs.text()
+
+
+def test_call_costs_choose_one_step_until_they_are_measured():
+    costs = engine.CallCosts()
+    assert costs.lookahead(30, 6) == 1
+    assert "oracle not measured yet" in costs.text()
+
+
+def test_the_scheduler_reports_every_call_to_its_costs():
+    seen = []
+
+    class Costs(engine.CallCosts):
+        def observe(self, rows, seconds):
+            seen.append(rows)
+
+    oracle = Recorder()
+
+    def steps():
+        yield Request("a", 3, lambda lo, hi: np.ones((hi - lo, N), dtype=np.int8))
+        yield Request("b", 7, lambda lo, hi: np.ones((hi - lo, N), dtype=np.int8))
+        return [None]
+
+    Scheduler(lca.oracle.CountingOracle(oracle), 0, costs=Costs()).run(
+        [Task([()], steps, 100, 0)])
+    assert seen == oracle.sizes == [3, 5, 2]  # each call as sent, in chunks

@@ -362,6 +362,38 @@ class TestCache:
                 assert rec._kept[key].shape == (2 * rec._cache[key].samples,)
         assert len(rec._cache) == rec.last_stats.nodes_built + rec.last_stats.leaves_built
 
+    @pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+    @pytest.mark.parametrize("cache_size", [1, 5, 20, 1 << 16])
+    def test_a_warm_answer_keeps_the_cache_as_the_full_path_does(self, cache_size, monkeypatch):
+        # The warm walk (Reconstructor._warm_answer) against the same answers with it
+        # off: after every answer the same label, cache order, kept values, record,
+        # statistics and table contents, whatever the evictions in between.
+        f = _target()
+        params = lca.Params.efficient(40, depth=6)
+        points = np.concatenate([_queries(30), _queries(30)[::-1], _queries(10)])
+        warm = lca.Reconstructor(f, params, cache_size=cache_size, record=True)
+        cold = lca.Reconstructor(f, params, cache_size=cache_size, record=True)
+        monkeypatch.setattr(cold, "_warm_answer", lambda z, seed: None)
+        hits = 0
+        for z in points:
+            assert warm.answer(z, 4) == cold.answer(z, 4)
+            assert list(warm._cache) == list(cold._cache)
+            assert warm._kept.keys() == cold._kept.keys()
+            assert warm.decisions == cold.decisions
+            assert warm.last_stats == cold.last_stats and warm.stats == cold.stats
+            assert warm.last_built == cold.last_built
+            hits += warm.last_stats.queries == 0
+            table = warm._warm[4]
+            assert set(table.slots) == {path for _, path in warm._cache}
+        assert hits > 0 if cache_size > 5 else True
+        # A point of another tree, or one that is not +-1, is answered (or refused) by
+        # the full path.
+        assert warm.answer(points[0], 5) == cold.answer(points[0], 5)
+        bad = points[0].copy()
+        bad[0] = 0
+        with pytest.raises(ValueError, match="must contain only -1 and \\+1"):
+            warm.answer(bad, 4)
+
     def test_no_cache_keeps_nothing_and_pays_again(self):
         rec = lca.Reconstructor(_target(), PARAMS, cache_size=0)
         z = _queries(1)[0]

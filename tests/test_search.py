@@ -1,6 +1,7 @@
 """The efficient mode: sensitive-coordinate search at nodes, reuse at leaves (lca.search)."""
 
 import ast
+import dataclasses
 import importlib
 import pathlib
 import warnings
@@ -637,7 +638,8 @@ SEARCH_HOMES = {
                     "lca.search.search_estimator"),
 }
 # The package's modules in import order: each imports only those before it.
-SEARCH_MODULES = ["rules", "sums", "hybrids", "group", "lineage", "search_estimator"]
+SEARCH_MODULES = ["rules", "sums", "hybrids", "group", "kernels", "compiled", "lineage",
+                  "search_estimator"]
 
 
 @pytest.mark.parametrize("name", sorted(SEARCH_HOMES))
@@ -693,8 +695,10 @@ def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeyp
     # Then again with words that keep only 3 high bits of each priority: nearly
     # every boundary falls inside a run of equal high bits, so both kernels order
     # those coordinates by their exact priorities (the selection kernel derives
-    # them one word at a time), and nothing changes either.
+    # them one word at a time), and nothing changes either. (The numpy kernels: the
+    # compiled ones never select.)
     from lca.search import hybrids
+    monkeypatch.setenv("LCA_KERNELS", "numpy")
     f = targets.with_label_noise(targets.random_tree(n=300, leaves=32, seed=3), 0.05, 4)
     params = lca.Params.efficient(300, depth=8)
     points = derive.sample_points(0, "test/selection", 300, 40)
@@ -706,8 +710,8 @@ def test_the_selection_kernel_decides_every_node_as_the_sorted_orders_do(monkeyp
     runs = []
     for masks in (hybrids._index_masks, lambda n: three_high_bits):
         monkeypatch.setattr(hybrids, "_index_masks", masks)
-        for threshold in (hybrids._SELECTED_MIN_N, 1):
-            monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", threshold)
+        for threshold in (hybrids.SELECTED_MIN_N, 1):
+            monkeypatch.setattr(hybrids, "SELECTED_MIN_N", threshold)
             rec = lca.Reconstructor(f, params, record=True)
             runs.append((rec.answer_many(points, 7), rec.decisions, rec.stats.queries))
     assert len(asked) > 100  # the exact order ran, from derived words
@@ -780,7 +784,7 @@ def test_every_lookahead_makes_the_same_decisions_in_fewer_calls(n, target):
 def test_the_selection_kernel_searches_a_step_per_call_whatever_the_lookahead(monkeypatch):
     # Forced on at n = 300 (it runs from n = 10^5): it keeps one selection per pair,
     # so it asks one step per call; answers, decisions and costs are lookahead 1's.
-    monkeypatch.setattr(hybrids, "_SELECTED_MIN_N", 1)
+    monkeypatch.setattr(hybrids, "SELECTED_MIN_N", 1)
     f = targets.with_label_noise(targets.random_tree(n=300, leaves=16, seed=3), 0.1, 4)
     points = derive.sample_points(0, "test/lookahead", 300, 20)
     runs = _lookahead_runs(f, 300, points, (1, 3))
@@ -862,3 +866,51 @@ def test_max_node_queries_counts_each_lookahead_requests_midpoints():
     # n = 100: ceil(log2 100) = 7 steps; the hybrid term per pair is (2^s - 1) ceil(7 / s).
     assert [lca.Params.efficient(100, depth=12, lookahead=s).max_node_queries
             for s in (1, 2, 3, 7)] == [128 * (3 + h) + 3 * (64 + 128) for h in (7, 12, 21, 127)]
+
+
+class _Costly(lca.Oracle):
+    """A fixed function whose calls cost a fixed delay: "auto" then batches searches."""
+
+    def __init__(self, inner, delay):
+        self.inner, self.delay = inner, delay
+        self.n, self.name = inner.n, "costly"
+
+    def query(self, points):
+        import time
+        time.sleep(self.delay)
+        return self.inner.query(points)
+
+
+@pytest.mark.filterwarnings("ignore::lca.LowMarginWarning")
+@pytest.mark.parametrize("n", [30, 300])
+def test_lookahead_auto_makes_the_same_decisions(n):
+    # Whatever the costs measured (and so the steps chosen), the answers and decisions
+    # are lookahead 1's, one at a time and in batches; the queries stay within the bound
+    # the budget reserves.
+    f = _Costly(targets.with_label_noise(targets.random_tree(n=n, leaves=16, seed=3), 0.1, 4),
+                2e-4)
+    points = derive.sample_points(0, "test/lookahead-auto", n, 20)
+    runs = _lookahead_runs(f, n, points, (1, "auto"))
+    assert runs["auto"][:4] == runs[1][:4]
+    params = lca.Params.efficient(n, depth=6, lookahead="auto")
+    single = lca.Reconstructor(f, params)
+    explained = single.explain(points[0], 7)
+    assert explained.lookahead.startswith("auto: ") and "; oracle " in explained.lookahead
+    assert "search steps per call auto: " in str(explained)
+    assert single.last_stats.queries <= params.predicted_queries
+    assert lca.Reconstructor(f, lca.Params.efficient(n, depth=6)).explain(
+        points[0], 7).lookahead is None
+
+
+def test_lookahead_auto_is_bounded_described_and_left_out_of_records():
+    auto = lca.Params.efficient(100, depth=6, lookahead="auto")
+    # The bound covers every choice: 1 to ceil(log2 100) = 7 steps a request.
+    assert auto.max_node_queries == max(
+        lca.Params.efficient(100, depth=6, lookahead=s).max_node_queries for s in range(1, 8))
+    assert "auto  (1 to 7, chosen for each search" in auto.describe()
+    assert auto == lca.Params.efficient(100, depth=6)  # not part of the tree
+    assert "lookahead" not in dataclasses.asdict(auto)
+    assert "chooses 1 at this n" in lca.Params.efficient(2, depth=1, lookahead="auto").describe()
+    with pytest.raises(ValueError, match=r"must be an int in the range \[1, 8\] or 'auto'\. "
+                                         r"Got 'fast' instead\."):
+        lca.Params.efficient(100, lookahead="fast")

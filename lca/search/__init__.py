@@ -78,6 +78,11 @@ this list, never up):
   binary searches over hybrids, the flips;
 * :mod:`lca.search.group` — a group of nodes decided together, one method
   per phase of a round, and each node's :class:`SearchNode`;
+* :mod:`lca.search.kernels` — a round's arithmetic as compiled loops over
+  plain arrays (numba, imported only when they run);
+* :mod:`lca.search.compiled` — the group's phases through those kernels
+  (the numpy code of the modules above stays the reference), and which of the
+  two runs (``LCA_KERNELS``);
 * :mod:`lca.search.lineage` — what a node reads of its ancestors' points;
 * :mod:`lca.search.search_estimator` — :class:`SearchEstimator`, its
   bounds and its registration (:data:`SEARCH`).

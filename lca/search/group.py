@@ -20,7 +20,7 @@ import numpy as np
 
 from lca import derive
 from lca.derive import Path
-from lca.engine import Steps, points_request
+from lca.engine import CallCosts, Steps, points_request
 from lca.estimate import lead_is_certified
 from lca.params import Params
 from lca.search.hybrids import flip_steps, search_steps
@@ -135,7 +135,8 @@ class NodeGroup:
 
     Every node follows the rules of :func:`round_rule`, :func:`noisy_rounds` and
     :func:`cap_rule` on its own counts; the group shares derivation,
-    searches and oracle calls. Node ``b``'s ancestors' labelled points in
+    searches and oracle calls; with ``params.lookahead = "auto"``, ``costs``
+    chooses each search's steps per request. Node ``b``'s ancestors' labelled points in
     its subcube (its inherited points) number ``inherited_counts[b]`` and
     have the correlation sums ``inherited_correlations[b]``: they count in
     the correlation test, not in the certified constant test.
@@ -143,9 +144,10 @@ class NodeGroup:
     """
 
     def __init__(self, n: int, seed: int, paths: list[Path], params: Params,
-                 inherited_counts: np.ndarray, inherited_correlations: np.ndarray) -> None:
+                 inherited_counts: np.ndarray, inherited_correlations: np.ndarray,
+                 costs: CallCosts | None = None) -> None:
         size_b = len(paths)
-        self.n, self.seed, self.paths, self.params = n, seed, paths, params
+        self.n, self.seed, self.paths, self.params, self.costs = n, seed, paths, params, costs
         self.width = derive.words_per_point(n)
         free = np.ones((size_b, n), dtype=bool)
         for b, path in enumerate(paths):
@@ -222,9 +224,20 @@ class NodeGroup:
             found = yield from search_steps(
                 self.n, [self.order_keys[b] for b in active], node, done + pair,
                 words[node, 2 * pair], words[node, 2 * pair + 1], firsts[node, pair],
-                (done, size), self._names(active), self.params.lookahead)
+                (done, size), self._names(active), self._steps_per_request(node.size))
             np.add.at(counts.votes, (active[node], found), 1)
         counts.disagreements[active] += disagree.sum(axis=1)
+
+    def _steps_per_request(self, pairs: int) -> int:
+        """Binary-search steps one request of a search of ``pairs`` pairs asks:
+        ``params.lookahead``, or with ``"auto"`` what :attr:`costs` chooses for
+        searches of up to ``ceil(log2 F)`` steps (``F`` free variables)."""
+        lookahead = self.params.lookahead
+        if isinstance(lookahead, int):
+            return lookahead
+        if self.costs is None:
+            return 1
+        return self.costs.lookahead(pairs, (max(self.free_counts) - 1).bit_length())
 
     def _add_sums(self, words: np.ndarray, values: np.ndarray, size: int) -> None:
         """Add the round's points to each active node's correlation sums and totals."""
@@ -356,4 +369,8 @@ class NodeGroup:
         self.results[b] = SearchNode(
             variable, runner, rule, margin, done, int(counts.disagreements[b]), counts.votes[b],
             certified, Labelled(counts.words[b, :2 * done], counts.values[b, :2 * done]),
-            counts.correlations[b], int(counts.probes[b].sum()), guesswork)
+            counts.correlations[b], self._probe_count(b), guesswork)
+
+    def _probe_count(self, b: int) -> int:
+        """Node ``b``'s probe edges so far."""
+        return int(self.counts.probes[b].sum())

@@ -99,7 +99,7 @@ _RANKED_MAX_N = 256
 # coordinates it switches (a partition, linear time). Measured against the sort
 # and segments on the same pairs: 0.55x the search time at n = 10^6, 0.89x at
 # 10^5, even at 10^4 and slower below (a Python loop over the pairs per step).
-_SELECTED_MIN_N = 100_000
+SELECTED_MIN_N = 100_000
 
 # Working bytes of one lookahead slot of one pair (_lookahead_mids, _lookahead_steps:
 # its interval ends, mid, the row's pair, lo and mid as int64s, its value).
@@ -393,8 +393,8 @@ def _binary_search_steps(hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHy
 
 def steps_per_request(n: int, lookahead: int) -> int:
     """Binary-search steps one request asks (``Params.lookahead``): 1 with selected
-    orders (``n >= _SELECTED_MIN_N``), which keep one step's selection per pair."""
-    return 1 if n >= _SELECTED_MIN_N else lookahead
+    orders (``n >= SELECTED_MIN_N``), which keep one step's selection per pair."""
+    return 1 if n >= SELECTED_MIN_N else lookahead
 
 
 def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
@@ -412,16 +412,45 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
     answer is the ``hi``-th coordinate in order. One request asks the
     hybrids of ``lookahead`` steps (:func:`_binary_search_steps`; the same
     answers in fewer requests), except with a selected order (``n >=
-    _SELECTED_MIN_N``), which searches one step per request: it keeps one
+    SELECTED_MIN_N``), which searches one step per request: it keeps one
     selection per pair, and at such widths a call's cost is its rows, not
-    its count. Pairs are searched in groups whose working arrays fit in
-    :data:`SEARCH_BYTES` (3 bytes per variable per pair with a sorted order,
-    7 with a selected one, and :data:`_SLOT_BYTES` per lookahead slot past
-    the first), their priorities derived a part at a time.
+    its count. Pairs are searched in groups (:func:`search_groups`).
     """
     found = np.empty(node.size, dtype=np.int64)
-    selected = n >= _SELECTED_MIN_N
+    selected = n >= SELECTED_MIN_N
     lookahead = steps_per_request(n, lookahead)
+    for members, differing, lengths, parts in search_groups(n, keys, node, pair, x, y,
+                                                            round_pairs, paths, lookahead):
+        hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids
+        if selected:
+            hybrids = _SelectedHybrids(x[members], y[members], n, functools.partial(
+                _priority_words, n, keys, node[members], pair[members]))
+            for first, priority in parts:
+                hybrids.take_priorities(first, priority)
+        else:
+            order = part_orders(parts, differing, int(lengths.max()), n)
+            hybrids = _RankedHybrids(x[members], order, lengths, n) if n <= _RANKED_MAX_N \
+                else _SegmentHybrids(x[members], order, n)
+        found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths,
+                                                         lookahead)
+    return found
+
+
+def search_groups(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
+                  x: np.ndarray, y: np.ndarray, round_pairs: tuple[int, int], paths: Any,
+                  lookahead: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                    Iterator[tuple[int, np.ndarray]]]]:
+    """The groups :func:`search_steps` searches one after the other: per group its
+    members (positions in ``node``), their differing bits, their lengths and their
+    switching priorities a part at a time (:func:`_priority_parts`).
+
+    A group's working arrays fit in :data:`SEARCH_BYTES` (3 bytes per variable
+    per pair with a sorted order, 7 with a selected one, and
+    :data:`_SLOT_BYTES` per lookahead slot past the first); its priorities are
+    derived a part at a time. Raises :class:`OracleError` for a pair whose two
+    points are equal (the oracle answered one point with two values).
+    """
+    selected = n >= SELECTED_MIN_N
     slots = (1 << lookahead) - 2  # past the one slot a single step asks
     group = max(1, SEARCH_BYTES // ((7 if selected else 3) * n + _SLOT_BYTES * slots))
     part = max(1, SEARCH_BYTES // (25 * n))
@@ -437,23 +466,11 @@ def search_steps(n: int, keys: list[int], node: np.ndarray, pair: np.ndarray,
                 f"{int(pair[at])} of the node at path {paths[int(node[at])]}): lca needs "
                 "a fixed function, the same value every time a point is asked (derive "
                 "random labels from the point, as lca.targets.with_label_noise does)")
-        parts = _priority_parts(n, keys, node, pair, members, part, round_pairs)
-        hybrids: _RankedHybrids | _SegmentHybrids | _SelectedHybrids
-        if selected:
-            hybrids = _SelectedHybrids(x[members], y[members], n, functools.partial(
-                _priority_words, n, keys, node[members], pair[members]))
-            for first, priority in parts:
-                hybrids.take_priorities(first, priority)
-        else:
-            order = _orders(parts, differing, int(lengths.max()), n)
-            hybrids = _RankedHybrids(x[members], order, lengths, n) if n <= _RANKED_MAX_N \
-                else _SegmentHybrids(x[members], order, n)
-        found[members] = yield from _binary_search_steps(hybrids, lengths, fx[members], paths,
-                                                         lookahead)
-    return found
+        yield members, differing, lengths, _priority_parts(n, keys, node, pair, members,
+                                                           part, round_pairs)
 
 
-def _orders(parts: Iterator[tuple[int, np.ndarray]], differing: np.ndarray, width: int,
+def part_orders(parts: Iterator[tuple[int, np.ndarray]], differing: np.ndarray, width: int,
             n: int) -> np.ndarray:
     """The switching orders of pairs whose points differ in ``differing``, from their
     priorities a part at a time (:func:`_priority_parts`), ``width`` wide (the longest

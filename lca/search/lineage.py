@@ -20,6 +20,8 @@ import numpy as np
 from lca import derive
 from lca.derive import Path
 from lca.estimator import NodeContext
+from lca.search.compiled import kernel_module
+from lca.search.group import SearchNode
 from lca.search.rules import PAIRS, SEARCH_BYTES
 from lca.search.sums import Labelled, grouped_correlations, is_minus
 
@@ -34,6 +36,22 @@ class Pool:
     @property
     def nbytes(self) -> int:
         return sum(rows.nbytes for rows in self.rows)
+
+
+def _handed_sums(contexts: list[NodeContext]) -> list[np.ndarray | None]:
+    """The correlation sums of each node's inherited points its parent handed down
+    (:meth:`Lineage.hand_down`), or ``None`` where the memo dropped them."""
+    return [c.memo.get(("correlations", c.seed, c.path)) for c in contexts]
+
+
+def _variables(nodes: list[SearchNode], split: list[int]) -> list[int]:
+    """The variables the nodes ``split`` split on."""
+    variables = []
+    for b in split:
+        variable = nodes[b].variable
+        assert variable is not None, "a split node has its variable"
+        variables.append(variable)
+    return variables
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
@@ -84,6 +102,78 @@ class Lineage:
 
     def __init__(self, contexts: list[NodeContext]) -> None:
         self.contexts = contexts
+        self._rows: list[tuple[np.ndarray, ...]] | None = None
+
+    def start(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each node's inherited points: how many, the sum of their values, and their
+        correlation sums ``(B, n)`` (handed down by its parent, or summed here)."""
+        inherited = self._inherited()
+        handed = _handed_sums(self.contexts)
+        missing = [b for b, sums in enumerate(handed) if sums is None]
+        sums = np.empty((len(self.contexts), self.contexts[0].n), dtype=np.int64)
+        if missing:
+            sums[missing] = self.sums([inherited[b] for b in missing], missing)
+        for b, handed_sums in enumerate(handed):
+            if handed_sums is not None:
+                sums[b] = handed_sums
+        return *self._counts_and_totals(inherited, handed), sums
+
+    def counts_and_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each node's inherited count and the sum of their values."""
+        return self._counts_and_totals(self._inherited(), _handed_sums(self.contexts))
+
+    def _inherited(self) -> list[tuple[np.ndarray, ...]]:
+        if self._rows is None:
+            self._rows = self.inherited()
+        return self._rows
+
+    def _counts_and_totals(self, inherited: list[tuple[np.ndarray, ...]],
+                           handed: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+        """How many inherited points each node has, and the sum of their values.
+
+        Every inherited point ``u`` of node ``path`` has ``u_v = bit`` for its last
+        step ``(v, bit)``, so the handed-down sum ``sum f(u) u_v`` is ``bit`` times
+        their total: only the nodes without one read the values.
+        """
+        counts = np.array([sum(rows.size for rows in node) for node in inherited],
+                          dtype=np.int64)
+        totals = np.empty(len(inherited), dtype=np.int64)
+        missing = [b for b, sums in enumerate(handed) if sums is None]
+        if missing:
+            totals[missing] = self.totals([inherited[b] for b in missing], missing)
+        for b, (context, sums) in enumerate(zip(self.contexts, handed, strict=True)):
+            if sums is not None:
+                variable, bit = context.path[-1]
+                totals[b] = bit * int(sums[variable])
+        return counts, totals
+
+    def hand_down(self, nodes: list[SearchNode], split: list[int]) -> None:
+        """Give the children of every split node (positions ``split``) their inherited
+        points and their correlations.
+
+        A child's inherited points are its parent's pool on its branch (the
+        parent's inherited points and its own): their rows on both branches
+        come from one test of each row's bit. The ``+1`` branch's sums are
+        computed, the ``-1`` branch's are the pool's (already known) minus them.
+        """
+        if not split:
+            return
+        inherited = self._inherited()
+        seed, memo = self.contexts[0].seed, self.contexts[0].memo
+        variables = _variables(nodes, split)
+        branches = self.branches([inherited[b] for b in split], variables, split)
+        own = [nodes[b].own.sides(variable) for b, variable in zip(split, variables, strict=True)]
+        plus = self.sums([ancestors for ancestors, _ in branches], split, [
+            nodes[b].own.rows(plus_rows) for b, (plus_rows, _) in zip(split, own, strict=True)])
+        for b, variable, plus_sums, sides, own_sides in zip(split, variables, plus, branches,
+                                                           own, strict=True):
+            path = self.contexts[b].path
+            for bit, rows, own_rows in zip((1, -1), sides, own_sides, strict=True):
+                memo.put(("inherited", seed, path + ((variable, bit),)),
+                         Pool(rows + (own_rows,)))
+            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
+            memo.put(("correlations", seed, path + ((variable, -1),)),
+                     nodes[b].correlations - plus_sums)
 
     def inherited(self) -> list[tuple[np.ndarray, ...]]:
         """Each node's inherited points: rows of each ancestor's own points."""
@@ -262,3 +352,80 @@ class Lineage:
         if pending:
             flush()
         return out
+
+
+class PackedLineage:
+    """:class:`Lineage`'s twin for the compiled kernels: a node's inherited points held
+    as one packed array.
+
+    The memo holds a node's inherited points themselves (``("inherited points",
+    seed, path)``, a :class:`~lca.search.sums.Labelled`) instead of rows of its
+    ancestors' own points, so a split hands its children their points and sums
+    in one compiled call (:func:`lca.search.kernels.hand_down`), with no walk
+    over the depths. Points are held in no particular order: only their count,
+    total and sums are read. Like every memo entry they are re-derivable: an
+    evicted node's points are its parent's pool (inherited and own points) on
+    its branch (:func:`_inherited_points`).
+    """
+
+    def __init__(self, contexts: list[NodeContext]) -> None:
+        self.contexts = contexts
+        self._points: list[Labelled] | None = None
+
+    def _inherited(self) -> list[Labelled]:
+        if self._points is None:
+            self._points = [_inherited_points(c, len(c.path)) for c in self.contexts]
+        return self._points
+
+    def start(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """As :meth:`Lineage.start`."""
+        kernels = kernel_module()
+        inherited = self._inherited()
+        counts, totals = self.counts_and_totals()
+        sums = np.empty((len(self.contexts), self.contexts[0].n), dtype=np.int64)
+        for b, handed in enumerate(_handed_sums(self.contexts)):
+            sums[b] = kernels.point_sums(inherited[b].words, inherited[b].values,
+                                         self.contexts[0].n) if handed is None else handed
+        return counts, totals, sums
+
+    def counts_and_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`Lineage.counts_and_totals`."""
+        inherited = self._inherited()
+        return (np.array([len(points) for points in inherited], dtype=np.int64),
+                np.array([points.total for points in inherited], dtype=np.int64))
+
+    def hand_down(self, nodes: list[SearchNode], split: list[int]) -> None:
+        """As :meth:`Lineage.hand_down`: each child's points, and both sums."""
+        kernels = kernel_module()
+        inherited = self._inherited()
+        n, seed, memo = self.contexts[0].n, self.contexts[0].seed, self.contexts[0].memo
+        for b, variable in zip(split, _variables(nodes, split), strict=True):
+            node, path = nodes[b], self.contexts[b].path
+            plus_words, plus_values, minus_words, minus_values, plus_sums = kernels.hand_down(
+                inherited[b].words, inherited[b].values, node.own.words, node.own.values,
+                variable, n)
+            memo.put(("inherited points", seed, path + ((variable, 1),)),
+                     Labelled(plus_words, plus_values))
+            memo.put(("inherited points", seed, path + ((variable, -1),)),
+                     Labelled(minus_words, minus_values))
+            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
+            memo.put(("correlations", seed, path + ((variable, -1),)),
+                     node.correlations - plus_sums)
+
+
+def _inherited_points(context: NodeContext, k: int) -> Labelled:
+    """The inherited points of ``path[:k]`` (decided, as are its ancestors): from the
+    memo (a split puts its children's there), or its parent's pool on its branch."""
+    if k == 0:
+        return Labelled.empty(context.n)
+    key = ("inherited points", context.seed, context.path[:k])
+    held = context.memo.get(key)
+    if held is None:
+        parent, own = _inherited_points(context, k - 1), _own(context, k - 1)
+        pool = Labelled(np.concatenate([parent.words, own.words]),
+                        np.concatenate([parent.values, own.values]))
+        variable, bit = context.path[k - 1]
+        plus, minus = pool.sides(variable)
+        held = pool.rows(plus if bit == 1 else minus)
+        context.memo.put(key, held)
+    return held

@@ -267,11 +267,17 @@ def noisy_rounds(probe_edges: int, leader_edges: int, pairs: int) -> int:
     r)``, each doubling the pairs (exact integers: ``2**k (pairs - 2
     probe_edges) <= pairs``).
     """
+    return rounds_past_cap(probe_edges, leader_edges, pairs, NOISY_ROUNDS)
+
+
+def rounds_past_cap(probe_edges: int, leader_edges: int, pairs: int, most: int) -> int:
+    """:func:`noisy_rounds` with ``most`` for :data:`NOISY_ROUNDS` (plain integers: the
+    compiled kernels compile this very function)."""
     if probe_edges == 0 or 2 * probe_edges < leader_edges:
         return 0
     gap = max(pairs - 2 * probe_edges, 0)
     rounds = 0
-    while rounds < NOISY_ROUNDS and (gap << (rounds + 1)) <= pairs:
+    while rounds < most and (gap << (rounds + 1)) <= pairs:
         rounds += 1
     return rounds
 

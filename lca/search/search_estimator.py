@@ -22,9 +22,10 @@ from lca.estimate import leaf_label
 from lca.estimator import Estimator, NodeContext
 from lca.params import Params
 from lca.search import rules  # the tunables, read as rules.NAME (lca.search sets them there)
-from lca.search.group import NodeGroup, SearchNode
+from lca.search.compiled import CompiledGroup, kernel_path, kernels_text
+from lca.search.group import NodeGroup
 from lca.search.hybrids import steps_per_request
-from lca.search.lineage import Lineage, Pool
+from lca.search.lineage import Lineage, PackedLineage
 from lca.search.rules import LEAF, SEARCH_BYTES, certifying_points, schedule
 
 # A node holds its points (two per pair) in one array, each coordinate as up
@@ -40,32 +41,6 @@ def max_samples(n: int) -> int:
     machine (:data:`lca._validate.MAX_ARRAY_BYTES`, ``2**63 - 1`` bytes on 64 bits).
     """
     return MAX_ARRAY_BYTES // (_BYTES_PER_COORDINATE * n << rules.NOISY_ROUNDS)
-
-
-def _handed_sums(contexts: list[NodeContext]) -> list[np.ndarray | None]:
-    """The correlation sums of each node's inherited points its parent handed down
-    (:meth:`SearchEstimator._hand_down`), or ``None`` where the memo dropped them."""
-    return [c.memo.get(("correlations", c.seed, c.path)) for c in contexts]
-
-
-def _counts_and_totals(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]],
-                       handed: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
-    """How many inherited points each node has, and the sum of their values.
-
-    Every inherited point ``u`` of node ``path`` has ``u_v = bit`` for its last
-    step ``(v, bit)``, so the handed-down sum ``sum f(u) u_v`` is ``bit`` times
-    their total: only the nodes without one read the values.
-    """
-    counts = np.array([sum(rows.size for rows in node) for node in inherited], dtype=np.int64)
-    totals = np.empty(len(inherited), dtype=np.int64)
-    missing = [b for b, sums in enumerate(handed) if sums is None]
-    if missing:
-        totals[missing] = lineage.totals([inherited[b] for b in missing], missing)
-    for b, (context, sums) in enumerate(zip(lineage.contexts, handed, strict=True)):
-        if sums is not None:
-            variable, bit = context.path[-1]
-            totals[b] = bit * int(sums[variable])
-    return counts, totals
 
 
 def _fresh_words(n: int, seed: int, path: Path, count: int) -> np.ndarray:
@@ -110,19 +85,12 @@ class SearchEstimator(Estimator):
     def nodes(self, contexts: list[NodeContext]) -> Steps:
         first = contexts[0]
         n, seed, params, memo = first.n, first.seed, first.params, first.memo
-        lineage = Lineage(contexts)
-        inherited = lineage.inherited()
-        handed = _handed_sums(contexts)
-        missing = [b for b, sums in enumerate(handed) if sums is None]
-        sums = np.empty((len(contexts), n), dtype=np.int64)
-        if missing:
-            sums[missing] = lineage.sums([inherited[b] for b in missing], missing)
-        for b, handed_sums in enumerate(handed):
-            if handed_sums is not None:
-                sums[b] = handed_sums
-        counts, totals = _counts_and_totals(lineage, inherited, handed)
-        nodes = yield from NodeGroup(n, seed, [c.path for c in contexts], params, counts,
-                                     sums).steps()
+        compiled = kernel_path(params) == "compiled"
+        lineage = PackedLineage(contexts) if compiled else Lineage(contexts)
+        counts, totals, sums = lineage.start()
+        group = CompiledGroup if compiled else NodeGroup
+        nodes = yield from group(n, seed, [c.path for c in contexts], params, counts,
+                                 sums, first.costs).steps()
         del sums
         results: list[Any] = [None] * len(contexts)
         early, split = [], []
@@ -136,7 +104,7 @@ class SearchEstimator(Estimator):
                                        node.certified, node.runner_up, node.margin,
                                        not node.certified, int(node.votes[node.variable]),
                                        node.rule, node.guesswork), node.own.values.copy())
-        self._hand_down(lineage, inherited, nodes, split)
+        lineage.hand_down(nodes, split)
         # A certified constant leaf is labelled from its own points alone: they are
         # unanimous, and the certificate is about them (docs/theory.md §7).
         labels = yield from self._labels(
@@ -148,44 +116,9 @@ class SearchEstimator(Estimator):
             results[b] = (leaf, None)
         return results
 
-    @staticmethod
-    def _hand_down(lineage: Lineage, inherited: list[tuple[np.ndarray, ...]],
-                   nodes: list[SearchNode], split: list[int]) -> None:
-        """Give the children of every split node their inherited points and their
-        correlations.
-
-        A child's inherited points are its parent's pool on its branch (the
-        parent's inherited points and its own): their rows on both branches
-        come from one test of each row's bit. The ``+1`` branch's sums are
-        computed, the ``-1`` branch's are the pool's (already known) minus them.
-        """
-        if not split:
-            return
-        contexts = lineage.contexts
-        seed, memo = contexts[0].seed, contexts[0].memo
-        variables: list[int] = []
-        for b in split:
-            variable = nodes[b].variable
-            assert variable is not None, "a split node has its variable"
-            variables.append(variable)
-        branches = lineage.branches([inherited[b] for b in split], variables, split)
-        own = [nodes[b].own.sides(variable) for b, variable in zip(split, variables, strict=True)]
-        plus = lineage.sums([ancestors for ancestors, _ in branches], split, [
-            nodes[b].own.rows(plus_rows) for b, (plus_rows, _) in zip(split, own, strict=True)])
-        for b, variable, plus_sums, sides, own_sides in zip(split, variables, plus, branches,
-                                                           own, strict=True):
-            path = contexts[b].path
-            for bit, rows, own_rows in zip((1, -1), sides, own_sides, strict=True):
-                memo.put(("inherited", seed, path + ((variable, bit),)),
-                         Pool(rows + (own_rows,)))
-            memo.put(("correlations", seed, path + ((variable, 1),)), plus_sums)
-            memo.put(("correlations", seed, path + ((variable, -1),)),
-                     nodes[b].correlations - plus_sums)
-
     def leaves(self, contexts: list[NodeContext]) -> Steps:
-        lineage = Lineage(contexts)
-        counts, totals = _counts_and_totals(lineage, lineage.inherited(),
-                                            _handed_sums(contexts))
+        compiled = kernel_path(contexts[0].params) == "compiled"
+        counts, totals = (PackedLineage if compiled else Lineage)(contexts).counts_and_totals()
         reused = list(zip(counts.tolist(), totals.tolist(), strict=True))
         return (yield from self._labels(contexts, reused, [None] * len(contexts)))
 
@@ -217,7 +150,8 @@ class SearchEstimator(Estimator):
 
         With ``S`` the rounds of :func:`schedule`, ``Q = S[-1]`` the noisy
         cap, ``K = SEARCH_CANDIDATES + 1`` the most candidates, ``c =
-        ceil(log2 n)`` and ``s`` the lookahead: ``2 Q`` pair points; at most
+        ceil(log2 n)`` and ``s`` the lookahead (with ``"auto"``, the worst ``s``
+        it may choose, ``1 <= s <= min(8, c)``): ``2 Q`` pair points; at most
         ``H = (2**s - 1) ceil(c / s)`` hybrids for each of the ``Q`` pairs (a
         binary search over ``L <= n`` differing coordinates takes at most
         ``ceil(log2 L) <= c`` steps, asked ``s`` at a time in requests of at
@@ -236,8 +170,7 @@ class SearchEstimator(Estimator):
         """
         rounds, _ = schedule(params.first_round, params.score_samples)
         steps = (params.n - 1).bit_length()  # ceil(log2 n): at most n differing coordinates
-        lookahead = steps_per_request(params.n, params.lookahead)
-        hybrids = ((1 << lookahead) - 1) * -(-steps // lookahead)
+        hybrids = max(((1 << s) - 1) * -(-steps // s) for s in _lookaheads(params))
         return rounds[-1] * (3 + hybrids) + (rules.SEARCH_CANDIDATES + 1) * sum(rounds)
 
     def max_leaf_queries(self, params: Params) -> int:
@@ -273,6 +206,7 @@ class SearchEstimator(Estimator):
             "could explain them (a heuristic)",
             f"  points per leaf       {params.leaf_samples}  (ancestors' points reused first)",
             f"  search steps per call {lookahead_text(params)}",
+            f"  node kernels          {kernels_text(params)}",
             f"  queries per answer    at most {params.predicted_queries}  (cold, no cache)",
             "  guarantee             determinism and consistency; accuracy measured, "
             "not proved (docs/theory.md)",
@@ -288,8 +222,26 @@ def _rounds_text(params: Params) -> str:
     return f"{rounds[0]}, doubling up to {rounds[quiet - 1]}"
 
 
+def _lookaheads(params: Params) -> list[int]:
+    """The binary-search steps per request a node of ``params`` may ask: its lookahead, or
+    every value ``"auto"`` may choose (at most ``ceil(log2 n)``, the longest search)."""
+    lookahead = params.lookahead
+    choices = [lookahead] if isinstance(lookahead, int) else \
+        range(1, max(1, min(8, (params.n - 1).bit_length())) + 1)
+    return sorted({steps_per_request(params.n, s) for s in choices})
+
+
 def lookahead_text(params: Params) -> str:
     """What ``params.lookahead`` does to a node's binary searches, for describe()."""
+    if params.lookahead == "auto":
+        most = _lookaheads(params)[-1]
+        if most == 1:
+            return ("1  (lookahead 'auto' chooses 1 at this n: one step per call, "
+                    "Params.lookahead)")
+        return (f"auto  (1 to {most}, chosen for each search from the oracle's cost per "
+                "call and per row, measured as it is called: fewer calls where a call "
+                "costs more than its rows; the same tree)")
+    assert isinstance(params.lookahead, int)
     steps = steps_per_request(params.n, params.lookahead)
     if steps < params.lookahead:
         return (f"1  (lookahead {params.lookahead} is not used at this n: the search "
