@@ -563,11 +563,16 @@ def chart(by_depth: dict[int, list[dict[str, Any]]], path: Path) -> None:
             axis.bar(x + (k - (len(SURROGATES) - 1) / 2) * width, heights, width, label=name)
         axis.set_xticks(x, [r["label"] for r in results], rotation=30, ha="right", fontsize=8)
         axis.set_ylim(floor, 1.0)
-        axis.set_ylabel("held-out fidelity")
+        axis.set_ylabel(f"held-out fidelity (from {floor:.2f})")
         axis.set_title(f"depth {depth}", fontsize=10)
         axis.grid(axis="y", alpha=0.3)
-    axes[0, 0].legend(ncol=len(SURROGATES), fontsize=8, loc="lower left")
-    figure.tight_layout()
+        multiclass = [k for k, r in enumerate(results) if r["multiclass"]]
+        if multiclass:  # the multi-class pairs, last, apart
+            axis.axvline(multiclass[0] - 0.5, color="grey", linewidth=0.8)
+    # Above the panels, where no bar is hidden behind it.
+    figure.legend(*axes[0, 0].get_legend_handles_labels(), ncol=len(SURROGATES),
+                  loc="upper center", fontsize=9, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
     plt.close(figure)
