@@ -1,72 +1,62 @@
-"""Surrogate trees side by side: lca.models.Surrogate, scikit-learn trees, Trustee.
+"""Is lca's default surrogate at least as faithful on held-out rows as what a data scientist builds?
 
 For each model x dataset pair (all data ship inside scikit-learn or are
 generated here from a fixed seed; nothing is downloaded), the rows are split
-into training rows (75%) and held-out rows (25%; stratified for
-classifiers, ``random_state=0``). The model is trained on the training rows,
-and the question is its positive side (a class, one class of a multi-class
-model, or a regressor's prediction >= a threshold). Surrogates of depth
-``--depth``, each built from the training rows and the model only:
+into training rows and held-out rows (stratified for classifiers,
+``random_state=0``). The model is trained on the training rows; the question
+is its positive side (a class, one class of a multi-class model, or a
+regressor's prediction >= a threshold) or, for a multi-class pair, its class.
+At every depth ``D`` of ``--depths`` each surrogate is built from the
+training rows and the model only:
 
-* **lca product**: ``Surrogate(model, depth=D, distribution="product")
-  .fit(X_train).tree()``; it spends ``Q`` model queries (``queries_``).
-* **lca data**: ``Surrogate(model, depth=D, distribution="data")
-  .fit(X_train).tree()``, the tree grown from the training rows; it spends
-  ``Q_data`` model queries.
-* **sklearn tree, rows + product** (the peer a careful user builds):
-  ``DecisionTreeClassifier(max_depth=D)`` trained on the model's labels of
-  the training rows plus ``Q - len(X_train)`` model-labelled points of the
-  encoder's product distribution (derived from a seed, decoded to feature
-  values): ``Q`` model queries in all, as lca.
-* **sklearn tree, rows + product (lca data's queries)**: the same peer at
-  ``Q_data`` queries, lca data's equal-query peer.
-* **lca data, product_rows=64** (a stated mix): every node takes at most 64
-  fitted rows and draws the rest of its 128 points from the product of the
-  fitted marginals inside its region; beside it, its own equal-query peer.
-* **sklearn tree, rows alone**: the same tree on the model's labels of the
-  training rows (``len(X_train)`` queries).
-* **sklearn tree, product**: ``Q`` model-labelled product points, no rows.
-* **sklearn tree, bits**: the same ``Q`` points, but the tree sees the
-  ``±1`` bits lca sees (lca's split vocabulary: one bit = one dyadic cut of
-  one feature). A diagnosis, not a product.
-* **lca data, all classes** (the multi-class pairs: wine, iris, digits):
-  ``Surrogate(model, depth=D).fit(X_train).tree()`` without ``positive=``,
-  one tree whose leaves answer the model's class; it spends ``Q_all``
-  model queries. Its fidelity is agreement on the class (the same class as
-  the model's ``predict``), beside the share of the most common class.
-* **sklearn tree, rows + product (all classes)**: its peer,
-  ``DecisionTreeClassifier(max_depth=D)`` trained on the model's classes of
-  the training rows plus ``Q_all - len(X_train)`` model-labelled product
-  points (the same points as the careful peer's): ``Q_all`` queries.
-* **Trustee** (``trustee`` from PyPI, when installed): ``ClassificationTrustee``
-  with ``max_depth=D`` on the training rows, 10 x 5 iterations; its model
-  queries are counted by a wrapper.
+* **lca data**: ``Surrogate(model, depth=D, positive=..., threshold=...)
+  .fit(X_train).tree()``, every other parameter at its default (data mode);
+  it spends ``Q`` model queries (``queries_``). A multi-class pair passes no
+  ``positive=``: one tree whose leaves answer a class.
+* **rows tree**: ``DecisionTreeClassifier(max_depth=D, random_state=0)`` on
+  the model's answers for the training rows.
+* **equal-query tree**: the same on the training rows plus ``Q - rows``
+  model-labelled rows drawn from the product of the fitted marginals (a
+  ``QuantileEncoder``'s, from a derived seed): ``Q`` model queries, as lca.
+* **FIGS** (imodels, when importable): ``FIGSClassifier(max_rules=2**D - 1)``,
+  the split budget of a full depth-``D`` tree, on the rows tree's rows.
+* **Trustee** (when importable): ``ClassificationTrustee`` with
+  ``max_depth=D`` on the training rows, 10 x 5 iterations, the model as its
+  expert.
 
 Trees on feature values see unordered categorical columns as category codes
-and every other column as its numbers. Fidelity is agreement with the
-model's positive side: on the **held-out rows** (the primary figure: rows
-none of the surrogates saw, raw rows for the model) and on the **product
-distribution** (``--fidelity-samples`` points derived from a seed no
-surrogate trained on). Times are wall seconds of the whole construction,
-including model calls, on a shared 2-core machine; run under
+and every other column as its numbers. Fidelity is agreement with the model
+on the held-out rows (rows none of the surrogates saw). Beside it: lca's
+``Q``; the median model queries of ``explain(row)`` on a fresh surrogate
+(one ``Surrogate(...).fit(X_train)`` per row) for the first ``--explain-rows``
+held-out rows; and the wall time of lca's fit + ``tree()`` over the
+equal-query tree's (labelling the rows, drawing and labelling the extra rows,
+fitting), both including model calls, on a shared 2-core machine: run under
 ``flock /tmp/lca-bench.lock`` so no other benchmark runs at once.
 
-    flock /tmp/lca-bench.lock python scripts/bench_surrogates.py                # table
+    flock /tmp/lca-bench.lock python scripts/bench_surrogates.py                # tables
     flock /tmp/lca-bench.lock python scripts/bench_surrogates.py --output docs/surrogates.md
+    python scripts/bench_surrogates.py --quick                                   # seconds
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import functools
 import os
 import platform
 import re
+import shlex
 import statistics
+import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -74,7 +64,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-import sklearn  # noqa: E402
 from sklearn.compose import ColumnTransformer  # noqa: E402
 from sklearn.datasets import (  # noqa: E402
     load_breast_cancer,
@@ -82,6 +71,7 @@ from sklearn.datasets import (  # noqa: E402
     load_digits,
     load_iris,
     load_wine,
+    make_classification,
 )
 from sklearn.ensemble import (  # noqa: E402
     GradientBoostingClassifier,
@@ -89,6 +79,7 @@ from sklearn.ensemble import (  # noqa: E402
     HistGradientBoostingClassifier,
     RandomForestClassifier,
 )
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.neural_network import MLPClassifier  # noqa: E402
@@ -97,20 +88,36 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
-import lca  # noqa: E402
 from lca import derive  # noqa: E402
-from lca.models import Surrogate, UnseenValueWarning  # noqa: E402
+from lca.models import QuantileEncoder, Surrogate, UnseenValueWarning  # noqa: E402
 
 try:
     import lightgbm
-except ImportError:  # the pair falls back to scikit-learn's histogram boosting
+except ImportError:  # the wine pairs fall back to scikit-learn's histogram boosting
     lightgbm = None
+# The peers are optional (the surrogates extra): a missing or broken one is a
+# column saying why, not a failed run. imodels 3.0.4, for one, imports six
+# without declaring it.
 try:
     from trustee import ClassificationTrustee
-except ImportError:
-    ClassificationTrustee = None
+    TRUSTEE_MISSING = ""
+except ImportError as error:
+    ClassificationTrustee, TRUSTEE_MISSING = None, str(error)
+try:
+    from imodels import FIGSClassifier
+    FIGS_MISSING = ""
+except ImportError as error:
+    FIGSClassifier, FIGS_MISSING = None, str(error)
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+TIE = 0.005  # fidelities this close count as a tie (a few rows of the larger held-out sets)
+DEPTHS = (3, 5, 8)
+EXPLAIN_ROWS = 20
+CHART = Path("img") / "surrogates_fidelity.png"  # beside the output document
+# The surrogates compared, in table order: result key and column name.
+SURROGATES = (("lca", "lca data"), ("rows", "rows tree"), ("equal", "equal-query tree"),
+              ("figs", "FIGS"), ("trustee", "Trustee"))
+PEERS = SURROGATES[1:]
 
 
 @dataclass
@@ -121,11 +128,27 @@ class Pair:
     held_out: pd.DataFrame
     positive: Any = None
     threshold: float | None = None
+    label: str = ""        # a short name for the chart
+
+    @property
+    def multiclass(self) -> bool:
+        """No positive side named: the question is the model's class."""
+        return self.positive is None and self.threshold is None
+
+    def answers(self, frame: pd.DataFrame) -> np.ndarray:
+        """The model's answers as integers: 0/1 for its positive side, else its class's
+        index in ``classes_`` (every peer learns these codes)."""
+        predicted = self.model.predict(frame)
+        if self.threshold is not None:
+            return (predicted >= self.threshold).astype(int)
+        if self.positive is not None:
+            return (predicted == self.positive).astype(int)
+        return np.searchsorted(self.model.classes_, predicted)
 
 
-def split(X: pd.DataFrame, y: np.ndarray, classifier: bool = True):
-    """75% training rows, 25% held out; stratified for a classifier; fixed by random_state=0."""
-    return train_test_split(X, y, test_size=0.25, random_state=0,
+def split(X: pd.DataFrame, y: np.ndarray, classifier: bool = True, test_size: float = 0.25):
+    """Training rows and held-out rows; stratified for a classifier; fixed by random_state=0."""
+    return train_test_split(X, y, test_size=test_size, random_state=0,
                             stratify=y if classifier else None)
 
 
@@ -165,74 +188,128 @@ def payments(seed: int = 0, rows: int = 4000) -> tuple[pd.DataFrame, np.ndarray]
     return frame, y
 
 
-def pairs() -> list[Pair]:
-    out = []
+# The splits, made once each (several pairs share one).
+@functools.cache
+def cancer():
     data = load_breast_cancer(as_frame=True)
-    cancer = split(data.data, data.target.map({0: "malignant", 1: "benign"}).to_numpy())
-    X, held_out, y, _ = cancer
-    out.append(Pair("gradient boosting x breast cancer",
-                    GradientBoostingClassifier(random_state=0).fit(X, y), X, held_out,
-                    "malignant"))
-    out.append(Pair("random forest x breast cancer",
-                    RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y), X,
-                    held_out, "malignant"))
+    return split(data.data, data.target.map({0: "malignant", 1: "benign"}).to_numpy())
+
+
+@functools.cache
+def wine(test_size: float = 0.25):
     data = load_wine(as_frame=True)
-    X, held_out, y, _ = split(data.data, data.target.to_numpy())
-    if lightgbm is not None:
-        model = lightgbm.LGBMClassifier(n_estimators=100, verbose=-1, random_state=0)
-        name = "LightGBM x wine (class 0 of 3)"
-    else:
-        model = HistGradientBoostingClassifier(random_state=0)
-        name = "hist. gradient boosting x wine (class 0 of 3)"
-    out.append(Pair(name, model.fit(X, y), X, held_out, 0))
+    return split(data.data, data.target.to_numpy(), test_size=test_size)
+
+
+@functools.cache
+def iris():
     data = load_iris(as_frame=True)
-    X, held_out, y, _ = split(data.data, data.target.to_numpy())
-    model = make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(32,),
-                                                          max_iter=2000, random_state=0))
-    out.append(Pair("MLP pipeline x iris (virginica of 3)", model.fit(X, y), X, held_out, 2))
+    return split(data.data, data.target.to_numpy())
+
+
+@functools.cache
+def digits():
+    data = load_digits(as_frame=True)  # 64 integer pixels, 0..16; some nearly always 0
+    return split(data.data, data.target.to_numpy())
+
+
+@functools.cache
+def diabetes():
     data = load_diabetes(as_frame=True, scaled=False)
     X = data.data.assign(sex=data.data.sex.map({1.0: "F", 2.0: "M"}))  # a string category
-    X, held_out, y, _ = split(X, data.target.to_numpy(), classifier=False)
+    return split(X, data.target.to_numpy(), classifier=False)
+
+
+@functools.cache
+def generated():
+    """A generic numeric table: 10 columns, 4 informative and 2 of their combinations."""
+    X, y = make_classification(n_samples=2000, n_features=10, n_informative=4,
+                               n_redundant=2, random_state=0)
+    return split(pd.DataFrame(X, columns=[f"x{j}" for j in range(10)]), y)
+
+
+def trained(name: str, label: str, data: Callable[[], Any], model: Any, **question: Any) -> Pair:
+    X, held_out, y, _ = data()
+    return Pair(name, model.fit(X, y), X, held_out, label=label, **question)
+
+
+def boosting() -> tuple[str, Any]:
+    if lightgbm is not None:
+        return "LightGBM", lightgbm.LGBMClassifier(n_estimators=100, verbose=-1, random_state=0)
+    return "hist. gradient boosting", HistGradientBoostingClassifier(random_state=0)
+
+
+def mlp() -> Any:
+    return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(32,),
+                                                         max_iter=2000, random_state=0))
+
+
+def boosted_wine(question: str, label: str, **positive: Any) -> Pair:
+    kind, model = boosting()
+    return trained(f"{kind} x wine ({question})", label, wine, model, **positive)
+
+
+def diabetes_regressor() -> Pair:
     regressor = make_pipeline(
         ColumnTransformer([("sex", OneHotEncoder(), ["sex"])], remainder="passthrough"),
         GradientBoostingRegressor(random_state=0))
-    out.append(Pair("gradient boosting regressor x diabetes (>= median)",
-                    regressor.fit(X, y), X, held_out, threshold=float(np.median(y))))
-    X, held_out, y, _ = split(*loans())
+    return trained("gradient boosting regressor x diabetes (>= median)", "GB reg., diabetes",
+                   diabetes, regressor, threshold=float(np.median(diabetes()[2])))
+
+
+def loans_logistic() -> Pair:
     model = make_pipeline(
         ColumnTransformer([("cat", OneHotEncoder(), ["size_class", "region", "purpose"])],
                           remainder=StandardScaler()),
         LogisticRegression(max_iter=1000))
-    out.append(Pair("logistic regression pipeline x generated loans (strings)",
-                    model.fit(X, y), X, held_out, "default"))
-    X, held_out, y, _ = split(*payments())
-    out.append(Pair("gradient boosting x generated payments (0/1 column with 1.6% ones)",
-                    GradientBoostingClassifier(random_state=0).fit(X, y), X, held_out,
-                    "fraud"))
-    data = load_digits(as_frame=True)  # 64 integer pixels, 0..16; some nearly always 0
-    X, held_out, y, _ = split(data.data, data.target.to_numpy())
-    out.append(Pair("random forest x digits (8 of 10; integer pixels)",
-                    RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y), X,
-                    held_out, 8))
+    return trained("logistic regression pipeline x generated loans (strings)", "LR, loans",
+                   functools.partial(split, *loans()), model, positive="default")
+
+
+# Every pair, built only when chosen (--pairs): the indices are stable, the
+# multi-class pairs last.
+PAIRS: tuple[Callable[[], Pair], ...] = (
+    lambda: trained("gradient boosting x breast cancer", "GB, cancer", cancer,
+                    GradientBoostingClassifier(random_state=0), positive="malignant"),
+    lambda: trained("random forest x breast cancer", "RF, cancer", cancer,
+                    RandomForestClassifier(n_estimators=100, random_state=0),
+                    positive="malignant"),
+    lambda: boosted_wine("class 0 of 3", "GBM, wine 0", positive=0),
+    lambda: trained("MLP pipeline x iris (virginica of 3)", "MLP, iris 2", iris, mlp(),
+                    positive=2),
+    diabetes_regressor,
+    loans_logistic,
+    lambda: trained("gradient boosting x generated payments (0/1 column with 1.6% ones)",
+                    "GB, payments", functools.partial(split, *payments()),
+                    GradientBoostingClassifier(random_state=0), positive="fraud"),
+    lambda: trained("random forest x digits (8 of 10; integer pixels)", "RF, digits 8", digits,
+                    RandomForestClassifier(n_estimators=100, random_state=0), positive=8),
     # An RBF SVM whose labels differ sharply on and off the data: about half malignant on
     # the held-out rows, one class about 94% of the time on product points.
-    X, held_out, y, _ = cancer
-    out.append(Pair("RBF SVM (gamma 0.3) x breast cancer (labels differ on and off the data)",
-                    make_pipeline(StandardScaler(), SVC(C=1.0, gamma=0.3)).fit(X, y), X,
-                    held_out, "malignant"))
-    return out
+    lambda: trained("RBF SVM (gamma 0.3) x breast cancer (labels differ on and off the data)",
+                    "SVM, cancer", cancer, make_pipeline(StandardScaler(), SVC(gamma=0.3)),
+                    positive="malignant"),
+    # Fewer than 200 rows and a kernel model: 124 training rows, 54 held out.
+    lambda: trained("RBF SVM pipeline x wine (class 1 of 3; 124 training rows)", "SVM, wine 1",
+                    functools.partial(wine, 0.3), make_pipeline(StandardScaler(), SVC()),
+                    positive=1),
+    lambda: trained("MLP pipeline x generated classification (10 columns, 2 redundant)",
+                    "MLP, generated", generated, mlp(), positive=1),
+    lambda: trained("logistic regression pipeline x breast cancer", "LR, cancer", cancer,
+                    make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
+                    positive="malignant"),
+    lambda: boosted_wine("all 3 classes", "GBM, wine, all"),
+    lambda: trained("MLP pipeline x iris (all 3 classes)", "MLP, iris, all", iris, mlp()),
+    lambda: trained("random forest x digits (all 10 classes)", "RF, digits, all", digits,
+                    RandomForestClassifier(n_estimators=100, random_state=0)),
+)
+QUICK = (3, 13)  # --quick: iris, one class and all three, at depth 3
 
 
-class Counting:
-    """The model's positive side as a 0/1 classifier on coded rows; counts its rows."""
-
-    def __init__(self, side: Callable[[pd.DataFrame], np.ndarray], decode) -> None:
-        self.side, self.decode, self.rows = side, decode, 0
-
-    def predict(self, X: Any) -> np.ndarray:
-        frame = self.decode(np.asarray(X, dtype=np.float64))
-        self.rows += len(frame)
-        return self.side(frame).astype(int)
+def pairs(indices: Sequence[int] | None = None) -> list[Pair]:
+    """The pairs of ``indices`` (default: all), trained."""
+    chosen = range(len(PAIRS)) if indices is None else indices
+    return [PAIRS[i]() for i in chosen]
 
 
 def unordered(encoder) -> list[int]:
@@ -269,298 +346,299 @@ def uncoded(encoder, template: pd.DataFrame) -> Callable[[np.ndarray], pd.DataFr
     return decode
 
 
-def fidelity_points(n: int, samples: int) -> np.ndarray:
-    """The product points every surrogate's fidelity is measured on (a seed none trains on)."""
-    return derive.sample_points(99, "bench-surrogates-fidelity", n, samples)
+def product_encoder(X: pd.DataFrame) -> QuantileEncoder:
+    """The encoder whose product of fitted marginals the equal-query tree draws from (and
+    whose categories code the columns for every tree on feature values)."""
+    return QuantileEncoder(bits=3, categorical="auto").fit(X)
 
 
-def augmented(encoder, oracle, train_rows: np.ndarray, train_labels: np.ndarray,
-              spent: int) -> tuple[np.ndarray, np.ndarray]:
-    """The careful user's training set: the coded training rows and their labels, plus
-    ``spent - rows`` model-labelled product points (``spent`` queries in all; the rows
-    alone when fewer)."""
+def augmented(encoder, label: Callable[[pd.DataFrame], np.ndarray], train_rows: np.ndarray,
+              train_labels: np.ndarray, spent: int) -> tuple[np.ndarray, np.ndarray]:
+    """The training rows and their labels, plus ``spent - rows`` points drawn from the
+    encoder's product distribution (a derived seed, decoded to feature values), labelled
+    by ``label``: ``spent`` queries in all, the rows alone when fewer."""
     extra = max(spent - train_rows.shape[0], 0)
-    more = derive.sample_points(8, "bench-surrogates-peer-extra", oracle.n, extra)
-    more_labels = oracle.query(more) > 0 if extra else np.zeros(0, dtype=bool)
-    return (np.vstack([train_rows, coded(encoder, encoder.decode(more))]),
-            np.concatenate([train_labels, more_labels]))
+    if not extra:
+        return train_rows, train_labels
+    more = encoder.decode(derive.sample_points(8, "bench-surrogates-peer-extra",
+                                               encoder.n_bits, extra))
+    return (np.vstack([train_rows, coded(encoder, more)]),
+            np.concatenate([train_labels, label(more)]))
 
 
-def agreement(surrogate: Surrogate, held_out: pd.DataFrame, on_held: np.ndarray,
-              product_frame: pd.DataFrame, on_product: np.ndarray) -> tuple[float, float]:
-    """A one-question surrogate's agreement with the model's positive side on the
-    held-out rows and on the (decoded) product points."""
-    positive = surrogate.classes_[1]
-    return (float(np.mean((surrogate.predict(held_out) == positive) == on_held)),
-            float(np.mean((surrogate.predict(product_frame) == positive) == on_product)))
+def peer_tree(pair: Pair, encoder, depth: int, queries: int) -> DecisionTreeClassifier:
+    """A scikit-learn tree on the model's answers for the training rows plus product points
+    up to ``queries`` (the rows tree: ``queries=0``), built from scratch so it can be timed."""
+    features, labels = augmented(encoder, pair.answers, coded(encoder, pair.X),
+                                 pair.answers(pair.X), queries)
+    return DecisionTreeClassifier(max_depth=depth, random_state=0).fit(features, labels)
 
 
-def run_pair(pair: Pair, depth: int, fidelity_samples: int) -> dict[str, Any]:
-    rows, held = len(pair.X), len(pair.held_out)
-    row: dict[str, Any] = {"pair": pair.name, "rows": rows, "held": held}
+class Expert:
+    """The model's answers on coded rows, for Trustee (which samples coded training rows)."""
+
+    def __init__(self, pair: Pair, encoder) -> None:
+        self.answers, self.decode = pair.answers, uncoded(encoder, pair.X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.answers(self.decode(np.asarray(X, dtype=np.float64)))
+
+
+def trustee_tree(pair: Pair, encoder, depth: int) -> Any:
+    np.random.seed(0)  # Trustee draws from numpy's global generator
+    trustee = ClassificationTrustee(expert=Expert(pair, encoder))
+    trustee.fit(coded(encoder, pair.X), pair.answers(pair.X), max_depth=depth, num_iter=10,
+                num_stability_iter=5, samples_size=0.5, verbose=False)
+    return trustee.explain()[0]
+
+
+def figs(pair: Pair, encoder, depth: int) -> Any:
+    return FIGSClassifier(max_rules=2 ** depth - 1, random_state=0).fit(
+        coded(encoder, pair.X), pair.answers(pair.X))
+
+
+def lca_surrogate(pair: Pair, depth: int) -> Surrogate:
+    """lca data: every parameter but the depth and the question at its default."""
+    return Surrogate(pair.model, depth=depth, positive=pair.positive, threshold=pair.threshold)
+
+
+def grown(pair: Pair, depth: int) -> Surrogate:
+    """lca data fitted and its whole tree built (what the benchmark times)."""
+    surrogate = lca_surrogate(pair, depth).fit(pair.X)
+    surrogate.tree()
+    return surrogate
+
+
+def surrogate_answers(surrogate: Surrogate, pair: Pair, frame: pd.DataFrame) -> np.ndarray:
+    """The surrogate's answers in the codes of :meth:`Pair.answers`."""
+    predicted = surrogate.predict(frame)
+    if pair.multiclass:
+        return np.searchsorted(pair.model.classes_, predicted)
+    return (predicted == surrogate.classes_[1]).astype(int)
+
+
+def timed(build: Callable[[], Any]) -> tuple[Any, float]:
     start = time.perf_counter()
-    surrogate = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
-                          depth=depth, distribution="product").fit(pair.X)
-    tree = surrogate.tree()
-    lca_time = time.perf_counter() - start
-    oracle, encoder = surrogate.oracle_, surrogate.encoder_
+    built = build()
+    return built, time.perf_counter() - start
+
+
+def explain_queries(pair: Pair, depth: int, rows: int) -> list[int]:
+    """Model queries of ``explain(row)`` on a fresh surrogate, for the first ``rows``
+    held-out rows (a fresh one each: nothing cached from another row)."""
+    spent = []
+    for k in range(min(rows, len(pair.held_out))):
+        surrogate = lca_surrogate(pair, depth).fit(pair.X)
+        surrogate.explain(pair.held_out.iloc[k])
+        spent.append(surrogate.queries_)
+    return spent
+
+
+def measure(pair: Pair, depth: int, explain_rows: int = EXPLAIN_ROWS) -> dict[str, Any]:
+    """Every surrogate of one pair at one depth: held-out fidelity, lca's queries, its
+    explain median and its time over the equal-query tree's."""
+    truth = pair.answers(pair.held_out)
+    encoder = product_encoder(pair.X)
+    held = coded(encoder, pair.held_out)
+    surrogate, lca_time = timed(lambda: grown(pair, depth))
     queries = surrogate.queries_
-    start = time.perf_counter()
-    on_data = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
-                        depth=depth, distribution="data").fit(pair.X)
-    data_tree = on_data.tree()
-    data_time = time.perf_counter() - start
-    # A stated mix: half of every node's points drawn from the product inside its region.
-    start = time.perf_counter()
-    on_mix = Surrogate(pair.model, positive=pair.positive, threshold=pair.threshold,
-                       depth=depth, distribution="data", product_rows=MIX).fit(pair.X)
-    mix_tree = on_mix.tree()
-    mix_time = time.perf_counter() - start
-    side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
-    on_held = side(pair.held_out)
-    product = fidelity_points(oracle.n, fidelity_samples)
-    on_product = oracle.query(product) > 0
-    product_frame = encoder.decode(product)
-    product_rows = coded(encoder, product_frame)
-    held_coded = coded(encoder, pair.held_out)
-    row.update(bits=oracle.n, queries=queries,
-               baseline=float(max(on_held.mean(), 1 - on_held.mean())))
-    row["lca"] = dict(
-        held=float(np.mean((surrogate.predict(pair.held_out) == surrogate.classes_[1])
-                           == on_held)),
-        product=float(np.mean((tree.query(product) > 0) == on_product)),
-        time=lca_time, leaves=len(tree.leaves), queries=queries)
-    for key, grown, grown_tree, spent in (("data", on_data, data_tree, data_time),
-                                          ("mix", on_mix, mix_tree, mix_time)):
-        held_fidelity, product_fidelity = agreement(grown, pair.held_out, on_held,
-                                                    product_frame, on_product)
-        row[key] = dict(held=held_fidelity, product=product_fidelity, time=spent,
-                        leaves=len(grown_tree.leaves), queries=grown.queries_)
-
-    def sklearn_tree(key: str, features: np.ndarray, labels: np.ndarray, spent: float,
-                     used: int) -> None:
-        start = time.perf_counter()
-        fitted = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(features, labels)
-        row[key] = dict(held=float(np.mean(fitted.predict(held_coded) == on_held)),
-                        product=float(np.mean(fitted.predict(product_rows) == on_product)),
-                        time=spent + time.perf_counter() - start,
-                        leaves=int(fitted.get_n_leaves()), queries=used)
-
-    # The training rows, labelled by the model: what every user has.
-    start = time.perf_counter()
-    train_rows = coded(encoder, pair.X)
-    train_labels = side(pair.X)
-    rows_time = time.perf_counter() - start
-    sklearn_tree("alone", train_rows, train_labels, rows_time, rows)
-    # Q product points labelled by the model (the peer at lca's queries, no rows).
-    start = time.perf_counter()
-    points = derive.sample_points(7, "bench-surrogates-peer", oracle.n, queries)
-    labels = oracle.query(points) > 0
-    decoded = coded(encoder, encoder.decode(points))
-    sklearn_tree("product", decoded, labels, time.perf_counter() - start, queries)
-    # The careful user's peer: the rows plus Q - rows product points (Q queries in all;
-    # the rows alone when lca spent fewer queries than there are rows).
-    for key, spent in (("careful", queries), ("careful_data", on_data.queries_),
-                       ("careful_mix", on_mix.queries_)):
-        start = time.perf_counter()
-        mixed, mixed_labels = augmented(encoder, oracle, train_rows, train_labels, spent)
-        sklearn_tree(key, mixed, mixed_labels, rows_time + time.perf_counter() - start,
-                     mixed_labels.size)
-    bits = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(points, labels)
-    row["on_bits"] = dict(
-        held=float(np.mean(bits.predict(encoder.encode(pair.held_out)) == on_held)),
-        product=float(np.mean(bits.predict(product) == on_product)),
-        leaves=int(bits.get_n_leaves()), queries=queries)
-
+    equal, equal_time = timed(lambda: peer_tree(pair, encoder, depth, queries))
+    fitted = {"rows": peer_tree(pair, encoder, depth, 0), "equal": equal}
+    if FIGSClassifier is not None:
+        fitted["figs"] = figs(pair, encoder, depth)
     if ClassificationTrustee is not None:
-        np.random.seed(0)  # Trustee draws from numpy's global generator
-        expert = Counting(side, uncoded(encoder, pair.X))
-        start = time.perf_counter()
-        trustee = ClassificationTrustee(expert=expert)
-        trustee.fit(train_rows, train_labels.astype(int), max_depth=depth, num_iter=10,
-                    num_stability_iter=5, samples_size=0.5, verbose=False)
-        student = trustee.explain()[0]
-        row["trustee"] = dict(
-            held=float(np.mean(student.predict(held_coded) == on_held)),
-            product=float(np.mean(student.predict(product_rows) == on_product)),
-            time=time.perf_counter() - start, leaves=int(student.get_n_leaves()),
-            queries=expert.rows)
-    if pair.threshold is None and getattr(pair.model, "classes_", np.zeros(0)).size > 2:
-        row |= all_classes(pair, depth, encoder, oracle.n, product, train_rows, held_coded,
-                           product_rows)
-    return row
+        fitted["trustee"] = trustee_tree(pair, encoder, depth)
+    fidelity = {key: float(np.mean(tree.predict(held) == truth)) for key, tree in fitted.items()}
+    fidelity["lca"] = float(np.mean(surrogate_answers(surrogate, pair, pair.held_out) == truth))
+    return {"pair": pair.name, "label": pair.label or pair.name, "multiclass": pair.multiclass,
+            "rows": len(pair.X), "held": len(pair.held_out),
+            "baseline": float(np.bincount(truth).max() / truth.size), "fidelity": fidelity,
+            "queries": queries, "explain": statistics.median(
+                explain_queries(pair, depth, explain_rows)),
+            "time_ratio": lca_time / equal_time}
 
 
-def all_classes(pair: Pair, depth: int, encoder, n: int, product: np.ndarray,
-                train_rows: np.ndarray, held_coded: np.ndarray,
-                product_rows: np.ndarray, **params: Any) -> dict[str, Any]:
-    """A multi-class pair: lca data's one tree over every class, and its equal-query peer
-    (``params``: further Surrogate parameters; the benchmark passes none)."""
-    start = time.perf_counter()
-    every = Surrogate(pair.model, depth=depth, distribution="data", **params).fit(pair.X)
-    every_tree = every.tree()
-    spent = time.perf_counter() - start
-    classes = every.classes_
-    model = lambda frame: classes[every.oracle_.class_rows(frame)]  # noqa: E731
-    on_held = model(pair.held_out)
-    product_frame = encoder.decode(product)
-    on_product = model(product_frame)
-    out: dict[str, Any] = {"class_baseline": float(
-        np.unique(on_held, return_counts=True)[1].max() / on_held.size)}
-    out["all"] = dict(held=float(np.mean(every.predict(pair.held_out) == on_held)),
-                      product=float(np.mean(every.predict(product_frame) == on_product)),
-                      time=spent, leaves=len(every_tree.leaves), queries=every.queries_)
-    rows = len(pair.X)
-    extra = max(every.queries_ - rows, 0)
-    start = time.perf_counter()
-    more = encoder.decode(derive.sample_points(8, "bench-surrogates-peer-extra", n, extra))
-    features = np.vstack([train_rows, coded(encoder, more)])
-    labels = np.concatenate([model(pair.X), model(more)]) if extra else model(pair.X)
-    fitted = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(features, labels)
-    out["all_peer"] = dict(held=float(np.mean(fitted.predict(held_coded) == on_held)),
-                           product=float(np.mean(fitted.predict(product_rows) == on_product)),
-                           time=time.perf_counter() - start,
-                           leaves=int(fitted.get_n_leaves()), queries=rows + extra)
-    return out
+def outcome(mine: float, theirs: float) -> str:
+    """'win', 'tie' or 'loss' of lca against a peer; a gap of at most TIE is a tie (rounded
+    first, so 0.905 - 0.900 counts as the 0.005 it is, not its binary neighbour)."""
+    gap = round(mine - theirs, 9)
+    return "tie" if abs(gap) <= TIE else "win" if gap > 0 else "loss"
 
 
-MIX = 64  # product_rows of the stated mix: half of the default 128 points of a node
-
-METHODS = [("lca", "lca product"), ("careful", "sklearn tree, rows + product"),
-           ("data", "lca data"),
-           ("careful_data", "sklearn tree, rows + product (lca data's queries)"),
-           ("mix", f"lca data, product_rows={MIX}"),
-           ("careful_mix", f"sklearn tree, rows + product (product_rows={MIX}'s queries)"),
-           ("alone", "sklearn tree, rows alone"), ("product", "sklearn tree, product"),
-           ("on_bits", "sklearn tree, bits"), ("trustee", "Trustee (rows)"),
-           ("all", "lca data, all classes"),
-           ("all_peer", "sklearn tree, rows + product (all classes, lca data's queries)")]
+def tally(results: list[dict[str, Any]], peer: str) -> tuple[int, int, int]:
+    """Wins, ties and losses of lca data against ``peer`` over the results that have it."""
+    found = [outcome(r["fidelity"]["lca"], r["fidelity"][peer]) for r in results
+             if peer in r["fidelity"]]
+    return found.count("win"), found.count("tie"), found.count("loss")
 
 
-def table(rows: list[dict[str, Any]], depth: int, samples: int) -> str:
-    lines = [f"Depth {depth}; fidelity on the held-out rows (25% of each dataset) and on "
-             f"{samples:,} derived product points. lca {lca.__version__}, scikit-learn "
-             f"{sklearn.__version__}, numpy {np.__version__}"
-             + (f", LightGBM {lightgbm.__version__}" if lightgbm is not None else "")
-             + (", trustee installed" if ClassificationTrustee is not None else
-                ", trustee not installed")
-             + f", Python {platform.python_version()}.", "",
-             "| pair | surrogate | fidelity, held-out rows | fidelity, product | leaves "
-             "| model queries | time (s) |", "|---|---|---|---|---|---|---|"]
-    for row in rows:
-        pair = (f"{row['pair']} ({row['rows']} + {row['held']} held-out rows, {row['bits']} "
-                f"bits; majority baseline {row['baseline']:.3f})")
-        for key, label in METHODS:
-            if key not in row:
-                continue
-            r = row[key]
-            time_text = f"{r['time']:.2f}" if "time" in r else "(same points)"
-            if key in ("all", "all_peer"):  # agreement on the class, its own baseline
-                label += f" (same class; most common class {row['class_baseline']:.3f})"
-            lines.append(f"| {pair} | {label} | {r['held']:.3f} | {r['product']:.3f} | "
-                         f"{r['leaves']} | {r['queries']:,} | {time_text} |")
-    count = len(rows)
+def missing(peer: str) -> str:
+    """Why a peer has no column ('' when it has one)."""
+    return {"figs": FIGS_MISSING, "trustee": TRUSTEE_MISSING}.get(peer, "")
 
-    def wins(key: str, figure: str, mine: str = "lca", slack: float = 0.0) -> int:
-        return sum(row[mine][figure] >= row[key][figure] - slack for row in rows)
 
-    gaps = [row["careful"]["held"] - row["lca"]["held"] for row in rows]
-    slower = statistics.median(row["lca"]["time"] / row["careful"]["time"] for row in rows)
-    lines += ["", f"On held-out rows lca product is at least as faithful as the careful peer "
-                  f"(rows + product, equal queries) on {wins('careful', 'held')} of {count} pairs "
-                  f"(median gap {statistics.median(gaps):+.3f} for the peer, largest "
-                  f"{max(gaps):+.3f}), as the tree on rows alone on {wins('alone', 'held')} of "
-                  f"{count}. On the product distribution it is at least as faithful as the "
-                  f"careful peer on {wins('careful', 'product')} of {count}, as the tree on "
-                  f"product points on {wins('product', 'product')} of {count} and as the tree "
-                  f"on bits on {wins('on_bits', 'product')} of {count}. Median ratio of lca's "
-                  f"time to the careful peer's (both including model calls): {slower:.1f}.",
-              "", data_summary(rows), "", mix_summary(rows)]
-    several = [row for row in rows if "all" in row]
-    if several:
-        lines += ["", classes_summary(several)]
+def cell(mine: float, theirs: float | None) -> str:
+    """A peer's fidelity, marked ↑ where it is ahead of lca data by more than TIE (a loss
+    for lca) and ↓ where it is behind by more (a win); unmarked, a tie."""
+    if theirs is None:
+        return "–"
+    mark = {"win": " ↓", "tie": "", "loss": " ↑"}[outcome(mine, theirs)]
+    return f"{theirs:.3f}{mark}"
+
+
+def table(results: list[dict[str, Any]], depth: int) -> str:
+    """One row per pair: every surrogate's held-out fidelity, lca's Q, explain median and
+    time ratio."""
+    lines = [f"#### Depth {depth}", "",
+             "| pair (training + held-out rows) | majority | " +
+             " | ".join(name for _, name in SURROGATES) +
+             " | lca Q | explain Q (median) | lca time / equal-query time |",
+             "|---|---:|" + "---:|" * len(SURROGATES) + "---:|---:|---:|"]
+    for r in results:
+        fidelity = r["fidelity"]
+        peers = [cell(fidelity["lca"], fidelity.get(key)) for key, _ in PEERS]
+        lines.append(f"| {r['pair']} ({r['rows']:,} + {r['held']:,}) | {r['baseline']:.3f} | "
+                     f"**{fidelity['lca']:.3f}** | " + " | ".join(peers) +
+                     f" | {r['queries']:,} | {r['explain']:,.0f} | {r['time_ratio']:.1f} |")
     return "\n".join(lines)
 
 
-def classes_summary(rows: list[dict[str, Any]]) -> str:
-    """lca data's one tree over every class against its equal-query peer."""
-    text = "; ".join(
-        f"{row['pair'].split(' (')[0].split(' x ')[-1]} {row['all']['held']:.3f} against "
-        f"{row['all_peer']['held']:.3f} (most common class {row['class_baseline']:.3f})"
-        for row in rows)
-    return ("lca data, all classes, on held-out rows (same class as the model) against its "
-            f"equal-query peer: {text}.")
+def summary(results: list[dict[str, Any]], depth: int) -> str:
+    """The depth's wins/ties/losses of lca data against every peer, one-question pairs and
+    multi-class pairs apart, and the medians of its explain queries and time ratio."""
+    parts = []
+    for multiclass, kind in ((False, "one-question"), (True, "multi-class")):
+        group = [r for r in results if r["multiclass"] == multiclass]
+        if not group:
+            continue
+        against = [f"{name} not importable" if missing(key) else
+                   "{} {}/{}/{}".format(name, *tally(group, key)) for key, name in PEERS]
+        parts.append(f"{kind} pairs ({len(group)}): " + ", ".join(against))
+    ratios = [r["time_ratio"] for r in results]
+    return (f"**Depth {depth}**, lca data's wins/ties/losses (a tie: within ±{TIE}) against "
+            "each peer, " + "; ".join(parts) + ". Its explain(row) on a fresh surrogate: "
+            f"median {statistics.median(r['explain'] for r in results):,.0f} model queries "
+            f"(the whole tree: median {statistics.median(r['queries'] for r in results):,.0f})"
+            f". Its fit + tree() time over the equal-query tree's: median "
+            f"{statistics.median(ratios):.1f} ({min(ratios):.1f} to {max(ratios):.1f}).")
 
 
-def data_summary(rows: list[dict[str, Any]]) -> str:
-    """lca data against its equal-query peer and the tree on rows alone."""
-    count = len(rows)
-    gaps = [row["careful_data"]["held"] - row["data"]["held"] for row in rows]
-    product_gaps = [row["careful_data"]["product"] - row["data"]["product"] for row in rows]
-    near = sum(gap <= 0.005 for gap in gaps)
-    alone = sum(row["data"]["held"] >= row["alone"]["held"] for row in rows)
-    above = sum(row["data"]["held"] > row["baseline"] for row in rows)
-    ratios = [row["data"]["time"] / row["careful_data"]["time"] for row in rows]
-    return (f"lca data on held-out rows: within 0.005 of (or above) its equal-query peer on "
-            f"{near} of {count} pairs (median gap {statistics.median(gaps):+.3f} for the peer, "
-            f"largest {max(gaps):+.3f}), at least as faithful as the tree on rows alone on "
-            f"{alone} of {count}, above the majority baseline on {above} of {count}; on the "
-            f"product distribution the peer leads by a median "
-            f"{statistics.median(product_gaps):+.3f} (largest {max(product_gaps):+.3f}). "
-            "Time of fit + tree() against the peer's: "
-            f"median {statistics.median(ratios):.1f}x, largest {max(ratios):.1f}x.")
+def versions() -> str:
+    def version(name: str) -> str:
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            return f"{name} not installed"
+    names = ("lca", "scikit-learn", "numpy", "pandas", "lightgbm", "imodels", "trustee",
+             "matplotlib")
+    return ", ".join(map(version, names)) + f", Python {platform.python_version()}"
 
 
-def mix_summary(rows: list[dict[str, Any]]) -> str:
-    """The stated mix against its own equal-query peer, and against lca data."""
-    count = len(rows)
-    held = [row["careful_mix"]["held"] - row["mix"]["held"] for row in rows]
-    product = [row["careful_mix"]["product"] - row["mix"]["product"] for row in rows]
-    moved = [row["mix"]["product"] - row["data"]["product"] for row in rows]
-    lost = [row["data"]["held"] - row["mix"]["held"] for row in rows]
-    return (f"lca data with product_rows={MIX} (half of each node's points drawn from the "
-            "product inside its region) against its equal-query peer: held-out rows within "
-            f"0.005 on {sum(gap <= 0.005 for gap in held)} of {count} (median gap "
-            f"{statistics.median(held):+.3f}), product within 0.01 on "
-            f"{sum(gap <= 0.01 for gap in product)} of {count} (median gap "
-            f"{statistics.median(product):+.3f}, largest {max(product):+.3f}); against lca data "
-            f"(product_rows=0): product {statistics.median(moved):+.3f} (median), held-out "
-            f"rows {-statistics.median(lost):+.3f}.")
+def header(argv: Sequence[str]) -> str:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=Path(__file__).resolve().parent).stdout.strip()
+    notes = [f"{name}: not importable ({missing(key)})" for key, name in PEERS if missing(key)]
+    return "\n".join([
+        f"Run {datetime.date.today().isoformat()} at commit {commit or 'unknown'}: "
+        f"`python {shlex.join(['scripts/bench_surrogates.py', *argv])}`.", "",
+        f"{versions()}." + ("" if not notes else " " + "; ".join(notes) + ".")])
+
+
+def chart(by_depth: dict[int, list[dict[str, Any]]], path: Path) -> None:
+    """Grouped bars of held-out fidelity: one panel per depth, pairs x surrogates."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(len(by_depth), 1, figsize=(14, 3.6 * len(by_depth)),
+                                squeeze=False)
+    width = 0.8 / len(SURROGATES)
+    values = [f for results in by_depth.values() for r in results
+              for f in r["fidelity"].values()]
+    floor = max(0.0, np.floor(min(values) * 10) / 10 - 0.05)
+    for axis, (depth, results) in zip(axes[:, 0], by_depth.items(), strict=True):
+        x = np.arange(len(results))
+        for k, (key, name) in enumerate(SURROGATES):
+            heights = [r["fidelity"].get(key, np.nan) for r in results]
+            axis.bar(x + (k - (len(SURROGATES) - 1) / 2) * width, heights, width, label=name)
+        axis.set_xticks(x, [r["label"] for r in results], rotation=30, ha="right", fontsize=8)
+        axis.set_ylim(floor, 1.0)
+        axis.set_ylabel(f"held-out fidelity (from {floor:.2f})")
+        axis.set_title(f"depth {depth}", fontsize=10)
+        axis.grid(axis="y", alpha=0.3)
+        multiclass = [k for k, r in enumerate(results) if r["multiclass"]]
+        if multiclass:  # the multi-class pairs, last, apart
+            axis.axvline(multiclass[0] - 0.5, color="grey", linewidth=0.8)
+    # Above the panels, where no bar is hidden behind it.
+    figure.legend(*axes[0, 0].get_legend_handles_labels(), ncol=len(SURROGATES),
+                  loc="upper center", fontsize=9, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def report(by_depth: dict[int, list[dict[str, Any]]], argv: Sequence[str],
+           picture: Path | None) -> str:
+    """The results block: header, the chart's link, per depth a table and its summary."""
+    blocks = [header(argv)]
+    if picture is not None:
+        blocks.append(f"![Held-out fidelity per pair and surrogate, one panel per depth]"
+                      f"({picture.as_posix()})")
+    for depth, results in by_depth.items():
+        blocks += [table(results, depth), summary(results, depth)]
+    return "\n\n".join(blocks)
+
+
+def replace_block(path: Path, text: str) -> None:
+    document = path.read_text(encoding="utf-8")
+    document, count = re.subn(re.escape(START) + ".*?" + re.escape(END),
+                              lambda _: f"{START}\n{text}\n{END}", document, flags=re.S)
+    if count != 1:
+        raise SystemExit(f"{path} has no {START} ... {END} block")
+    path.write_text(document, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--depth", type=int, default=5)
-    parser.add_argument("--fidelity-samples", type=int, default=4000)
-    parser.add_argument("--output", help="markdown file whose results block is replaced")
+    parser.add_argument("--depths", default=",".join(map(str, DEPTHS)),
+                        help="comma-separated depths (default: %(default)s)")
     parser.add_argument("--pairs", help="comma-separated indices of the pairs to run "
                                         "(default: all)")
+    parser.add_argument("--explain-rows", type=int, default=EXPLAIN_ROWS,
+                        help="held-out rows explained on fresh surrogates (default: "
+                             "%(default)s)")
+    parser.add_argument("--output", type=Path,
+                        help="markdown file whose results block is replaced; the chart goes "
+                             f"to {CHART} beside it")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: iris (pairs 3 and 13) at depth 3, 3 rows explained")
     args = parser.parse_args(argv)
-    chosen = pairs()
-    if args.pairs:
-        chosen = [chosen[int(i)] for i in args.pairs.split(",")]
-    rows = []
+    depths = [3] if args.quick else [int(d) for d in args.depths.split(",")]
+    indices = [int(i) for i in args.pairs.split(",")] if args.pairs else \
+        QUICK if args.quick else None
+    explain_rows = 3 if args.quick else args.explain_rows
+    chosen = pairs(indices)
+    by_depth: dict[int, list[dict[str, Any]]] = {depth: [] for depth in depths}
     with warnings.catch_warnings():
-        # The efficient preset's low-margin notice is about node margins, reported
-        # in the library's own stats; this benchmark measures agreement instead.
-        warnings.simplefilter("ignore", lca.LowMarginWarning)
         # Held-out digits hold pixel values fit never saw: they go to the nearest level.
         warnings.simplefilter("ignore", UnseenValueWarning)
+        # The peers' own notices (an MLP stopping early, FIGS) are not what is measured.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", FutureWarning)
         for pair in chosen:
-            print(f"... {pair.name}", file=sys.stderr)
-            rows.append(run_pair(pair, args.depth, args.fidelity_samples))
-    text = table(rows, args.depth, args.fidelity_samples)
+            for depth in depths:
+                print(f"... {pair.name}, depth {depth}", file=sys.stderr)
+                by_depth[depth].append(measure(pair, depth, explain_rows))
+    picture = None
+    if args.output is not None:
+        picture = CHART
+        chart(by_depth, args.output.parent / CHART)
+    text = report(by_depth, argv, picture)
     print(text)
-    if args.output:
-        with open(args.output, encoding="utf-8") as handle:
-            document = handle.read()
-        block = f"{START}\n{text}\n{END}"
-        document, count = re.subn(re.escape(START) + ".*?" + re.escape(END),
-                                  lambda _: block, document, flags=re.S)
-        if count != 1:
-            raise SystemExit(f"{args.output} has no {START} ... {END} block")
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(document)
+    if args.output is not None:
+        replace_block(args.output, text)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Why data mode trails its equal-query peer on product points: which points, or the learner?
 
-For every pair of ``scripts/bench_surrogates.py`` (depth 5), it grows the
+For every one-question pair of ``scripts/bench_surrogates.py`` (depth 5), it grows the
 data-mode surrogate while recording every row the model is asked about (the
 fitted rows and the drawn top-up rows, with the model's labels), then trains
 a scikit-learn ``DecisionTreeClassifier`` of the same depth on exactly those
@@ -56,12 +56,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_surrogates as bench  # noqa: E402
 
 import lca  # noqa: E402
+from lca import derive  # noqa: E402
 from lca.models import Surrogate, UnseenValueWarning  # noqa: E402
 from lca.models.oracle import ModelLabels  # noqa: E402
 
 DEPTH = 5
-FIDELITY_SAMPLES = 4000  # as the benchmark's default
+FIDELITY_SAMPLES = 4000  # as the benchmark's default when it measured product points
 ROWS_PER_NODE = (64, 128, 256, 512)  # the second part's settings (128: the default)
+
+
+def fidelity_points(n: int, samples: int) -> np.ndarray:
+    """The product points every tree's fidelity is measured on (a seed none trains on)."""
+    return derive.sample_points(99, "bench-surrogates-fidelity", n, samples)
+
+
+def agreement(surrogate: Surrogate, held_out: pd.DataFrame, on_held: np.ndarray,
+              product_frame: pd.DataFrame, on_product: np.ndarray) -> tuple[float, float]:
+    """A one-question surrogate's agreement with the model's positive side on the
+    held-out rows and on the (decoded) product points."""
+    positive = surrogate.classes_[1]
+    return (float(np.mean((surrogate.predict(held_out) == positive) == on_held)),
+            float(np.mean((surrogate.predict(product_frame) == positive) == on_product)))
 
 
 def recorded_surrogate(pair: bench.Pair) -> tuple[Surrogate, pd.DataFrame, np.ndarray]:
@@ -113,8 +128,8 @@ class Points:
 
     def of_surrogate(self, surrogate: Surrogate, held_out: pd.DataFrame) -> tuple[float, float]:
         """A (one-question) surrogate, as the benchmark measures lca data."""
-        return bench.agreement(surrogate, held_out, self.on_held, self.product_frame,
-                               self.on_product)
+        return agreement(surrogate, held_out, self.on_held, self.product_frame,
+                         self.on_product)
 
 
 def points_of(pair: bench.Pair) -> Points:
@@ -124,7 +139,7 @@ def points_of(pair: bench.Pair) -> Points:
                              depth=DEPTH, distribution="product").fit(pair.X)
     oracle, encoder = product_mode.oracle_, product_mode.encoder_
     side = lambda frame: oracle.label_rows(frame) > 0  # noqa: E731
-    product = bench.fidelity_points(oracle.n, FIDELITY_SAMPLES)
+    product = fidelity_points(oracle.n, FIDELITY_SAMPLES)
     product_frame = encoder.decode(product)
     return Points(oracle, encoder, side, side(pair.held_out),
                   bench.coded(encoder, pair.held_out), product, oracle.query(product) > 0,
@@ -134,7 +149,7 @@ def points_of(pair: bench.Pair) -> Points:
 def peer(points: Points, train_rows: np.ndarray, train_labels: np.ndarray,
          queries: int) -> tuple[DecisionTreeClassifier, int]:
     """The equal-query peer, as the benchmark builds it, and the queries it spent."""
-    features, labels = bench.augmented(points.encoder, points.oracle, train_rows, train_labels,
+    features, labels = bench.augmented(points.encoder, points.side, train_rows, train_labels,
                                        queries)
     return DecisionTreeClassifier(max_depth=DEPTH, random_state=0).fit(features, labels), \
         labels.size
@@ -177,12 +192,38 @@ def sweep(pair: bench.Pair, settings: Sequence[int] = ROWS_PER_NODE) -> dict[str
                    "peer": points.of_tree(careful), "peer_queries": spent,
                    "peer_leaves": int(careful.get_n_leaves())}
         if several_classes(pair):
-            every = bench.all_classes(pair, DEPTH, points.encoder, points.oracle.n,
-                                      points.product, train_rows, points.held_coded,
-                                      points.product_coded, rows_per_node=rows_per_node)
+            every = all_classes(pair, DEPTH, points.encoder, points.product, train_rows,
+                                points.held_coded, points.product_coded,
+                                rows_per_node=rows_per_node)
             setting |= {"class_baseline": every["class_baseline"], "all": every["all"],
                         "all_peer": every["all_peer"]}
         out["settings"][rows_per_node] = setting
+    return out
+
+
+def all_classes(pair: bench.Pair, depth: int, encoder, product: np.ndarray,
+                train_rows: np.ndarray, held_coded: np.ndarray,
+                product_rows: np.ndarray, **params: Any) -> dict[str, Any]:
+    """A multi-class pair: lca data's one tree over every class, and its equal-query peer
+    (``params``: further Surrogate parameters)."""
+    every = Surrogate(pair.model, depth=depth, distribution="data", **params).fit(pair.X)
+    every_tree = every.tree()
+    classes = every.classes_
+    model = lambda frame: classes[every.oracle_.class_rows(frame)]  # noqa: E731
+    on_held = model(pair.held_out)
+    product_frame = encoder.decode(product)
+    on_product = model(product_frame)
+    out: dict[str, Any] = {"class_baseline": float(
+        np.unique(on_held, return_counts=True)[1].max() / on_held.size)}
+    out["all"] = dict(held=float(np.mean(every.predict(pair.held_out) == on_held)),
+                      product=float(np.mean(every.predict(product_frame) == on_product)),
+                      leaves=len(every_tree.leaves), queries=every.queries_)
+    features, labels = bench.augmented(encoder, model, train_rows, model(pair.X),
+                                       every.queries_)
+    fitted = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(features, labels)
+    out["all_peer"] = dict(held=float(np.mean(fitted.predict(held_coded) == on_held)),
+                           product=float(np.mean(fitted.predict(product_rows) == on_product)),
+                           leaves=int(fitted.get_n_leaves()), queries=labels.size)
     return out
 
 
@@ -276,8 +317,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore", lca.LowMarginWarning)
         warnings.simplefilter("ignore", UnseenValueWarning)
         for pair in bench.pairs():
-            # The first part: one-vs-rest pairs only, the benchmark's binary trees.
-            if args.part != "rows" and not (several_classes(pair) and pair.positive is None):
+            # One-question pairs only: both parts measure one class's tree (the rows part
+            # adds the one tree over all classes of a multi-class model itself).
+            if pair.multiclass:
+                continue
+            if args.part != "rows":
                 print(f"... {pair.name}", file=sys.stderr)
                 results.append(measure(pair))
             if args.part != "gap":
