@@ -147,26 +147,26 @@ class Surrogate:
             fitted rows themselves (see below); or ``"product"``: the
             reconstructor under the encoder's product distribution (above),
             the paper's setting.
-        rows_per_node: data mode: the fitted rows a node decides on (the
-            first of its region in a derived order), topped up to this many
-            points with rows drawn in its region; in ``[1, 4096]``.
+        rows_per_node: data mode: the fitted rows a node takes at least (the
+            first of its region in a derived order, all of them when it holds
+            fewer), topped up to this many points with rows shaped like its
+            own, drawn in its region; in ``[1, 4096]``.
         min_rows: data mode: a node whose region holds fewer fitted rows is
-            a leaf.
-        product_rows: data mode: a stated mix. Every node draws at least
-            this many of its ``rows_per_node`` points from the product of the
-            fitted marginals restricted to its region (and takes at most
-            ``rows_per_node - product_rows`` fitted rows); ``0`` (the
-            default) draws only where the region runs out of rows. In
-            ``[0, rows_per_node)``: a node needs a fitted row to split.
+            a leaf; a leaf with at least this many answers its fitted rows'
+            most common label; in ``[1, 4096]``.
+        shared_rows: data mode: the first rows of the derived order, which
+            every node holding them takes (so the top of the tree is decided
+            on many rows); in ``[0, 2**20]``.
 
     **Data mode** (``distribution="data"``) is a HEURISTIC, a tree learner
     over the user's rows with no accuracy guarantee: every node takes the
-    first ``rows_per_node`` fitted rows of its region in an order derived
-    from the seed (so it sees its ancestors' rows in its region, and its
-    split is chosen on the rows it partitions), tops them up with rows drawn
-    from the fitted marginals restricted to its region, asks the model about
-    all of them (each fitted row once), and splits on the threshold question
-    ("``x >= c``", "``x == c``") of largest Gini gain; :mod:`lca.models.rows`
+    first fitted rows of its region in an order derived from the seed (those
+    among the first ``shared_rows``, and at least ``rows_per_node``; so it
+    sees its ancestors' rows in its region, and its split is chosen on the
+    rows it partitions), tops them up with rows shaped like its own (drawn
+    rows never outweigh its fitted ones), asks the model about all of them
+    (each fitted row once), and splits on the question ("``x >= c``",
+    "``x == c``", "``x`` is missing") of largest weighted Gini gain; :mod:`lca.models.rows`
     and ``docs/randomness.md`` §10 state it exactly. It is still one fixed
     tree per ``(model, rows, parameters, seed)``, built path by path and
     identical in every process given the same rows; ``rows_digest_`` (the
@@ -184,7 +184,7 @@ class Surrogate:
     ``distribution_``, ``seed_``, ``classes_``, ``n_features_in_``,
     ``feature_names_in_`` (for a DataFrame); in data mode also
     ``rows_digest_``, ``rows_per_node_``, ``min_rows_`` and
-    ``product_rows_``.
+    ``shared_rows_``.
     """
 
     tree_: TreeSource
