@@ -478,7 +478,8 @@ def render_headline(record: dict[str, Any], doc: Path) -> str:
         f"efficient defaults needed {_than(efficient, paper, 'first_queries', 'fewer')} "
         f"queries for the first answer and "
         f"{_than(efficient, paper, 'queries_per_answer', 'fewer')} per answer than the "
-        f"paper's estimator at the demo's settings, with an error against f of "
+        f"paper's estimator at the demo's settings ({paper['value']:,} score samples a "
+        f"node), with an error against f of "
         f"{efficient['error_f']:.3f} against {paper['error_f']:.3f}, and "
         f"{_than(efficient, paper, 'cpu_ms', 'less')} CPU per answer "
         f"({_ms(efficient['cpu_ms'])} against {_ms(paper['cpu_ms'])} on this machine, "
@@ -684,14 +685,22 @@ def render_text(text: str, record: dict[str, Any], doc: Path) -> str:
     return BLOCK.sub(block, text)
 
 
+# A line starting so would not continue a paragraph: a list item, a heading, a quote,
+# a rule or a table row.
+_BLOCK_START = re.compile(r"\s*([-+*] |\d+[.)] |#|>|[-=_*]{3}|\|)")
+
+
 def _wrapped(line: str, width: int = 80) -> str:
     """A prose line wrapped at ``width`` (a list item's lines indented under its text);
-    table rows and images as they are."""
+    table rows, images and a line whose wrapping would start a new block as they are."""
     if len(line) <= width or line.startswith(("|", "![")):
         return line
     indent = "  " if line.startswith("* ") else ""
-    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False,
-                         break_on_hyphens=False)
+    lines = textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                          break_on_hyphens=False)
+    if any(_BLOCK_START.match(rest) for rest in lines[1:]):
+        return line
+    return "\n".join(lines)
 
 
 def render_docs(record: dict[str, Any]) -> list[Path]:
