@@ -103,9 +103,11 @@ class Measures:
                 "readme_code": list(self.readme_code), "sha256": self.fingerprint()}
 
 
-def readme_code(section: str) -> str:
-    """The first Python code block under the README heading ``## {section}``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def readme_code(section: str, text: str | None = None) -> str:
+    """The first Python code block under the heading ``## {section}`` of the README (or of
+    ``text``)."""
+    if text is None:
+        text = (ROOT / "README.md").read_text(encoding="utf-8")
     after = text.split(f"\n## {section}\n", 1)
     if len(after) != 2:
         raise ValueError(f"README.md has no section '## {section}'")
@@ -731,14 +733,18 @@ def _git(*args: str) -> str | None:
 
 
 def commit_of(measures: Measures) -> str:
-    """``git rev-parse --short HEAD``, ``+dirty`` when a measured file (the README, for a
-    group that runs its code) differs from it or is not in it."""
+    """``git rev-parse --short HEAD``, ``+dirty`` when a measured file or README code block
+    differs from it or is not in it (the README's figures blocks are not measured)."""
     commit = _git("rev-parse", "--short", "HEAD")
     if commit is None:
         return "unknown"
-    paths = measures.paths() + (["README.md"] if measures.readme_code else [])
-    status = _git("status", "--porcelain", "--", *paths)
-    return commit + ("+dirty" if status else "")
+    dirty = bool(_git("status", "--porcelain", "--", *measures.paths()))
+    if measures.readme_code:
+        committed = _git("show", "HEAD:README.md")
+        dirty |= committed is None or any(
+            readme_code(section, committed) != readme_code(section)
+            for section in measures.readme_code)
+    return commit + ("+dirty" if dirty else "")
 
 
 def machine(libraries: Iterable[str]) -> dict[str, Any]:
