@@ -312,7 +312,7 @@ class ReconstructedTree:
         """
         return cls(**read_document(text))
     def draw(self, max_levels: int = 4, ax: Any = None, merge: bool = True) -> Any:
-        """Draw the top ``max_levels`` levels with matplotlib (:func:`lca.render.draw`)."""
+        """Draw the nodes down to depth ``max_levels`` with matplotlib (:func:`lca.render.draw`)."""
         return render.draw(self, max_levels, ax, merge)
 
 

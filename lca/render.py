@@ -188,37 +188,62 @@ def to_dot(tree: ReconstructedTree, merge: bool = True) -> str:
 
 def draw(tree: ReconstructedTree, max_levels: int = 4, ax: Any = None,
          merge: bool = True) -> Any:
-    """Draw the top ``max_levels`` levels with matplotlib; returns the axes.
+    """Draw the nodes down to depth ``max_levels`` with matplotlib; returns the axes.
 
-    Internal nodes are named by their feature, leaves by their class
-    with their shares (as in :func:`to_text`), edges by their
-    conditions. Nodes deeper than ``max_levels - 1`` are not drawn; an
-    internal node whose children are cut off is marked ``…``. ``merge``
-    as in :func:`to_text` (the title says how many splits were merged).
+    Levels count as ``materialize``'s ``depth`` does: the root is level 0,
+    so ``rec.materialize(seed, depth=d).draw(max_levels=d)`` draws every
+    node it decided. Internal nodes are named by their feature, leaves by
+    their class with their shares (as in :func:`to_text`), edges by their
+    conditions; an internal node whose children are deeper than
+    ``max_levels`` is marked ``…``. ``merge`` as in :func:`to_text` (the
+    title says how many splits were merged). Without ``ax`` the figure is
+    sized from what is drawn, one slot per node at the bottom of each
+    branch and one row per level, and the axes fill it below the title.
     matplotlib is imported on use (``pip install 'lca[plot]'``).
     """
-    max_levels = check_int("ReconstructedTree.draw", "max_levels", max_levels, 1)
+    max_levels = check_int("ReconstructedTree.draw", "max_levels", max_levels, 0)
     try:
         import matplotlib.pyplot as plt
     except ImportError as error:  # pragma: no cover - depends on the environment
         raise ImportError("ReconstructedTree.draw needs matplotlib "
                           "(pip install 'lca[plot]')") from error
-    if ax is None:
-        _, ax = plt.subplots(figsize=(min(2 + 2.6 * 2 ** (max_levels - 1), 30),
-                                      1.4 * max_levels + 0.6))
     views = shown(tree, merge)
-    drawn = [(p, v) for p, v in views.items() if len(p) < max_levels]
+    drawn = [(p, v) for p, v in views.items() if len(p) <= max_levels]
     x = _x_positions(drawn)
-    right = max(x.values())
+    slots = round(max(x.values())) + 1
+    rows = max(len(p) for p, _ in drawn) + 1
+    title = _title(tree, views, max_levels)
+    if ax is None:
+        ax = _filled_axes(plt, slots, rows, title.split("\n"))
     for path, view in drawn:
         _draw_node(ax, tree, path, view, x[path], max_levels)
         if path:
             _draw_edge(ax, tree, path, x)
-    ax.set_xlim(-0.7, right + 0.7)
-    ax.set_ylim(-(max(len(p) for p, _ in drawn)) - 0.6, 0.6)
+    # Half a slot and half a row around the outermost nodes: room for their boxes.
+    ax.set_xlim(-0.5, slots - 0.5)
+    ax.set_ylim(-rows + 0.5, 0.5)
     ax.set_axis_off()
-    ax.set_title(_title(tree, views, max_levels), fontsize=10)
+    ax.set_title(title, fontsize=10)
     return ax
+
+
+# Inches per slot and per level: a slot holds the widest usual box (a leaf's
+# "251/253 samples agree" at 8 points, a feature name wrapped at 18 characters),
+# a level a three-line leaf box and the edge labels above it; a title
+# character at 10 points.
+_SLOT_INCHES, _LEVEL_INCHES, _TITLE_LINE_INCHES, _TITLE_CHAR_INCHES = 1.7, 1.1, 0.25, 0.085
+_MOST_INCHES = 100.0  # wider trees are squeezed: a PNG past ~10^4 pixels helps nobody
+
+
+def _filled_axes(plt: Any, slots: int, rows: int, title: list[str]) -> Any:
+    """Axes on a new figure sized for ``slots`` by ``rows`` nodes and the ``title``'s
+    lines, filling it below the title."""
+    top = 0.2 + _TITLE_LINE_INCHES * len(title)
+    width = min(max(_SLOT_INCHES * slots,
+                    _TITLE_CHAR_INCHES * max(map(len, title)) + 0.4), _MOST_INCHES)
+    height = _LEVEL_INCHES * rows + top
+    figure = plt.figure(figsize=(width, height))
+    return figure.add_axes((0.0, 0.0, 1.0, 1.0 - top / height))
 
 
 def _x_positions(drawn: list[tuple[Path, Shown]]) -> dict[Path, float]:
@@ -247,7 +272,7 @@ def _draw_node(ax: Any, tree: ReconstructedTree, path: Path, view: Shown, x: flo
     elif view.kind == "leaf":
         label, style = _leaf_text(tree, view, lines=True), dict(box, facecolor="0.9")
     else:
-        cut = len(path) == max_levels - 1
+        cut = len(path) == max_levels
         label = textwrap.fill(_node_name(tree, view.variable), 18) + (" …" if cut else "")
         style = box
     ax.text(x, -len(path), label, ha="center", va="center", bbox=style,
@@ -273,8 +298,8 @@ def _title(tree: ReconstructedTree, views: dict[Path, Shown], max_levels: int) -
     """The drawing's title: the tree, whether levels were cut off, how many splits merged."""
     merged = sum(view.merged for view in views.values())
     return (f"T_{tree.seed} of {tree.oracle}"
-            + (f" (top {max_levels} levels)" if any(
-                len(p) >= max_levels for p in views) else "")
+            + (f" (to depth {max_levels})" if any(
+                len(p) > max_levels for p in views) else "")
             + (f"\n{merged} split(s) between equal-label leaves merged; the "
                "function is unchanged" if merged else ""))
 

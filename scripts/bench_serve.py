@@ -130,7 +130,7 @@ def _served(port, bodies, expected, clients, budget, max_seconds):
     return elapsed, np.concatenate([np.array(each) for each in latencies])
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shapes", default="1,64", help="points per request (default 1,64)")
     parser.add_argument("--clients", default="1,8,64",
@@ -148,14 +148,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-level", default="info",
                         help="the server's --log-level (default info: one line a request)")
     parser.add_argument("--output", default=None, help="also write the table here")
-    args = parser.parse_args(argv)
-    warnings.simplefilter("ignore", lca.LowMarginWarning)
+    return parser
 
+
+def measure(args: argparse.Namespace, progress: bool = True) -> dict:
+    """Start a server, warm both sides and measure every cell that ``args`` asks for.
+
+    Returns ``{"params", "warm", "cells", "parsing"}``: the preset and depth,
+    the warm-up (points, seconds served and in process, cache entries), one
+    dict per cell (shape, encoding, clients, served and in-process rates,
+    latencies in ms, requests per batch, CPU shares) and one per shape and
+    encoding (ms to read and check one body, a warm ``answer_many`` call's
+    median ms). With ``progress``, each cell's table line is printed as it ends.
+    """
+    warnings.simplefilter("ignore", lca.LowMarginWarning)
     params = lca.Params.efficient(N, depth=12)
     rec = lca.Reconstructor(demo_oracle(), params)
     pool = derive.sample_points(args.seed, "bench-serve", N, args.warm_points)
     process, port = _start_server(args.log_level)
-    lines, notes = [], []
+    cells, parsing = [], []
     try:
         client = Client(f"http://127.0.0.1:{port}", chunk=1000)
         start = time.perf_counter()
@@ -165,20 +176,9 @@ def main(argv: list[str] | None = None) -> int:
         local_warm = rec.answer_many(pool, args.seed)
         local_warm_time = time.perf_counter() - start
         assert np.array_equal(served_warm, local_warm), "served answers differ"
-        lines += [
-            f"lca serve, one worker, on 127.0.0.1; the demo's oracle, {params.preset} "
-            f"preset, depth {params.depth}; Python {platform.python_version()}, "
-            f"{os.cpu_count()} CPUs.",
-            f"Warm-up: {len(pool)} points answered by the server in "
-            f"{served_warm_time:.1f} s (cold, in requests of 1000) and in process in "
-            f"{local_warm_time:.1f} s; answers identical. Cache entries in process: "
-            f"{rec.stats.nodes_built + rec.stats.leaves_built} decisions.",
-            "",
-            "| points/request | encoding | clients | served req/s | served points/s | "
-            "in-process req/s | served / in-process | p50 ms | p99 ms | in-process p50 / "
-            "p99 ms | requests per batch | server CPU | client CPU |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-        ]
+        warm = {"points": len(pool), "served_seconds": served_warm_time,
+                "local_seconds": local_warm_time,
+                "cache_entries": rec.stats.nodes_built + rec.stats.leaves_built}
         for shape in (int(s) for s in args.shapes.split(",")):
             count = min(len(pool) // shape, 2000)
             requests = [pool[i * shape:(i + 1) * shape] for i in range(count)]
@@ -204,25 +204,64 @@ def main(argv: list[str] | None = None) -> int:
                     cpu_server = _cpu_seconds(process.pid) - cpu_server
                     cpu_client = time.process_time() - cpu_client
                     after = client.healthz()
-                    batch = (after["requests"] - health["requests"]) / max(
-                        1, after["batches"] - health["batches"])
                     rate = len(lat) / elapsed
-                    lines.append(
-                        f"| {shape} | {encoding} | {clients} | {rate:,.0f} | "
-                        f"{rate * shape:,.0f} | {local_rate:,.0f} | {rate / local_rate:.0%} | "
-                        f"{np.median(lat) * 1e3:.2f} | {np.percentile(lat, 99) * 1e3:.2f} | "
-                        f"{np.median(local_lat) * 1e3:.3f} / "
-                        f"{np.percentile(local_lat, 99) * 1e3:.3f} | {batch:.1f} | "
-                        f"{cpu_server / elapsed:.0%} | {cpu_client / elapsed:.0%} |")
-                    print(lines[-1], flush=True)
-                notes.append(f"{shape} point(s) per request as {encoding}: reading and "
-                             f"checking one body (msgspec, numpy) takes {parse_ms:.3f} ms "
-                             f"in process; one warm answer_many call "
-                             f"{np.median(local_lat) * 1e3:.3f} ms (median).")
+                    cells.append({
+                        "shape": shape, "encoding": encoding, "clients": clients,
+                        "rate": rate, "local_rate": local_rate,
+                        "p50_ms": float(np.median(lat) * 1e3),
+                        "p99_ms": float(np.percentile(lat, 99) * 1e3),
+                        "local_p50_ms": float(np.median(local_lat) * 1e3),
+                        "local_p99_ms": float(np.percentile(local_lat, 99) * 1e3),
+                        "batch": (after["requests"] - health["requests"]) / max(
+                            1, after["batches"] - health["batches"]),
+                        "server_cpu": cpu_server / elapsed, "client_cpu": cpu_client / elapsed})
+                    if progress:
+                        print(_cell_line(cells[-1]), flush=True)
+                parsing.append({"shape": shape, "encoding": encoding, "parse_ms": parse_ms,
+                                "local_p50_ms": float(np.median(local_lat) * 1e3)})
     finally:
         process.terminate()
         process.wait(30)
-    text = "\n".join(lines + [""] + notes) + "\n"
+    return {"params": {"preset": params.preset, "depth": params.depth}, "warm": warm,
+            "cells": cells, "parsing": parsing}
+
+
+def _cell_line(cell: dict) -> str:
+    return (f"| {cell['shape']} | {cell['encoding']} | {cell['clients']} | {cell['rate']:,.0f} | "
+            f"{cell['rate'] * cell['shape']:,.0f} | {cell['local_rate']:,.0f} | "
+            f"{cell['rate'] / cell['local_rate']:.0%} | {cell['p50_ms']:.2f} | "
+            f"{cell['p99_ms']:.2f} | {cell['local_p50_ms']:.3f} / {cell['local_p99_ms']:.3f} | "
+            f"{cell['batch']:.1f} | {cell['server_cpu']:.0%} | {cell['client_cpu']:.0%} |")
+
+
+def report(measured: dict) -> str:
+    """The markdown table and notes of :func:`measure`'s results."""
+    params, warm = measured["params"], measured["warm"]
+    lines = [
+        f"lca serve, one worker, on 127.0.0.1; the demo's oracle, {params['preset']} "
+        f"preset, depth {params['depth']}; Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs.",
+        f"Warm-up: {warm['points']} points answered by the server in "
+        f"{warm['served_seconds']:.1f} s (cold, in requests of 1000) and in process in "
+        f"{warm['local_seconds']:.1f} s; answers identical. Cache entries in process: "
+        f"{warm['cache_entries']} decisions.",
+        "",
+        "| points/request | encoding | clients | served req/s | served points/s | "
+        "in-process req/s | served / in-process | p50 ms | p99 ms | in-process p50 / "
+        "p99 ms | requests per batch | server CPU | client CPU |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        *map(_cell_line, measured["cells"]),
+    ]
+    notes = [f"{note['shape']} point(s) per request as {note['encoding']}: reading and "
+             f"checking one body (msgspec, numpy) takes {note['parse_ms']:.3f} ms "
+             f"in process; one warm answer_many call "
+             f"{note['local_p50_ms']:.3f} ms (median)." for note in measured["parsing"]]
+    return "\n".join(lines + [""] + notes) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    text = report(measure(args))
     print(text)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:

@@ -1,5 +1,6 @@
 """Tree export, readable conditions, progress bars and query/time budgets."""
 
+import collections
 import dataclasses
 import json
 import re
@@ -633,31 +634,80 @@ def _shown_label(views, z):
     return views[path].label
 
 
+def _boxes_per_level(ax):
+    """How many node boxes the drawing has at each level (a node sits at y = -depth, an
+    edge's condition between two levels)."""
+    levels = [-t.get_position()[1] for t in ax.texts]
+    return collections.Counter(int(y) for y in levels if y == int(y))
+
+
+def _shown_per_level(tree, max_levels, merge=True):
+    return collections.Counter(len(p) for p in tree.shown(merge) if len(p) <= max_levels)
+
+
 class TestDraw:
+    def test_draws_every_level_materialize_decided(self):
+        rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
+        tree = rec.materialize(7, depth=2)
+        ax = tree.draw(max_levels=2)
+        # Levels count as materialize's depth does: the root, its 2 children and
+        # their 4 children, each of those marked as cut off (its children unexplored).
+        assert _boxes_per_level(ax) == {0: 1, 1: 2, 2: 4} == _shown_per_level(tree, 2)
+        assert sum(t.get_text().endswith("…") for t in ax.texts) == 4
+        assert "(to depth 2)" in ax.get_title()
+        matplotlib.pyplot.close(ax.figure)
+
     def test_caps_levels(self):
         tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
-        ax = tree.draw(max_levels=2)
+        ax = tree.draw(max_levels=1)
         texts = [t.get_text() for t in ax.texts]
         # 3 nodes (root and its children, marked as cut off) and 2 edge conditions.
         assert len(texts) == 5 and sum(t.endswith("…") for t in texts) == 2
-        assert "top 2 levels" in ax.get_title()
+        assert _boxes_per_level(ax) == {0: 1, 1: 2}
+        assert "(to depth 1)" in ax.get_title()
+        matplotlib.pyplot.close(ax.figure)
+        ax = tree.draw(max_levels=0)
+        assert [t.get_text() for t in ax.texts] == [f"x{tree.decisions[()].variable} …"]
         matplotlib.pyplot.close(ax.figure)
         ax = tree.draw(max_levels=10, merge=False)
-        assert len(ax.texts) == 31 + 30
+        assert len(ax.texts) == 31 + 30 and "to depth" not in ax.get_title()
+        assert _boxes_per_level(ax) == _shown_per_level(tree, 4, merge=False)
         matplotlib.pyplot.close(ax.figure)
         ax = tree.draw(max_levels=10)  # 4 splits merged: 8 nodes and 8 conditions fewer
         assert len(ax.texts) == 31 + 30 - 16 and "4 split(s)" in ax.get_title()
         matplotlib.pyplot.close(ax.figure)
 
+    @pytest.mark.parametrize("max_levels, merge", [(1, True), (2, True), (4, False),
+                                                   (10, True)])
+    def test_fills_a_canvas_sized_from_the_tree(self, max_levels, merge):
+        tree = lca.Reconstructor(CASES["fixed"][0], fixed_params()).materialize(7)
+        ax = tree.draw(max_levels=max_levels, merge=merge)
+        levels = _boxes_per_level(ax)
+        rows = max(levels) + 1
+        # A slot for each node drawn without children below it: leaves and cut-off nodes.
+        slots = sum(1 for path in tree.shown(merge) if len(path) <= max_levels) - sum(
+            1 for path in tree.shown(merge) if 0 < len(path) <= max_levels) // 2
+        assert ax.get_xlim() == (-0.5, slots - 0.5)
+        assert ax.get_ylim() == (-rows + 0.5, 0.5)
+        # The axes fill the figure below the title, whose size follows the slots and rows.
+        x0, y0, x1, y1 = ax.get_position().extents
+        assert (x0, y0, x1) == (0.0, 0.0, 1.0) and y1 > 0.7
+        width, height = ax.figure.get_size_inches()
+        title = max(len(line) for line in ax.get_title().split("\n"))
+        assert 1.2 * slots <= width <= max(2.2 * slots, 0.1 * title + 0.5)
+        assert 0.9 <= height * y1 / rows <= 1.3
+        matplotlib.pyplot.close(ax.figure)
+
     def test_draws_unexplored_and_uses_given_axes(self):
         rec = lca.Reconstructor(CASES["fixed"][0], fixed_params())
         rec.answer(POINTS[0], 7)
-        fig, ax = matplotlib.pyplot.subplots()
+        fig, ax = matplotlib.pyplot.subplots(figsize=(3, 2))
         assert rec.export(7).draw(ax=ax) is ax
-        assert sum(t.get_text() == "unexplored" for t in ax.texts) == 3  # top 4 levels
+        assert sum(t.get_text() == "unexplored" for t in ax.texts) == 4  # to depth 4
+        assert tuple(fig.get_size_inches()) == (3, 2)  # a given figure is left as it is
         matplotlib.pyplot.close(fig)
         with pytest.raises(ValueError, match="'max_levels'"):
-            rec.export(7).draw(max_levels=0)
+            rec.export(7).draw(max_levels=-1)
 
 
 class TestBudgets:

@@ -251,7 +251,7 @@ def _write(surrogate: Any, tree: Any, path: str) -> None:
                 import matplotlib
 
                 matplotlib.use("Agg")
-                ax = tree.draw(max_levels=max(len(path) for path in tree.decisions) + 1)
+                ax = tree.draw(max_levels=max(len(path) for path in tree.decisions))
                 ax.figure.savefig(out, format="png", dpi=120, bbox_inches="tight")
             else:
                 text = {".json": lambda: surrogate.to_json(indent=1), ".txt": tree.to_text,
