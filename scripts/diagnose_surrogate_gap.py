@@ -35,6 +35,18 @@ held-out rows and within 0.01 on the product points::
 
 (seconds for the first part, about half a minute for the second, on the
 shared 2-core machine).
+
+The third part (``--part splits``, not in ``all``) asks how much of the
+benchmark's wins and losses is the one split it measures: every pair of the
+benchmark (multi-class ones too) at depths 3, 5 and 8, on ``--splits``
+random splits of its data (split 0 is the benchmark's, each model trained
+again on each split's training rows), lca data against the rows tree and the
+equal-query tree on held-out rows. Per split it counts wins, ties and losses
+(a tie within 0.005, as the benchmark); per pair and depth the mean
+difference over the splits and its standard error, and how many are behind
+by more than 0.005 on average, and by more than two standard errors::
+
+    flock /tmp/lca-bench.lock python scripts/diagnose_surrogate_gap.py --part splits --splits 5
 """
 
 from __future__ import annotations
@@ -306,12 +318,88 @@ def rows_report(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def held_out(pair: bench.Pair, depth: int) -> dict[str, float]:
+    """Held-out fidelity of lca data, the rows tree and the equal-query tree."""
+    truth = pair.answers(pair.held_out)
+    encoder = bench.product_encoder(pair.X)
+    held = bench.coded(encoder, pair.held_out)
+    surrogate = bench.grown(pair, depth)
+    trees = {"rows": bench.peer_tree(pair, encoder, depth, 0),
+             "equal": bench.peer_tree(pair, encoder, depth, surrogate.queries_)}
+    out = {key: float(np.mean(tree.predict(held) == truth)) for key, tree in trees.items()}
+    out["lca"] = float(np.mean(bench.surrogate_answers(surrogate, pair, pair.held_out) == truth))
+    return out
+
+
+def splits(count: int, depths: Sequence[int] = bench.DEPTHS) -> list[dict[str, Any]]:
+    """One record per split, pair and depth."""
+    records = []
+    for seed in range(count):
+        for pair in bench.pairs(seed=seed):
+            for depth in depths:
+                print(f"... split {seed}: {pair.name}, depth {depth}", file=sys.stderr)
+                records.append({"split": seed, "pair": pair.name, "depth": depth,
+                                "multiclass": pair.multiclass, "held": len(pair.held_out),
+                                **held_out(pair, depth)})
+    return records
+
+
+def splits_report(records: list[dict[str, Any]]) -> str:
+    """Wins/ties/losses per split, and per pair and depth the mean difference over splits."""
+    count = 1 + max(r["split"] for r in records)
+    lines = [f"Held-out fidelity over {count} random splits (split 0 is the benchmark's; the "
+             "model trained again on each), lca data against each tree at depths "
+             f"{', '.join(map(str, sorted({r['depth'] for r in records})))}.", "",
+             "| split | kind | pair-depths | rows tree W/T/L | equal-query tree W/T/L |",
+             "|---:|---|---:|---|---|"]
+    for seed in range(count):
+        for multiclass in (False, True):
+            chosen = [r for r in records if r["split"] == seed and r["multiclass"] == multiclass]
+            tallies = ["/".join(str(sum(bench.outcome(r["lca"], r[peer]) == kind
+                                        for r in chosen)) for kind in ("win", "tie", "loss"))
+                       for peer in ("rows", "equal")]
+            lines.append(f"| {seed} | {'multi-class' if multiclass else 'one question'} | "
+                         f"{len(chosen)} | {tallies[0]} | {tallies[1]} |")
+    lines += ["", "Per pair and depth, over the splits: the mean of lca data's fidelity less "
+              "the tree's and its standard error.", "",
+              "| peer | kind | pair-depths | mean difference (all) | behind by > 0.005 on "
+              "average | behind by > 2 standard errors |", "|---|---|---:|---:|---:|---:|"]
+    found: list[str] = []
+    for peer, name in (("rows", "rows tree"), ("equal", "equal-query tree")):
+        for multiclass in (False, True):
+            cells: dict[tuple[str, int], list[float]] = {}
+            for r in records:
+                if r["multiclass"] == multiclass:
+                    cells.setdefault((r["pair"], r["depth"]), []).append(r["lca"] - r[peer])
+            means = {key: statistics.mean(d) for key, d in cells.items()}
+            errors = {key: statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else 0.0
+                      for key, d in cells.items()}
+            overall = statistics.mean(d for diffs in cells.values() for d in diffs)
+            behind = [k for k in means if means[k] + 2 * errors[k] < 0]
+            lines.append(f"| {name} | {'multi-class' if multiclass else 'one question'} | "
+                         f"{len(cells)} | {overall:+.4f} | "
+                         f"{sum(m < -0.005 for m in means.values())} | {len(behind)} |")
+            found += [f"* {name}: {pair_cell(pair)}, depth {depth}: {means[pair, depth]:+.3f} "
+                      f"± {errors[pair, depth]:.3f}" for pair, depth in behind]
+    if found:
+        lines += ["", "Behind by more than two standard errors:", "", *found]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("gap", "rows", "all"), default="all",
+    parser.add_argument("--part", choices=("gap", "rows", "all", "splits"), default="all",
                         help="gap: which points or the learner; rows: the rows_per_node "
-                             "sweep; all: both (default)")
+                             "sweep; all: both (default); splits: the variation across "
+                             "random splits")
+    parser.add_argument("--splits", type=int, default=5,
+                        help="--part splits: how many splits (default %(default)s)")
     args = parser.parse_args(argv)
+    if args.part == "splits":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the models' and encoders' notices
+            print(splits_report(splits(args.splits)))
+        return 0
     results, swept = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", lca.LowMarginWarning)
