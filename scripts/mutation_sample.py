@@ -64,6 +64,11 @@ _ENGINE_TESTS = ("tests/test_engine.py", "tests/test_reconstruct.py", "tests/tes
 _PARALLEL_TESTS = ("tests/test_parallel.py", "tests/test_processes.py",
                    "tests/test_consistency.py", "tests/test_export.py",
                    "tests/test_boundaries.py")
+_MODELS_TESTS = ("tests/test_rows_answers.py", "tests/test_surrogate_data.py",
+                 "tests/test_surrogate_missing.py", "tests/test_surrogate_inputs.py",
+                 "tests/test_models.py", "tests/test_surrogate.py",
+                 "tests/test_surrogate_multiclass.py", "tests/test_saved_surrogate.py",
+                 "tests/test_distill.py", "tests/test_estimator_contract.py")
 TESTS = {
     "lca/reconstruct.py": _ENGINE_TESTS,
     "lca/engine.py": _ENGINE_TESTS,
@@ -72,6 +77,9 @@ TESTS = {
     "lca/parallel/worker.py": _PARALLEL_TESTS,
     "lca/parallel/routing.py": _PARALLEL_TESTS,
     "lca/parallel/errors.py": _PARALLEL_TESTS,
+    **{f"lca/models/{name}.py": _MODELS_TESTS
+       for name in ("_data", "_state", "cli", "encoders", "oracle", "quality", "questions",
+                    "rows", "sources", "surrogate", "thresholds")},
 }
 
 _SWAPS: dict[type, type] = {
