@@ -137,6 +137,13 @@ _WALKTHROUGH = Measures(("lca/**/*.py", _SELF),
                         readme_code=(WALKTHROUGH,))
 
 
+# docs/surrogates.md's example: a data-mode surrogate of a scikit-learn model; no suite, no
+# serving, no worker processes, no search.
+_SURROGATE = Measures(("lca/**/*.py", _SELF),
+                      excluding=("lca/serve/**/*.py", "lca/suite/**/*.py",
+                                 "lca/parallel/**/*.py", "lca/search/**/*.py"))
+
+
 # -- measuring ------------------------------------------------------------------------------
 
 
@@ -422,6 +429,44 @@ def measure_walkthrough(repeats: int) -> dict[str, Any]:
             "image": image.relative_to(ROOT).as_posix()}
 
 
+def measure_surrogate(repeats: int) -> dict[str, Any]:
+    """docs/surrogates.md's example as written there: a data-mode ``Surrogate`` at its
+    defaults of gradient boosting on breast cancer, its held-out agreement beside a
+    scikit-learn tree of the same depth on the model's labels of the same rows, and its
+    drawing (docs/img/surrogate_tree.png)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import sklearn
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier
+
+    from lca.models import Surrogate
+
+    data = load_breast_cancer(as_frame=True)
+    X, y = data.data, data.target.map({0: "malignant", 1: "benign"})
+    X_train, X_test, y_train, _ = train_test_split(X, y, random_state=0)
+    model = GradientBoostingClassifier(random_state=0).fit(X_train, y_train)
+    surrogate = Surrogate(model, positive="malignant").fit(X_train)
+    tree = surrogate.tree()
+    on_test = model.predict(X_test)
+    rows_tree = DecisionTreeClassifier(max_depth=surrogate.depth, random_state=0).fit(
+        X_train, model.predict(X_train))
+    image = ROOT / "docs" / "img" / "surrogate_tree.png"
+    ax = tree.draw(max_levels=surrogate.depth)
+    ax.figure.savefig(image, dpi=120, bbox_inches="tight")
+    plt.close("all")
+    return {"depth": surrogate.depth, "train": len(X_train), "held_out": len(X_test),
+            "agreement": float(np.mean(surrogate.predict(X_test) == on_test)),
+            "rows_tree": float(np.mean(rows_tree.predict(X_test) == on_test)),
+            "leaves": len(tree.leaves), "queries": int(surrogate.queries_),
+            "sklearn": sklearn.__version__, "image": image.relative_to(ROOT).as_posix()}
+
+
 # -- rendering ------------------------------------------------------------------------------
 
 
@@ -626,6 +671,18 @@ def render_walkthrough(record: dict[str, Any], doc: Path) -> str:
             f"*The block's output and drawing, run as written: {provenance(record)}.*\n")
 
 
+def render_surrogate(record: dict[str, Any], doc: Path) -> str:
+    values = record["values"]
+    image = os.path.relpath(ROOT / values["image"], doc.parent)
+    return (f"![The data-mode surrogate of the example, depth {values['depth']}]({image})\n\n"
+            f"*The example's tree (depth {values['depth']}, {values['leaves']} leaves, "
+            f"{values['queries']:,} model queries on {values['train']} training rows) agrees "
+            f"with the model on {values['agreement']:.3f} of the {values['held_out']} "
+            f"held-out rows; a scikit-learn tree of the same depth fitted on the model's "
+            f"labels of the same rows, on {values['rows_tree']:.3f} (scikit-learn "
+            f"{values['sklearn']}). {provenance(record)}.*\n")
+
+
 # -- groups, the record, the blocks ---------------------------------------------------------
 
 
@@ -656,6 +713,8 @@ GROUPS = {group.name: group for group in (
           _SERVE, measure_serve),
     Group("walkthrough", "the README walk-through's output and drawing",
           _WALKTHROUGH, measure_walkthrough, ("scikit-learn",)),
+    Group("surrogate", "docs/surrogates.md's example: held-out agreement and drawing",
+          _SURROGATE, measure_surrogate, ("scikit-learn",)),
 )}
 
 BLOCKS: dict[str, tuple[str, Callable[[dict[str, Any], Path], str]]] = {
@@ -665,6 +724,7 @@ BLOCKS: dict[str, tuple[str, Callable[[dict[str, Any], Path], str]]] = {
     "engine": ("engine", render_engine),
     "serve": ("serve", render_serve),
     "walkthrough": ("walkthrough", render_walkthrough),
+    "surrogate": ("surrogate", render_surrogate),
 }
 """Block name -> (the group it shows, its renderer)."""
 
