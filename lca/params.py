@@ -409,12 +409,13 @@ class Params:
         round of 64 pairs instead of rounds of 16, 32 and 64 makes about 0.4x
         the oracle calls per node, 0.90x the queries on trained models (1.19x
         on noise-free synthetic targets) and no case of the suite worse beyond
-        its 95% interval (``scripts/diagnose_query_levers.py``, docs/benchmarks.md
-        §9). A node whose probe flips show label
+        its 95% interval (``scripts/diagnose_query_levers.py``,
+        docs/benchmarks_history.md §9). A node whose probe flips show label
         noise draws up to twice ``pairs`` (:func:`lca.search.noisy_rounds`):
         at 20% label noise that costs about twice the queries and brings the
         suite's cases within 0.03 of the best learner's error where the
-        depth cap allows it (``scripts/diagnose_noise.py``; docs/benchmarks.md §6).
+        depth cap allows it (``scripts/diagnose_noise.py``; docs/benchmarks.md,
+        "How many queries, how accurate?").
         ``lookahead`` is :attr:`lookahead`: binary-search steps per oracle
         call (or ``"auto"``, chosen from the oracle's measured costs), the
         same tree in fewer calls and more queries.

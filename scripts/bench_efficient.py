@@ -119,7 +119,7 @@ def render(results: list[dict], names: tuple[str, ...], minutes: float, quick: b
         f"`Params.efficient`'s defaults today: pairs={DEFAULTS.score_samples}, "
         f"first_round={DEFAULTS.first_round}, eps={DEFAULTS.eps}, "
         f"leaf_samples={DEFAULTS.leaf_samples}, delta={DEFAULTS.delta} (why: "
-        "docs/benchmarks.md §6).",
+        "docs/benchmarks_history.md §6).",
         "",
         "## Summary",
         "",

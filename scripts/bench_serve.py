@@ -24,7 +24,8 @@ is the limit). Bounded: ``--requests`` per cell (``--max-seconds`` at most).
     flock /tmp/lca-bench.lock python scripts/bench_serve.py
     flock /tmp/lca-bench.lock python scripts/bench_serve.py --output /tmp/serve.md  # also to a file
 
-Results: docs/benchmarks.md §7.
+Results: docs/benchmarks.md, "What does serving cost?"; earlier runs:
+docs/benchmarks_history.md §7.
 """
 
 from __future__ import annotations

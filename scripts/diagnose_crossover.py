@@ -1,4 +1,4 @@
-"""Where the crossover K went after the noise-adaptive cap (docs/benchmarks.md §6).
+"""Where the crossover K went after the noise-adaptive cap (docs/benchmarks_history.md §6).
 
 For every case of the suite, at the defaults and the suite's depth caps,
 seeds and evaluation points (as ``scripts/diagnose_noise.py``):

@@ -11,7 +11,7 @@ evaluation points and attribute every wrong answer to the leaf that gave it:
   at most ``eps`` of its points disagreed.
 
 Run with the default ``eps`` and with ``eps=0.05``. Prints a markdown table
-(docs/benchmarks.md §6).
+(docs/benchmarks_history.md §6).
 
     python scripts/diagnose_efficient.py     # about 2 minutes
 """

@@ -9,7 +9,7 @@ requests go to the oracle one at a time, so each call has one purpose. Also
 reports the built nodes' pair counts and rules, and what one call of each
 oracle costs on 1 and on 2,000 rows (a paper-mode node's one call), so an
 answer's calls and queries can be priced. Prints markdown tables
-(docs/benchmarks.md §9); time the second table on a quiet machine::
+(docs/benchmarks_history.md §9); time the second table on a quiet machine::
 
     flock /tmp/lca-bench.lock python scripts/diagnose_local.py --points 300
 

@@ -16,7 +16,7 @@ majority. Part 2 runs ``Params.efficient`` at its defaults with
 ``lca.search.rules.SEARCH_CANDIDATES`` = 1, 2, 3 (set for the run) and
 reports error and queries: the cost side of the choice. Both answer the
 suite's evaluation points (``derive.sample_points(0, 'bench/eval', ...)``);
-errors are against ``f``. Prints markdown tables (docs/benchmarks.md §6).
+errors are against ``f``. Prints markdown tables (docs/benchmarks_history.md §6).
 
     python scripts/diagnose_split_rules.py     # about 6 minutes on 1 core
 """

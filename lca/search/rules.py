@@ -30,7 +30,7 @@ NOISY_ROUNDS = 1
 """Most rounds a noisy node draws past the pair cap, each doubling its pairs: a noisy
 node may draw ``2**NOISY_ROUNDS * score_samples`` pairs (:func:`noisy_rounds`). One:
 at label noise 0.2 twice the pairs bring the suite's trees within 0.03 of the peer,
-four times cost twice as much again (docs/benchmarks.md §6)."""
+four times cost twice as much again (docs/benchmarks_history.md §6)."""
 
 PAIRS = "search"
 """Purpose of a node's pair points: ``x_k`` is sample ``2k``, ``y_k`` sample ``2k + 1``."""

@@ -8,7 +8,8 @@ Endpoints (JSON in and out; a refusal is ``{"error": {"field", "message"}}``):
   them, as ``"label"`` of ``/explain`` is).
   ``{"seed": 7, "signs": ["+-...", ...]}`` is the same request, each point a
   string of ``n`` characters ``+`` (1) or ``-`` (-1): about ten times
-  cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md §7).
+  cheaper to read than lists of ints at ``n = 1000`` (docs/benchmarks.md,
+  "What does serving cost?").
   A saved surrogate also takes ``{"seed": 7, "rows": [[52.3, "small", ...],
   ...]}``: rows of raw feature values, encoded by its saved encoder
   (:meth:`lca.serve.saved.SavedTree.encode_rows`), answered as
