@@ -130,6 +130,35 @@ class TestDescribeGuarantee:
         text = Params.from_theory(16, 0.1, 0.01, 100, old_defaults).describe()
         assert "guarantee             none" in text and "opt" not in text
 
+    def test_the_depth_version_checks_its_own_condition(self):
+        # c_d (c_p - c_tau) >= max(c_p, 1) (docs/theory.md §2): the defaults meet it with
+        # equality; c_d = 1 meets the size version's 1/2 but not this one.
+        assert TheoryConstants().depth_proof_holds
+        halved = TheoryConstants(depth=1.0, noise=1.0, tau=0.5)
+        assert halved.proof_holds and not halved.depth_proof_holds
+        assert not TheoryConstants(depth=1.99, noise=1.0, tau=0.5).depth_proof_holds
+        # c_p > 1: the bound is c_p, not 1 (4 * (2 - 1.5) = 2 = c_p).
+        assert TheoryConstants(depth=4.0, noise=2.0, tau=1.5).depth_proof_holds
+        assert not TheoryConstants(depth=3.99, noise=2.0, tau=1.5).depth_proof_holds
+        assert not TheoryConstants(depth=100.0, noise=0.5, tau=0.5).depth_proof_holds
+        plan = params_for_measure("depth", 2, 0.1, 0.05, 20, constants=halved)
+        assert plan.depth == 800  # the argument needs 1,600 levels
+        assert ("guarantee             none: the constants miss the proof's conditions "
+                "(c_tau < c_p, c_d (c_p - c_tau) >= max(c_p, 1), p unclipped)"
+                ) in plan.describe()
+        # The size version with the same constants keeps its guarantee.
+        assert "20 opt_s + " in Params.from_theory(16, 0.1, 0.05, 20, halved).describe()
+        assert "22 opt_d + " in params_for_measure("depth", 2, 0.1, 0.05, 20).describe()
+
+    def test_a_clipped_rate_or_no_constants_claim_nothing(self):
+        # p = min(1, c_p eps / L) at 1 is not c_p eps / L: the proof's drop is gone.
+        clipped = Params.from_theory(2, 0.1, 0.05, 20, TheoryConstants(2.0, 20.0, 0.5))
+        assert clipped.requested_noise_rate == 1.0
+        assert "guarantee             none" in clipped.describe()
+        bare = Params(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
+                      preset="theory")
+        assert "guarantee             none" in bare.describe()
+
     def test_guaranteed_and_practical_claim_no_error_bound(self):
         assert "no error bound by itself" in Params.guaranteed(100, 5, 0.1, 0.1, 0.1,
                                                                0.1).describe()
