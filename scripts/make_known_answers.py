@@ -181,15 +181,17 @@ CASES = [
         "record": ["answers", "decisions", "reports"],
     },
     {
-        # The preset's defaults at n = 12 (one quiet round, R = 2): a lead whose
-        # sign test passes at R = 2 and fails at R = 3, a node at 2 Pi = E_leader.
+        # The preset's defaults at n = 12 (one quiet round, R = 2): leads whose sign
+        # test passes at R = 2 and fails at R = 3 (seed 2) or fails at R = 2 and
+        # passes at R = 1 (seed 31), a node at 2 Pi = E_leader. (Z cannot be pinned
+        # at these defaults: a unanimous node has 128 own points, above any Z <= 128.)
         "name": "efficient-n12",
         "mode": "efficient",
         "oracle": {"constructor": "random_tree",
                    "args": {"n": 12, "leaves": 16, "seed": 5, "labels": "iid"}},
         "params": {"constructor": "efficient", "args": {"n": 12, "depth": 6}},
         "queries": QUERIES,
-        "seeds": [2, 3],
+        "seeds": [2, 3, 31],
         "record": ["answers", "decisions"],
     },
     {
