@@ -261,10 +261,11 @@ def _copy(destination: Path) -> None:
         shutil.copytree(ROOT / name, destination / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, destination / name)
-    if (ROOT / "docs").is_dir():
-        shutil.copytree(ROOT / "docs", destination / "docs", ignore=ignore)
-    if (ROOT / "scripts").is_dir():
-        shutil.copytree(ROOT / "scripts", destination / "scripts", ignore=ignore)
+    # The whole suite reads these too (tests/test_readme.py reads .ci/run): without
+    # them every survivor's recheck failed, and counted as killed.
+    for name in ("docs", "scripts", ".ci"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, destination / name, ignore=ignore)
 
 
 def _run(copy: Path, tests: tuple[str, ...] | None, timeout: float,
@@ -295,8 +296,9 @@ def _run(copy: Path, tests: tuple[str, ...] | None, timeout: float,
     return ("passed" if code == 0 else "failed"), seconds
 
 
-def _check_copy(scratch: Path, tests: tuple[str, ...] | None) -> None:
-    """The tests in a copy import the copy's lca, and pass unmutated."""
+def _check_copy(scratch: Path, tests: tuple[str, ...] | None, recheck: bool) -> None:
+    """The tests in a copy import the copy's lca, and pass unmutated (the whole
+    suite too when survivors are rechecked against it)."""
     copy = scratch / "baseline"
     _copy(copy)
     found = subprocess.run([sys.executable, "-c", "import lca; print(lca.__file__)"],
@@ -304,9 +306,11 @@ def _check_copy(scratch: Path, tests: tuple[str, ...] | None) -> None:
                            capture_output=True, text=True, check=True).stdout.strip()
     if Path(found).resolve() != (copy / "lca" / "__init__.py").resolve():
         raise RuntimeError(f"the copy imports lca from {found}, not from {copy}")
-    for subset in [tests] if tests else sorted(set(TESTS.values())):
+    subsets = [tests] if tests else sorted(set(TESTS.values()))
+    for subset in [*subsets, *([None] if recheck else [])]:
         outcome, seconds = _run(copy, subset, 1800, True)
-        print(f"baseline {' '.join(subset)}: {outcome} ({seconds:.0f} s)", file=sys.stderr)
+        print(f"baseline {' '.join(subset or ['(whole suite)'])}: {outcome} "
+              f"({seconds:.0f} s)", file=sys.stderr)
         if outcome != "passed":
             raise RuntimeError("the unmutated copy fails its tests: fix that first")
     shutil.rmtree(copy)
@@ -349,7 +353,7 @@ def run(outcomes: list[Outcome], timeout: float, recheck: bool,
     """Run every mutation's tests (``tests``, or the file's subset) in its own copy."""
     with tempfile.TemporaryDirectory(prefix="lca-mutants-") as scratch_name:
         scratch = Path(scratch_name)
-        _check_copy(scratch, tests)
+        _check_copy(scratch, tests, recheck)
         for number, outcome in enumerate(outcomes, 1):
             mutation = outcome.mutation
             copy = scratch / f"m{number}"
