@@ -181,6 +181,21 @@ CASES = [
         "record": ["answers", "decisions", "reports"],
     },
     {
+        # Adaptive mode on a dictator: at the root every disagreement flips the
+        # leader, so the gaps to the others fall below tau = 0.16 at 256 samples,
+        # while the leader's gap to itself (U(0) / (1 - p/2)) would not.
+        "name": "adaptive-dictator",
+        "mode": "adaptive",
+        "oracle": {"constructor": "parity", "args": {"n": 6, "k": 1, "seed": 0}},
+        "params": {"constructor": "direct",
+                   "args": {"n": 6, "depth": 2, "noise_rate": 0.25, "score_samples": 256,
+                            "leaf_samples": 256, "first_round": 16, "adaptive": True,
+                            "tau": 0.16, "eps": 0.2, "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
         # The preset's defaults at n = 12 (one quiet round, R = 2): leads whose sign
         # test passes at R = 2 and fails at R = 3 (seed 2) or fails at R = 2 and
         # passes at R = 1 (seed 31), a node at 2 Pi = E_leader. (Z cannot be pinned
