@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -78,7 +79,18 @@ class TestTable:
             measure(3)
 
 
+def test_a_row_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        measure("depth").depth_exponent = 2
+
+
 class TestParameters:
+    def test_a_tau_that_underflows_is_refused(self):
+        with pytest.raises(ValueError, match=r"params_for_measure: tau = c_tau eps\^3 / "
+                                             r"\(D\^2 I\) underflows to 0"):
+            params_for_measure("depth", 2, 0.1, 0.05, 20,
+                               constants=TheoryConstants(2.0, 1.0, 5e-324))
+
     @pytest.mark.parametrize("row", MEASURES, ids=lambda row: row.name)
     @pytest.mark.parametrize("d", [1, 2, 3])
     def test_every_row_resolves_to_theory_params(self, row, d):

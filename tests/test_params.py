@@ -28,6 +28,16 @@ class TestPractical:
         with pytest.raises(AttributeError):
             a.depth = 4  # frozen
 
+    def test_params_differing_only_in_their_constants_differ(self):
+        # The constants fix no sample count here, but they decide the stated guarantee.
+        fields = dict(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
+                      preset="theory")
+        assert Params(**fields, constants=TheoryConstants()) != Params(
+            **fields, constants=TheoryConstants(1.0, 1.0, 0.5))
+
+    def test_guaranteed_is_fixed_mode_unless_asked(self):
+        assert not Params.guaranteed(100, 5, 0.1, 0.1, 0.1, 0.1).adaptive
+
 
 class TestTheory:
     def test_formulas(self):
@@ -149,6 +159,21 @@ class TestDescribeGuarantee:
         # The size version with the same constants keeps its guarantee.
         assert "20 opt_s + " in Params.from_theory(16, 0.1, 0.05, 20, halved).describe()
         assert "22 opt_d + " in params_for_measure("depth", 2, 0.1, 0.05, 20).describe()
+
+    def test_the_theory_rate_must_reach_the_noise_grid(self):
+        # p = c_p eps / log2 s must round to T >= 1 on the grid T / 2^15 (s = 2: p = c_p eps).
+        def built(rate):
+            return Params.from_theory(2, 0.1, 0.05, 10, TheoryConstants(2.0, rate / 0.1, 0.01))
+
+        assert built(1.5 * 2 ** -16).noise_threshold == 1  # 0.75 rounds to 1
+        with pytest.raises(ValueError, match=r"p = min\(1, c_p eps / log2 s\) = 1\.37e-05 "
+                                             r"rounds to 0 on the grid T / 2\*\*15"):
+            built(0.9 * 2 ** -16)
+
+    def test_a_tau_that_underflows_is_refused(self):
+        with pytest.raises(ValueError, match=r"tau = c_tau eps\^3 / \(log2 s\)\^3 underflows "
+                                             r"to 0"):
+            Params.from_theory(2, 0.1, 0.05, 10, TheoryConstants(2.0, 1.0, 5e-324))
 
     def test_a_clipped_rate_or_no_constants_claim_nothing(self):
         # p = min(1, c_p eps / L) at 1 is not c_p eps / L: the proof's drop is gone.
