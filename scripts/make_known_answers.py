@@ -145,6 +145,34 @@ CASES = [
         "record": ["answers", "decisions", "reports"],
     },
     {
+        # Three variables, two samples per node at p = 1: a node at depth 1 where
+        # every sample disagrees and its other free variable never flipped, so that
+        # variable's C ties with a path variable's (the runner-up is the free one).
+        "name": "fixed-tiny",
+        "mode": "fixed",
+        "oracle": {"constructor": "parity", "args": {"n": 3, "k": 2, "seed": 0}},
+        "params": {"constructor": "practical",
+                   "args": {"n": 3, "depth": 3, "noise_rate": 1.0, "score_samples": 2,
+                            "leaf_samples": 2}},
+        "queries": QUERIES,
+        "seeds": [5],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # Adaptive mode down to one free variable (depth = n = 3), which is chosen,
+        # certified, at the first round.
+        "name": "adaptive-tiny",
+        "mode": "adaptive",
+        "oracle": {"constructor": "parity", "args": {"n": 3, "k": 2, "seed": 0}},
+        "params": {"constructor": "direct",
+                   "args": {"n": 3, "depth": 3, "noise_rate": 0.5, "score_samples": 64,
+                            "leaf_samples": 64, "first_round": 16, "adaptive": True,
+                            "tau": 0.3, "eps": 0.2, "delta": 0.1}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
         # Adaptive mode where nodes become leaves early: eps puts p * eps exactly at
         # U(0) of a node's 256 samples (the first round at which a constant node
         # may stop), tau just below a gap that a smaller log term would certify,

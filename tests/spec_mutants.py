@@ -131,6 +131,10 @@ MUTANTS = [
     Mutant("adaptive: the leader compared with itself", ("adaptive",),
            "if j == leader:\n                continue\n",
            "if j == leader:\n                pass\n"),
+    Mutant("adaptive: a single free variable is not certified", ("adaptive",),
+           "        if certified:\n            return leader, size, D, agreements, True",
+           "        if certified and len(free) > 1:\n"
+           "            return leader, size, D, agreements, True"),
     Mutant("adaptive: G and H swapped", ("adaptive",),
            "gain, loss = flipped[j] - both, flipped[leader] - both",
            "loss, gain = flipped[j] - both, flipped[leader] - both"),
