@@ -7,6 +7,7 @@ import pytest
 
 from lca import Params, TheoryConstants
 from lca.measures import params_for_measure
+from lca.params import hoeffding_counts
 
 
 class TestPractical:
@@ -37,6 +38,18 @@ class TestPractical:
 
     def test_guaranteed_is_fixed_mode_unless_asked(self):
         assert not Params.guaranteed(100, 5, 0.1, 0.1, 0.1, 0.1).adaptive
+
+    def test_adaptive_caps_are_sized_for_half_of_delta(self):
+        # The anytime bounds spend delta/2; the caps are fixed mode's at delta/2.
+        adaptive = Params.guaranteed(100, 5, 0.1, 0.1, 0.1, 0.1, adaptive=True)
+        assert (adaptive.score_samples, adaptive.leaf_samples) == hoeffding_counts(
+            100, 5, 0.1, 0.1, 0.05)
+
+    def test_the_efficient_preset_has_the_documented_defaults(self):
+        # docs/randomness.md §6 states them for implementers.
+        params = Params.efficient(100)
+        assert (params.depth, params.score_samples, params.first_round, params.leaf_samples,
+                params.eps, params.delta, params.lookahead) == (12, 64, 64, 64, 0.05, 0.05, 1)
 
 
 class TestTheory:
@@ -121,7 +134,8 @@ class TestDescribeGuarantee:
         assert ("dist(T, f) <= 20 opt_s + 10.998 eps w.p. >= 1-delta (11 eps at the "
                 "requested p; docs/theory.md)") in theory.describe()
         adaptive = Params.from_theory(16, 0.1, 0.01, 100, adaptive=True)
-        assert "dist(T, f) <= 20 opt_s + 11.998 eps" in adaptive.describe()
+        assert ("dist(T, f) <= 20 opt_s + 11.998 eps w.p. >= 1-delta (12 eps at the "
+                "requested p") in adaptive.describe()
         # A rate on the grid: the requested constant exactly (p = 0.25 / 2 = 2^12 / 2^15).
         exact = Params.from_theory(4, 0.25, 0.01, 10)
         assert exact.noise_rate == 0.125 and "20 opt_s + 11 eps w.p." in exact.describe()
