@@ -16,6 +16,9 @@ argument; they are kept out of the count, not silently dropped.
     python tests/spec_mutants.py --vectors OLD.json   # against another file
     python tests/spec_mutants.py --equivalent         # the equivalent ones too
 
+A mutant of a rule the modes share (``path_length``, a leaf's label, the
+query's branch) counts in the paper modes and in the efficient mode.
+
 Nothing here imports :mod:`lca`.
 """
 
