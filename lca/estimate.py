@@ -578,24 +578,30 @@ class ScoreEstimator(Estimator):
         elif params.preset == "guaranteed":
             lines.append("  guarantee             every decision right at this depth, rate "
                          "and tau w.p. >= 1-delta; no error bound by itself")
-        elif (params.constants is not None and params.constants.proof_holds
-              and params.requested_noise_rate is not None  # always: Params sets it
-              and params.requested_noise_rate < 1.0):
-            # Size version (from_theory sets size) or depth/measure version;
-            # adaptive early leaves add eps (docs/theory.md §1, §2, §6).
-            # The proof's 8 c_p eps is 8 p L: with p rounded to its grid, the rate
-            # used is p_eff = p * (noise_rate / requested) (docs/theory.md §1).
-            opt = "20 opt_s" if params.size is not None else "22 opt_d"
-            requested = 8 * params.constants.noise + 3 + params.adaptive
-            used = (8 * params.constants.noise * params.noise_rate / params.requested_noise_rate
-                    + 3 + params.adaptive)
-            lines.append(f"  guarantee             dist(T, f) <= {opt} + {used:.6g} eps "
-                         f"w.p. >= 1-delta ({requested:g} eps at the requested p; "
-                         "docs/theory.md)")
         else:
-            lines.append("  guarantee             none: the constants miss the proof's "
-                         "conditions (c_tau < c_p, c_d (c_p - c_tau) >= 1/2, p unclipped)")
+            lines.append(_theory_guarantee(params))
         return "\n".join(lines)
+
+
+def _theory_guarantee(params: Params) -> str:
+    """The guarantee line of a theory preset: the size version (``from_theory`` sets
+    ``size``) or the depth and measure version, each with its own condition on the
+    constants (docs/theory.md §1, §2); adaptive early leaves add eps (§6)."""
+    constants, rate = params.constants, params.requested_noise_rate
+    size = params.size is not None
+    opt, condition = (("20 opt_s", "c_d (c_p - c_tau) >= 1/2") if size else
+                      ("22 opt_d", "c_d (c_p - c_tau) >= max(c_p, 1)"))
+    # A rate clipped at 1 is not c_p eps / L, and the proof's drop needs it.
+    if (constants is None or rate is None or rate >= 1.0
+            or not (constants.proof_holds if size else constants.depth_proof_holds)):
+        return (f"  guarantee             none: the constants miss the proof's conditions "
+                f"(c_tau < c_p, {condition}, p unclipped)")
+    # The proof's 8 c_p eps is 8 p L: with p rounded to its grid, the rate used is
+    # p_eff = p * (noise_rate / requested) (docs/theory.md §1).
+    requested = 8 * constants.noise + 3 + params.adaptive
+    used = 8 * constants.noise * params.noise_rate / rate + 3 + params.adaptive
+    return (f"  guarantee             dist(T, f) <= {opt} + {used:.6g} eps w.p. >= 1-delta "
+            f"({requested:g} eps at the requested p; docs/theory.md)")
 
 
 SCORE = estimator.register(ScoreEstimator())

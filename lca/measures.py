@@ -269,7 +269,10 @@ def plan_for_measure(name: str, d: int, eps: float, delta: float, n: int, *,
     Lemma "Robust version"'s conditions, ``dist(T, f) <= 22 opt_d + 11 eps``.
     The ``eps^2`` holds for every ``opt_d``: the proof's Case-1 threshold
     ``eps_1 = sqrt(eps (eps + 2 opt_d))`` makes the level count
-    ``2 D^2 Inf / eps^2``.
+    ``2 D^2 Inf / eps^2``. Other constants keep the guarantee when
+    ``c_d (c_p - c_tau) >= max(c_p, 1)``
+    (:attr:`~lca.params.TheoryConstants.depth_proof_holds`, stricter than the
+    size version's ``1/2``); ``describe()`` states it only then.
     """
     owner = "params_for_measure"
     row = measure(name)

@@ -154,16 +154,18 @@ class TheoryConstants:
     With ``L = log2 s``: ``depth = ceil(c_d L^3 / eps^3)``, ``p = c_p eps / L``,
     ``tau = c_tau eps^3 / L^3`` (and the analogues of :mod:`lca.measures`).
 
-    The paper's proof goes through when (docs/theory.md §1): a level of Case
-    1 lowers the potential ``NS_p(f, T_j)`` by at least ``(c_p - c_tau)
-    eps^3 / L^3``, so the constants need ``c_tau < c_p``, and the potential
-    starts in ``[0, 1/2]``, so ``c_d (c_p - c_tau) >= 1/2``. The defaults
-    ``c_d = 2, c_p = 1, c_tau = 1/2`` meet this with a factor 2 to spare
-    (``c_d = 1`` would already do; they are kept so the theory preset does
-    not change). With
-    these, the proof gives ``dist(T, f) <= 20 opt_s + 11 eps`` for a tree
-    meeting Lemma "Robust version"'s conditions. (Before this was recorded as
-    a compatibility change, the defaults were all 1, for which the drop is 0.)
+    The paper's proof of the size version goes through when (docs/theory.md
+    §1): a level of Case 1 lowers the potential ``NS_p(f, T_j)`` by at least
+    ``(c_p - c_tau) eps^3 / L^3``, so the constants need ``c_tau < c_p``, and
+    the potential starts in ``[0, 1/2]``, so ``c_d (c_p - c_tau) >= 1/2``
+    (:attr:`proof_holds`). The depth and measure version (:mod:`lca.measures`,
+    docs/theory.md §2) needs ``c_d (c_p - c_tau) >= max(c_p, 1)``
+    (:attr:`depth_proof_holds`). The defaults ``c_d = 2, c_p = 1, c_tau =
+    1/2`` meet the first with a factor 2 to spare and the second with
+    equality. With these, the proof gives ``dist(T, f) <= 20 opt_s + 11
+    eps`` (size) and ``22 opt_d + 11 eps`` (depth) for a tree meeting Lemma
+    "Robust version"'s conditions. (Before this was recorded as a
+    compatibility change, the defaults were all 1, for which the drop is 0.)
     """
 
     depth: float = 2.0
@@ -172,8 +174,16 @@ class TheoryConstants:
 
     @property
     def proof_holds(self) -> bool:
-        """``c_tau < c_p`` and ``c_d (c_p - c_tau) >= 1/2``: the proof's conditions."""
+        """The size version's conditions (:meth:`Params.from_theory`): ``c_tau < c_p``
+        and ``c_d (c_p - c_tau) >= 1/2``."""
         return self.tau < self.noise and 2 * self.depth * (self.noise - self.tau) >= 1
+
+    @property
+    def depth_proof_holds(self) -> bool:
+        """The depth and measure version's conditions (:mod:`lca.measures`):
+        ``c_tau < c_p`` and ``c_d (c_p - c_tau) >= max(c_p, 1)``."""
+        return (self.tau < self.noise
+                and self.depth * (self.noise - self.tau) >= max(self.noise, 1.0))
 
 
 @dataclass(frozen=True)

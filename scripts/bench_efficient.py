@@ -116,7 +116,7 @@ def render(results: list[dict], names: tuple[str, ...], minutes: float, quick: b
         "better) and candidate / paper for wall time per answer (lower is better), "
         "medians over cases, measured in this one run.",
         "",
-        f"`Params.efficient`'s defaults today: pairs={DEFAULTS.score_samples}, "
+        f"`Params.efficient`'s defaults at this run: pairs={DEFAULTS.score_samples}, "
         f"first_round={DEFAULTS.first_round}, eps={DEFAULTS.eps}, "
         f"leaf_samples={DEFAULTS.leaf_samples}, delta={DEFAULTS.delta} (why: "
         "docs/benchmarks_history.md §6).",

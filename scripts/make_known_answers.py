@@ -31,7 +31,7 @@ import lca
 from lca import derive, estimate, targets
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "known_answers.json"
-FORMAT = 2
+FORMAT = 3
 
 KEY_CASES = [
     (0, "score", []),
@@ -122,6 +122,201 @@ CASES = [
         "seeds": [2],
         "record": ["answers", "decisions"],
     },
+    # The cases below pin rules the ones above leave open: each changed rule of
+    # tests/spec_mutants.py makes some case differ. Several use tuned values
+    # (a noise rate halfway between two grid points, eps and tau equal to a
+    # bound the case reaches); the comment of each says what it pins.
+    {
+        # depth > n (path_length = n), nodes that see no disagreement (D = 0) below
+        # the tree's leaves, the paper modes' reporting fields; T/2^15 is a tie
+        # (8192.5/2^15 rounds half to even to 8192).
+        "name": "fixed-deep",
+        "mode": "fixed",
+        "oracle": {"constructor": "with_label_noise",
+                   "args": {"target": {"constructor": "random_tree",
+                                       "args": {"n": 8, "leaves": 7, "seed": 5,
+                                                "labels": "iid"}},
+                            "rate": 0.05, "seed": 1}},
+        "params": {"constructor": "practical",
+                   "args": {"n": 8, "depth": 10, "noise_rate": 8192.5 / 2 ** 15,
+                            "score_samples": 80, "leaf_samples": 100}},
+        "queries": QUERIES,
+        "seeds": [3],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # Three variables, two samples per node at p = 1: a node at depth 1 where
+        # every sample disagrees and its other free variable never flipped, so that
+        # variable's C ties with a path variable's (the runner-up is the free one).
+        "name": "fixed-tiny",
+        "mode": "fixed",
+        "oracle": {"constructor": "parity", "args": {"n": 3, "k": 2, "seed": 0}},
+        "params": {"constructor": "practical",
+                   "args": {"n": 3, "depth": 3, "noise_rate": 1.0, "score_samples": 2,
+                            "leaf_samples": 2}},
+        "queries": QUERIES,
+        "seeds": [5],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # Adaptive mode down to one free variable (depth = n = 3), which is chosen,
+        # certified, at the first round.
+        "name": "adaptive-tiny",
+        "mode": "adaptive",
+        "oracle": {"constructor": "parity", "args": {"n": 3, "k": 2, "seed": 0}},
+        "params": {"constructor": "direct",
+                   "args": {"n": 3, "depth": 3, "noise_rate": 0.5, "score_samples": 64,
+                            "leaf_samples": 64, "first_round": 16, "adaptive": True,
+                            "tau": 0.3, "eps": 0.2, "delta": 0.1}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # Adaptive mode where nodes become leaves early: eps puts p * eps exactly at
+        # U(0) of a node's 256 samples (the first round at which a constant node
+        # may stop), tau just below a gap that a smaller log term would certify,
+        # delta so that a constant leaf is certified at 128 samples, not 64; the
+        # caps are first_round * 2^5. T/2^15 is a tie (24576.5/2^15 -> 24576).
+        "name": "adaptive-constant",
+        "mode": "adaptive",
+        "oracle": {"constructor": "random_tree",
+                   "args": {"n": 6, "leaves": 7, "seed": 1, "labels": "iid"}},
+        "params": {"constructor": "direct",
+                   "args": {"n": 6, "depth": 3, "noise_rate": 24576.5 / 2 ** 15,
+                            "score_samples": 512, "leaf_samples": 512, "first_round": 16,
+                            "adaptive": True, "tau": 0.431853902448937,
+                            "eps": 0.220359470026006, "delta": 0.025}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # Adaptive mode on balanced leaves (a parity of 3 cut at depth 2): tau is
+        # exactly the root's gap at 128 samples, and eps = 2 up - 1 for a leaf whose
+        # sum is 0 at 1024 samples, so both bounds of the magnitude rule are met
+        # with equality there.
+        "name": "adaptive-balanced",
+        "mode": "adaptive",
+        "oracle": {"constructor": "parity", "args": {"n": 6, "k": 3, "seed": 1}},
+        "params": {"constructor": "direct",
+                   "args": {"n": 6, "depth": 2, "noise_rate": 24576.5 / 2 ** 15,
+                            "score_samples": 512, "leaf_samples": 2048, "first_round": 16,
+                            "adaptive": True, "tau": 0.7173023527434274,
+                            "eps": 0.18366620328332273, "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [9],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # Adaptive mode on a dictator: at the root every disagreement flips the
+        # leader, so the gaps to the others fall below tau = 0.16 at 256 samples,
+        # while the leader's gap to itself (U(0) / (1 - p/2)) would not.
+        "name": "adaptive-dictator",
+        "mode": "adaptive",
+        "oracle": {"constructor": "parity", "args": {"n": 6, "k": 1, "seed": 0}},
+        "params": {"constructor": "direct",
+                   "args": {"n": 6, "depth": 2, "noise_rate": 0.25, "score_samples": 256,
+                            "leaf_samples": 256, "first_round": 16, "adaptive": True,
+                            "tau": 0.16, "eps": 0.2, "delta": 0.05}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions", "reports"],
+    },
+    {
+        # The preset's defaults at n = 12 (one quiet round, R = 2): leads whose sign
+        # test passes at R = 2 and fails at R = 3 (seed 2) or fails at R = 2 and
+        # passes at R = 1 (seed 31), a node at 2 Pi = E_leader. (Z cannot be pinned
+        # at these defaults: a unanimous node has 128 own points, above any Z <= 128.)
+        "name": "efficient-n12",
+        "mode": "efficient",
+        "oracle": {"constructor": "random_tree",
+                   "args": {"n": 12, "leaves": 16, "seed": 5, "labels": "iid"}},
+        "params": {"constructor": "efficient", "args": {"n": 12, "depth": 6}},
+        "queries": QUERIES,
+        "seeds": [2, 3, 31],
+        "record": ["answers", "decisions"],
+    },
+    {
+        # Rounds of 16, 32 and 64 (R = 4): a lead between the tests at R = 4 and
+        # R = 5, nodes at the cap near both structure tests.
+        "name": "efficient-first-round-16",
+        "mode": "efficient",
+        "oracle": {"constructor": "with_label_noise",
+                   "args": {"target": {"constructor": "random_tree",
+                                       "args": {"n": 12, "leaves": 16, "seed": 7,
+                                                "labels": "iid"}},
+                            "rate": 0.05, "seed": 1}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 12, "depth": 6, "first_round": 16}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions"],
+    },
+    {
+        # Rule 1 one point short: Z = 53 is odd and the first round has 2 * 26 = 52
+        # unanimous own points (R = 3: rounds of 26 and 52, then the noisy one).
+        # eps also makes Z differ from the bound rounded to a double first, and
+        # from eps and delta read as decimals (52 both).
+        "name": "efficient-unanimous-odd",
+        "mode": "efficient",
+        "oracle": {"constructor": "random_tree",
+                   "args": {"n": 16, "leaves": 6, "seed": 1, "labels": "iid"}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 16, "depth": 5, "pairs": 52, "first_round": 26,
+                            "leaf_samples": 32, "eps": 0.09643243527621845,
+                            "delta": 0.04}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions"],
+    },
+    {
+        # Rule 1 exactly at Z: Z = 44 and the first round has 2 * 22 = 44 own points
+        # (the bound rounded to a double first, or eps and delta read as decimals,
+        # give 45). Built with lookahead 3, which changes no decision.
+        "name": "efficient-unanimous-even",
+        "mode": "efficient",
+        "oracle": {"constructor": "random_tree",
+                   "args": {"n": 16, "leaves": 6, "seed": 1, "labels": "iid"}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 16, "depth": 5, "pairs": 44, "first_round": 22,
+                            "leaf_samples": 32, "eps": 0.12479603002268914,
+                            "delta": 0.025, "lookahead": 3}},
+        "queries": QUERIES,
+        "seeds": [0],
+        "record": ["answers", "decisions"],
+    },
+    {
+        # Rules 4 and 7 at their boundaries (m = eps * P with eps = 1/16, 2 Pi =
+        # E_leader), nodes with one free variable (depth = n).
+        "name": "efficient-cap-noisy",
+        "mode": "efficient",
+        "oracle": {"constructor": "with_label_noise",
+                   "args": {"target": {"constructor": "random_tree",
+                                       "args": {"n": 8, "leaves": 12, "seed": 5,
+                                                "labels": "iid"}},
+                            "rate": 0.05, "seed": 1}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 8, "depth": 8, "pairs": 32, "leaf_samples": 32,
+                            "eps": 0.0625}},
+        "queries": QUERIES,
+        "seeds": [3],
+        "record": ["answers", "decisions"],
+    },
+    {
+        # Rule 5: a node unanimous through its cap (Z = 71 > 64 own points) whose
+        # inherited points correlate.
+        "name": "efficient-cap-unanimous",
+        "mode": "efficient",
+        "oracle": {"constructor": "random_tree",
+                   "args": {"n": 8, "leaves": 12, "seed": 3, "labels": "iid"}},
+        "params": {"constructor": "efficient",
+                   "args": {"n": 8, "depth": 8, "pairs": 32, "leaf_samples": 32,
+                            "eps": 0.0625}},
+        "queries": QUERIES,
+        "seeds": [1],
+        "record": ["answers", "decisions"],
+    },
 ]
 
 # Constructors an oracle spec may name; arguments that are themselves specs
@@ -139,8 +334,11 @@ ORACLES = {
 # (events E, delta) pairs, and a grid of (count, samples) for every log term.
 # Some grid points separate the specified evaluation order from natural
 # alternatives by one ulp, so the vectors pin the order.
+# The last one separates delta's exact binary value (0.59999999999999997780) from the
+# decimal 0.6: E / (delta / 2) is just above 60, so its ceiling is 61.
 LOG_TERM_CASES = [((2 * 64 * 64 + 1) * 6 * 2 ** 7, 0.05), (4 * 5 * 2 ** 7, 0.05),
-                  ((2 * 1000 ** 2 + 1) * 8 * 2 ** 13, 0.01), (4 * 3 * 2 ** 3, 0.1)]
+                  ((2 * 1000 ** 2 + 1) * 8 * 2 ** 13, 0.01), (4 * 3 * 2 ** 3, 0.1),
+                  ((2 * 2 ** 2 + 1) * 1 * 2 ** 1, 0.6)]
 BOUND_SAMPLES = [64, 100, 128, 256, 300, 1000, 3000]
 
 # Seeded constructors on their own: what each one derives from its WordStream.
@@ -201,8 +399,14 @@ def adaptive_bounds() -> dict:
 
 
 def params_fields(params: lca.Params) -> dict:
-    """Every field of ``params``: enough to rebuild it with ``lca.Params(**fields)``."""
-    return dataclasses.asdict(params)
+    """Every field of ``params`` and its ``lookahead``: enough to rebuild it with
+    ``lca.Params(**fields)``.
+
+    ``lookahead`` is init-only (it batches a search's questions and fixes nothing
+    of the tree, so ``asdict`` leaves it out); the vectors record it so that a
+    reader sees what the case was built with.
+    """
+    return dataclasses.asdict(params) | {"lookahead": params.lookahead}
 
 
 def _hex(words) -> list[str]:
@@ -255,8 +459,22 @@ def _record_decisions(rec, queries, seeds) -> dict:
     return out
 
 
+def _record_reports(rec, queries, seeds) -> dict:
+    # The score estimator's reporting fields of every node answer_many(queries, seed)
+    # built, sorted by path (its decision rows leave them out).
+    out = {}
+    for seed in seeds:
+        rec.answer_many(queries, seed)
+        rows = [{"path": [list(step) for step in path], "runner_up": d.runner_up,
+                 "margin": d.margin, "low_margin": d.low_margin, "guesswork": d.guesswork}
+                for (s, path), d in rec.decisions.items()
+                if s == seed and isinstance(d, lca.reconstruct.NodeDecision)]
+        out[str(seed)] = sorted(rows, key=lambda row: row["path"])
+    return out
+
+
 RECORDERS = {"answers": _record_answers, "explain_first": _record_explain_first,
-             "decisions": _record_decisions}
+             "decisions": _record_decisions, "reports": _record_reports}
 
 
 def compute_case(case: dict) -> dict:

@@ -126,7 +126,13 @@ class NodeSamples:
 
 
 def noise_threshold(rate: float) -> int:
-    return round(rate * 2 ** 15)
+    return round(rate * 2 ** 15)  # Python's round: half to even (§5)
+
+
+def threshold_and_rate(params: dict) -> tuple[int, float]:
+    """``T`` from the rate asked for (§5), and the effective ``p = T / 2^15``."""
+    threshold = noise_threshold(params["requested_noise_rate"])
+    return threshold, threshold / 2 ** 15
 
 
 def query_points(seed: int, purpose: str, n: int, count: int) -> list[int]:
@@ -282,8 +288,13 @@ def build_oracle(spec: dict, n: int | None = None):
 
 # -- decisions (§6) ----------------------------------------------------------
 
+def path_length(params: dict) -> int:
+    """Internal nodes on every root-to-leaf path: ``min(depth, n)``."""
+    return min(params["depth"], params["n"])
+
+
 def fixed_node(f, seed: int, path, n: int, samples: int, threshold: int):
-    """``(variable, D, C_variable)`` of Figure BuildStrand step (a)."""
+    """``(variable, D, C)`` of Figure BuildStrand step (a), ``C`` every ``C_i``."""
     pairs = NodeSamples(seed, "score", path, n, threshold)
     disagreements, flipped = 0, [0] * n
     for k in range(samples):
@@ -296,7 +307,7 @@ def fixed_node(f, seed: int, path, n: int, samples: int, threshold: int):
     on_path = {var for var, _ in path}
     agreements = [disagreements - flipped[i] for i in range(n)]
     variable = min((i for i in range(n) if i not in on_path), key=lambda i: agreements[i])
-    return variable, disagreements, agreements[variable]
+    return variable, disagreements, agreements
 
 
 def leaf_total(f, seed: int, path, n: int, start: int, stop: int) -> int:
@@ -311,6 +322,11 @@ def ln_upper_exact(value: Fraction) -> Fraction:
 
 def ln_upper(value: Fraction) -> float:
     return float(ln_upper_exact(value))
+
+
+def log_term(events: int, delta: float) -> float:
+    """Adaptive mode's ``L = ln_upper(E / (δ / 2))``, ``δ`` the double's exact value."""
+    return ln_upper(Fraction(events) / (Fraction(delta) / 2))
 
 
 def rounds(first_round: int, cap: int) -> list[int]:
@@ -339,12 +355,12 @@ def lower(count: int, q: int, L: float) -> float:
 
 
 def adaptive_node(f, seed: int, path, params: dict):
-    """``(variable or None, samples, D, C_variable, certified)``."""
-    n, p, threshold = params["n"], params["noise_rate"], noise_threshold(params["noise_rate"])
-    path_length = min(params["depth"], n)
+    """``(variable or None, samples, D, C, certified)``, ``C`` every ``C_i``."""
+    n, eps = params["n"], params["eps"]
+    threshold, p = threshold_and_rate(params)
     schedule = rounds(params["first_round"], params["score_samples"])
-    events = (2 * n * n + 1) * len(schedule) * 2 ** (path_length + 1)
-    L = ln_upper(Fraction(events) / (Fraction(params["delta"]) / 2))
+    L = log_term((2 * n * n + 1) * len(schedule) * 2 ** (path_length(params) + 1),
+                 params["delta"])
     pairs = NodeSamples(seed, "score", path, n, threshold)
     on_path = {var for var, _ in path}
     free = [i for i in range(n) if i not in on_path]
@@ -361,7 +377,7 @@ def adaptive_node(f, seed: int, path, params: dict):
         D = len(rows)
         agreements = [D - flipped[i] for i in range(n)]
         leader = min(free, key=lambda i: agreements[i])
-        if upper(D, size, L) <= p * params["eps"]:
+        if upper(D, size, L) <= p * eps:
             return None, size, D, None, True
         leader_rows = [row for row in rows if (row >> leader) & 1]
         certified = True
@@ -374,16 +390,15 @@ def adaptive_node(f, seed: int, path, params: dict):
                 certified = False
                 break
         if certified:
-            return leader, size, D, agreements[leader], True
-    return leader, size, D, agreements[leader], False
+            return leader, size, D, agreements, True
+    return leader, size, D, agreements, False
 
 
 def adaptive_leaf(f, seed: int, path, params: dict):
     """``(total, samples, certified)``."""
     n, eps = params["n"], params["eps"]
     schedule = rounds(params["first_round"], params["leaf_samples"])
-    events = 4 * len(schedule) * 2 ** (min(params["depth"], n) + 1)
-    L = ln_upper(Fraction(events) / (Fraction(params["delta"]) / 2))
+    L = log_term(4 * len(schedule) * 2 ** (path_length(params) + 1), params["delta"])
     total = done = 0
     for size in schedule:
         total += leaf_total(f, seed, path, n, done, size)
@@ -402,6 +417,33 @@ def _node_row(path, samples, certified, variable, disagreements, agreements) -> 
             "disagreements": disagreements, "agreements": agreements}
 
 
+def exceeds_binomial(count: int, trials: int, rate: Fraction, L: float) -> bool:
+    """Bernstein, exact rationals but ``L``: ``count`` significantly above ``Bin(trials, rate)``."""
+    excess = count - trials * rate
+    variance = trials * rate * (1 - rate)
+    return excess > 0 and excess * excess >= 2 * (variance + excess / 3) * Fraction(L)
+
+
+def _score_row(path, samples, certified, variable, D, C: list[int], threshold: int,
+               n: int) -> dict:
+    """A score-estimator node row with its reporting fields (§6, "Reporting")."""
+    row = _node_row(path, samples, certified, variable, D, C[variable])
+    on_path = {var for var, _ in path}
+    others = [i for i in range(n) if i not in on_path and i != variable]
+    flipped = D - C[variable]
+    guess = not exceeds_binomial(flipped, D, Fraction(threshold, 1 << 16),
+                                 ln_upper(Fraction(20 * (n - len(path)))))
+    runner = min(others, key=lambda i: C[i]) if others else None
+    margin = low = None
+    if runner is not None:
+        margin = C[runner] - C[variable]
+        trials = 2 * D - C[variable] - C[runner]
+        low = not (margin > 0 and margin * margin >= 2 * ln_upper(Fraction(20)) * trials)
+    row["report"] = {"runner_up": runner, "margin": margin, "low_margin": bool(low),
+                     "guesswork": guess}
+    return row
+
+
 def _leaf_row(path, samples, certified, total) -> dict:
     return {"path": [list(step) for step in path], "kind": "LeafDecision",
             "samples": samples, "certified": certified, "label": 1 if total >= 0 else -1,
@@ -409,22 +451,24 @@ def _leaf_row(path, samples, certified, total) -> dict:
 
 
 def decide_fixed(f, seed: int, path, params: dict) -> dict:
-    """§6, fixed mode: the decision at ``path`` as a known-answer ``decisions`` row."""
+    """§6, fixed mode: the decision at ``path`` as a known-answer ``decisions`` row
+    (a node's reporting fields under ``"report"``)."""
     n = params["n"]
-    if len(path) < min(params["depth"], n):
-        var, D, C = fixed_node(f, seed, path, n, params["score_samples"],
-                               noise_threshold(params["noise_rate"]))
-        return _node_row(path, params["score_samples"], None, var, D, C)
+    if len(path) < path_length(params):
+        threshold, _ = threshold_and_rate(params)
+        var, D, C = fixed_node(f, seed, path, n, params["score_samples"], threshold)
+        return _score_row(path, params["score_samples"], None, var, D, C, threshold, n)
     total = leaf_total(f, seed, path, n, 0, params["leaf_samples"])
     return _leaf_row(path, params["leaf_samples"], None, total)
 
 
 def decide_adaptive(f, seed: int, path, params: dict) -> dict:
     """§6, adaptive mode (an early leaf is a leaf row at a shorter path)."""
-    if len(path) < min(params["depth"], params["n"]):
+    if len(path) < path_length(params):
         var, samples, D, C, certified = adaptive_node(f, seed, path, params)
         if var is not None:
-            return _node_row(path, samples, certified, var, D, C)
+            return _score_row(path, samples, certified, var, D, C,
+                              threshold_and_rate(params)[0], params["n"])
     total, samples, certified = adaptive_leaf(f, seed, path, params)
     return _leaf_row(path, samples, certified, total)
 
@@ -512,7 +556,7 @@ def _efficient_decide(f, seed: int, path: tuple, params: dict) -> tuple[dict, li
     inherited = _inherited(f, seed, path, params)
     own: list[int] = []
     certified = None
-    if len(path) < min(params["depth"], n):
+    if len(path) < path_length(params):
         on_path = {var for var, _ in path}
         free = [i for i in range(n) if i not in on_path]
         F = len(free)
@@ -636,6 +680,7 @@ def answers(f, seed: int, queries: list[int], params: dict,
             mode: str) -> tuple[list[int], list[dict]]:
     """Answers of every query and every decision made, sorted by path."""
     decide = DECIDERS[mode]
+    _EFFICIENT.clear()  # its key holds id(f), which a later oracle may reuse
     made: dict[tuple, dict] = {}
     out = []
     for z in queries:
@@ -650,3 +695,16 @@ def answers(f, seed: int, queries: list[int], params: dict,
             var = row["variable"]
             path = path + ((var, -1 if (z >> var) & 1 else 1),)
     return out, sorted(made.values(), key=lambda row: row["path"])
+
+
+def reports(decisions: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The rows without the score estimator's reporting fields, and those fields
+    (``{path, runner_up, margin, low_margin, guesswork}`` per node) apart."""
+    rows, out = [], []
+    for row in decisions:
+        row = dict(row)
+        report = row.pop("report", None)
+        rows.append(row)
+        if report is not None:
+            out.append({"path": row["path"], **report})
+    return rows, out

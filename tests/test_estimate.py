@@ -196,3 +196,13 @@ def test_the_score_estimator_runs_one_sample_and_refuses_none(name):
     with pytest.raises(ValueError, match=rf"The '{name}' parameter of Params must be an int "
                                          rf"in the range \[1, inf\)\. Got 0 instead\."):
         lca.Params.practical(n=5, depth=2, noise_rate=0.1, **(counts | {name: 0}))
+
+
+def test_an_adaptive_node_also_holds_its_disagreeing_rows():
+    # The certificate reads the flip masks of every disagreeing sample: up to
+    # score_samples packed rows beyond the fixed mode's working block.
+    fixed = lca.Params.practical(100, 4, 0.1, 5000, 10)
+    adaptive = lca.Params.practical(100, 4, 0.1, 5000, 10, adaptive=True, tau=0.1, eps=0.1,
+                                    delta=0.1)
+    extra = adaptive.estimation.node_memory(adaptive) - fixed.estimation.node_memory(fixed)
+    assert extra == 8 * derive.words_per_point(100) * 5000

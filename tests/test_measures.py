@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -78,7 +79,38 @@ class TestTable:
             measure(3)
 
 
+def test_a_row_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        measure("depth").depth_exponent = 2
+
+
 class TestParameters:
+    def test_a_row_not_from_the_paper_shows_its_note(self):
+        described = plan_for_measure("approximate_degree", 1, 0.1, 0.05, 10).describe()
+        assert ("relations checked     cited: Shi's bound at eps = 1/3 gives Inf <= 64 adeg."
+                in described)
+        bare = plan_for_measure("certificate", 1, 0.1, 0.05, 10).describe()
+        assert "relations checked     literature: see docs/theory.md" in bare
+
+    def test_the_practical_preset_takes_a_rate_whatever_the_theory_one_rounds_to(self):
+        # c_p eps / I = 0.001 / 800 rounds to 0 on the grid; a rate given is used as given.
+        args = ("depth", 8, 0.001, 0.05, 10)
+        with pytest.raises(ValueError, match="rounds to 0 on the grid"):
+            params_for_measure(*args, preset="practical", relation_constant=100.0)
+        given = params_for_measure(*args, preset="practical", relation_constant=100.0,
+                                   noise_rate=0.1)
+        assert given.requested_noise_rate == 0.1
+
+    def test_a_practical_depth_may_be_0(self):
+        assert params_for_measure("depth", 2, 0.1, 0.05, 10, preset="practical",
+                                  depth=0).depth == 0
+
+    def test_a_tau_that_underflows_is_refused(self):
+        with pytest.raises(ValueError, match=r"params_for_measure: tau = c_tau eps\^3 / "
+                                             r"\(D\^2 I\) underflows to 0"):
+            params_for_measure("depth", 2, 0.1, 0.05, 20,
+                               constants=TheoryConstants(2.0, 1.0, 5e-324))
+
     @pytest.mark.parametrize("row", MEASURES, ids=lambda row: row.name)
     @pytest.mark.parametrize("d", [1, 2, 3])
     def test_every_row_resolves_to_theory_params(self, row, d):

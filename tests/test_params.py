@@ -7,6 +7,7 @@ import pytest
 
 from lca import Params, TheoryConstants
 from lca.measures import params_for_measure
+from lca.params import hoeffding_counts
 
 
 class TestPractical:
@@ -27,6 +28,28 @@ class TestPractical:
         assert pickle.loads(pickle.dumps(a)) == a
         with pytest.raises(AttributeError):
             a.depth = 4  # frozen
+
+    def test_params_differing_only_in_their_constants_differ(self):
+        # The constants fix no sample count here, but they decide the stated guarantee.
+        fields = dict(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
+                      preset="theory")
+        assert Params(**fields, constants=TheoryConstants()) != Params(
+            **fields, constants=TheoryConstants(1.0, 1.0, 0.5))
+
+    def test_guaranteed_is_fixed_mode_unless_asked(self):
+        assert not Params.guaranteed(100, 5, 0.1, 0.1, 0.1, 0.1).adaptive
+
+    def test_adaptive_caps_are_sized_for_half_of_delta(self):
+        # The anytime bounds spend delta/2; the caps are fixed mode's at delta/2.
+        adaptive = Params.guaranteed(100, 5, 0.1, 0.1, 0.1, 0.1, adaptive=True)
+        assert (adaptive.score_samples, adaptive.leaf_samples) == hoeffding_counts(
+            100, 5, 0.1, 0.1, 0.05)
+
+    def test_the_efficient_preset_has_the_documented_defaults(self):
+        # docs/randomness.md §6 states them for implementers.
+        params = Params.efficient(100)
+        assert (params.depth, params.score_samples, params.first_round, params.leaf_samples,
+                params.eps, params.delta, params.lookahead) == (12, 64, 64, 64, 0.05, 0.05, 1)
 
 
 class TestTheory:
@@ -111,7 +134,8 @@ class TestDescribeGuarantee:
         assert ("dist(T, f) <= 20 opt_s + 10.998 eps w.p. >= 1-delta (11 eps at the "
                 "requested p; docs/theory.md)") in theory.describe()
         adaptive = Params.from_theory(16, 0.1, 0.01, 100, adaptive=True)
-        assert "dist(T, f) <= 20 opt_s + 11.998 eps" in adaptive.describe()
+        assert ("dist(T, f) <= 20 opt_s + 11.998 eps w.p. >= 1-delta (12 eps at the "
+                "requested p") in adaptive.describe()
         # A rate on the grid: the requested constant exactly (p = 0.25 / 2 = 2^12 / 2^15).
         exact = Params.from_theory(4, 0.25, 0.01, 10)
         assert exact.noise_rate == 0.125 and "20 opt_s + 11 eps w.p." in exact.describe()
@@ -129,6 +153,50 @@ class TestDescribeGuarantee:
         assert not TheoryConstants(depth=100.0, noise=0.5, tau=0.5).proof_holds
         text = Params.from_theory(16, 0.1, 0.01, 100, old_defaults).describe()
         assert "guarantee             none" in text and "opt" not in text
+
+    def test_the_depth_version_checks_its_own_condition(self):
+        # c_d (c_p - c_tau) >= max(c_p, 1) (docs/theory.md §2): the defaults meet it with
+        # equality; c_d = 1 meets the size version's 1/2 but not this one.
+        assert TheoryConstants().depth_proof_holds
+        halved = TheoryConstants(depth=1.0, noise=1.0, tau=0.5)
+        assert halved.proof_holds and not halved.depth_proof_holds
+        assert not TheoryConstants(depth=1.99, noise=1.0, tau=0.5).depth_proof_holds
+        # c_p > 1: the bound is c_p, not 1 (4 * (2 - 1.5) = 2 = c_p).
+        assert TheoryConstants(depth=4.0, noise=2.0, tau=1.5).depth_proof_holds
+        assert not TheoryConstants(depth=3.99, noise=2.0, tau=1.5).depth_proof_holds
+        assert not TheoryConstants(depth=100.0, noise=0.5, tau=0.5).depth_proof_holds
+        plan = params_for_measure("depth", 2, 0.1, 0.05, 20, constants=halved)
+        assert plan.depth == 800  # the argument needs 1,600 levels
+        assert ("guarantee             none: the constants miss the proof's conditions "
+                "(c_tau < c_p, c_d (c_p - c_tau) >= max(c_p, 1), p unclipped)"
+                ) in plan.describe()
+        # The size version with the same constants keeps its guarantee.
+        assert "20 opt_s + " in Params.from_theory(16, 0.1, 0.05, 20, halved).describe()
+        assert "22 opt_d + " in params_for_measure("depth", 2, 0.1, 0.05, 20).describe()
+
+    def test_the_theory_rate_must_reach_the_noise_grid(self):
+        # p = c_p eps / log2 s must round to T >= 1 on the grid T / 2^15 (s = 2: p = c_p eps).
+        def built(rate):
+            return Params.from_theory(2, 0.1, 0.05, 10, TheoryConstants(2.0, rate / 0.1, 0.01))
+
+        assert built(1.5 * 2 ** -16).noise_threshold == 1  # 0.75 rounds to 1
+        with pytest.raises(ValueError, match=r"p = min\(1, c_p eps / log2 s\) = 1\.37e-05 "
+                                             r"rounds to 0 on the grid T / 2\*\*15"):
+            built(0.9 * 2 ** -16)
+
+    def test_a_tau_that_underflows_is_refused(self):
+        with pytest.raises(ValueError, match=r"tau = c_tau eps\^3 / \(log2 s\)\^3 underflows "
+                                             r"to 0"):
+            Params.from_theory(2, 0.1, 0.05, 10, TheoryConstants(2.0, 1.0, 5e-324))
+
+    def test_a_clipped_rate_or_no_constants_claim_nothing(self):
+        # p = min(1, c_p eps / L) at 1 is not c_p eps / L: the proof's drop is gone.
+        clipped = Params.from_theory(2, 0.1, 0.05, 20, TheoryConstants(2.0, 20.0, 0.5))
+        assert clipped.requested_noise_rate == 1.0
+        assert "guarantee             none" in clipped.describe()
+        bare = Params(n=10, depth=3, noise_rate=0.1, score_samples=10, leaf_samples=10,
+                      preset="theory")
+        assert "guarantee             none" in bare.describe()
 
     def test_guaranteed_and_practical_claim_no_error_bound(self):
         assert "no error bound by itself" in Params.guaranteed(100, 5, 0.1, 0.1, 0.1,

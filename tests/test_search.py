@@ -140,6 +140,20 @@ def test_a_constant_function_is_one_early_leaf_without_searching_or_flipping():
     assert rec.last_stats.early_leaves == 1
 
 
+def test_a_pair_that_differs_in_one_coordinate_is_not_searched():
+    # At n = 1 every disagreeing pair differs in its only coordinate, which is then
+    # the found one (h_0 = x, h_1 = y): no hybrid to ask. The root spends its 2q
+    # points, one flip of its one candidate per pair and, at its cap round, a probe
+    # per pair, asked with the flips before rule 3 certifies the lead: 4q, whatever
+    # number of pairs disagree.
+    rec = lca.Reconstructor(targets.parity(1, 1, 0), lca.Params.efficient(1, depth=1),
+                            record=True)
+    rec.materialize(0, depth=0)
+    root = rec.decisions[(0, ())]
+    assert root.rule == "influence" and root.certified and 0 < root.disagreements < 64
+    assert rec.last_stats.queries == 4 * 64
+
+
 def test_a_constant_region_is_certified_once_enough_points_agree():
     f = lca.from_callable(lambda x: -1, 30)
     params = lca.Params.efficient(30, depth=8, pairs=256, eps=0.05)

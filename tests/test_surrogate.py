@@ -583,3 +583,18 @@ def test_rare_and_integer_columns_fit_and_unseen_integers_are_answered() -> None
                                                            r"'blank' \(column 3\): 20 rows\.$"):
         answers = surrogate.predict(held_out)
     np.testing.assert_array_equal(answers, surrogate.predict(X.iloc[:20].assign(pixel=6)))
+
+
+def test_a_product_tree_deeper_than_16_levels_is_built() -> None:
+    from sklearn.tree import DecisionTreeClassifier
+
+    # Reconstructor.materialize refuses more decisions than max_decisions (65,536 by
+    # default); the surrogate raises it to the whole tree of its depth, 2^18 - 1 at
+    # 17 levels, so a deep product tree is built (here two certified leaves).
+    i = np.arange(300)
+    X = pd.DataFrame({name: np.sin(i * (k + 1.3)) for k, name in enumerate("abcdef")})
+    model = DecisionTreeClassifier(max_depth=1).fit(X, X.a > 0)
+    surrogate = Surrogate(model, distribution="product", depth=17).fit(X)
+    assert surrogate.params_.path_length == 17
+    tree = surrogate.tree()
+    assert tree.complete and len(tree.leaves) == 2
