@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from lca import derive
 from lca._validate import check_flag, check_int, check_real, check_seed
 from lca.decisions import LeafDecision, split_rows
 from lca.derive import Path
@@ -32,7 +31,6 @@ from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import (
     ClassLabels,
     ModelLabels,
-    ModelOracle,
     Not,
     from_classifier,
     from_estimator,
@@ -49,7 +47,6 @@ from lca.models.quality import (
     against_majority,
     agreement,
     majority,
-    rows_tree_agreement,
 )
 from lca.models.questions import Questions
 from lca.models.rows import MAX_ROWS_PER_NODE, MAX_SHARED_ROWS, RowsTree
@@ -564,7 +561,7 @@ class Surrogate:
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
         oracle = self._oracle("fidelity")
         product = on_product = None
-        sampled = self._product_sample(oracle, samples)
+        sampled = self.tree_.product_sample(oracle, samples)
         if sampled is not None:
             product = agreement(*sampled)
             on_product = Fraction(int((sampled[0] == sampled[1]).sum()), samples)
@@ -595,24 +592,7 @@ class Surrogate:
             warnings.warn("Surrogate.fidelity: " + " Also, ".join(concerns),
                           LowFidelityWarning, stacklevel=2)
         return Fidelity(product, data, most / rows, tuple(concerns),
-                        self._yardstick(X, labels))
-
-    def _product_sample(self, oracle: ModelLabels | ClassLabels,
-                        samples: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The tree's and the model's answers on ``samples`` product points, or ``None``
-        when there is nothing to draw them from (a data-mode tree read from JSON)."""
-        if isinstance(oracle, ModelOracle):
-            points = derive.sample_points(self.seed_, "surrogate-fidelity", oracle.n, samples)
-            return self.tree_.answers(points), oracle.query(points)
-        if not isinstance(self.tree_, RowsTree):
-            return None
-        # Data mode: rows of the product of the fitted marginals, drawn as a
-        # node's top-up rows are (at the root, purpose "surrogate-fidelity").
-        columns = self.tree_.product_columns(samples)
-        tree = self.tree_.answers(self.tree_.encoder.encode_columns(columns)[0])
-        if isinstance(oracle, ClassLabels):
-            return tree, oracle.class_columns(columns)
-        return tree, oracle.label_columns(columns)
+                        self.tree_.yardstick(X, labels))
 
     def _against_majority(self, points: np.ndarray, labels: np.ndarray,
                           what: str) -> list[str]:
@@ -625,16 +605,6 @@ class Surrogate:
               leaf, labels[chosen])
              for path, (leaf, chosen) in _reached(tree, points).items()],
             labels.size, len(self.classes_) if self._multiclass else 0, what)
-
-    def _yardstick(self, X: Any, labels: np.ndarray) -> float | None:
-        """On ``X``, a plain scikit-learn tree of the surrogate's depth fitted on the model's
-        labels of the fitted rows (data mode only: product mode keeps no rows)."""
-        if not isinstance(self.tree_, RowsTree):
-            return None
-        fitted, fitted_labels = self.tree_.fitted_rows()
-        encoder = self.tree_.encoder
-        rows = encoder.numbers(encoder.columns_of("Surrogate.fidelity", X))
-        return rows_tree_agreement(fitted, fitted_labels, rows, labels, self.tree_.depth)
 
     def report(self, X: Any = None) -> str:
         """A short text summary: mapping, encoder, tree size, queries, fidelity, leaves.
