@@ -11,18 +11,18 @@ it is: :mod:`lca.models.quality`; the saved document: :mod:`lca.models._state`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import LeafDecision, split_rows
+from lca.decisions import LeafDecision
 from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.models._data import is_frame, is_series, plain
@@ -39,14 +39,15 @@ from lca.models.oracle import (
     positive_class,
 )
 from lca.models.quality import (
-    FAR_BELOW,
     Fidelity,
     LowFidelityWarning,
     OnRows,
     Rules,
-    against_majority,
     agreement,
-    majority,
+    judge,
+    path_conditions,
+    reached,
+    report_text,
 )
 from lca.models.questions import Questions
 from lca.models.rows import MAX_ROWS_PER_NODE, MAX_SHARED_ROWS, RowsTree
@@ -80,8 +81,6 @@ _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "min_rows": functools.partial(check_int, low=1, high=MAX_ROWS_PER_NODE),
     "shared_rows": functools.partial(check_int, low=0, high=MAX_SHARED_ROWS),
 }
-# Leaves report() lists, those holding the most of the rows given.
-_REPORTED_LEAVES = 10
 
 
 class Surrogate:
@@ -473,13 +472,13 @@ class Surrogate:
         if X is not None:
             points, model = self._rows_and_labels("leaves", X)
             rows = points.shape[0]
-            for path, (leaf, chosen) in _reached(tree, points).items():
+            for path, (leaf, chosen) in reached(tree, points).items():
                 found[path] = (chosen.size, int((model[chosen] == leaf.label).sum()))
         out = []
         for path, node in tree.walk():
             if isinstance(node, LeafDecision):
                 on_rows = None if X is None else OnRows(*found.get(path, (0, 0)), rows)
-                out.append(self._rules(path, _conditions(tree, path), node, on_rows))
+                out.append(self._rules(path, path_conditions(tree, path), node, on_rows))
         return tuple(out)
 
     def _rules(self, path: Path, conditions: tuple[str, ...], leaf: LeafDecision,
@@ -559,52 +558,20 @@ class Surrogate:
         """
         self._check_fitted("fidelity")
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
-        oracle = self._oracle("fidelity")
-        product = on_product = None
-        sampled = self.tree_.product_sample(oracle, samples)
-        if sampled is not None:
-            product = agreement(*sampled)
-            on_product = Fraction(int((sampled[0] == sampled[1]).sum()), samples)
+        sampled = self.tree_.product_sample(self._oracle("fidelity"), samples)
         if X is None:
-            return Fidelity(product)
+            return Fidelity(None if sampled is None else agreement(*sampled))
         points, labels = self._rows_and_labels("fidelity", X)
         answers = self.tree_.answers(points)
-        data = agreement(answers, labels)
-        rows, agree = labels.size, int((answers == labels).sum())
-        top, most = majority(labels, len(self.classes_) if self._multiclass else 0)
-        concerns = []
-        if agree <= most:
-            common = self.labels([top])[0]
-            concerns.append(
-                f"on the {rows} rows given the tree agrees with the model on "
-                f"{data.rate:.3f}, no better than always answering the model's most common "
-                f"label {plain(common)!r} ({most / rows:.3f}): its rules say little "
-                "about these rows.")
-        if product is not None and on_product is not None \
-                and Fraction(agree, rows) < on_product - FAR_BELOW:
-            concerns.append(
-                f"on the {rows} rows given the tree agrees with the model on "
-                f"{data.rate:.3f}, more than {float(FAR_BELOW):g} below its {product.rate:.3f} "
-                "on the product distribution it was built for (features independent, "
-                "each with its own marginal): these rows are unlike it.")
-        concerns += self._against_majority(points, labels, "rows given")
-        if concerns:
-            warnings.warn("Surrogate.fidelity: " + " Also, ".join(concerns),
-                          LowFidelityWarning, stacklevel=2)
-        return Fidelity(product, data, most / rows, tuple(concerns),
-                        self.tree_.yardstick(X, labels))
-
-    def _against_majority(self, points: np.ndarray, labels: np.ndarray,
-                          what: str) -> list[str]:
-        """Sentences for the leaves of visible share of ``points`` answering against the
-        majority of the model's ``labels`` there."""
         tree = self.tree()
-        return against_majority(
-            [(" AND ".join(self._rules(path, _conditions(tree, path), leaf,
-                                       None).by_feature) or "(every row)",
-              leaf, labels[chosen])
-             for path, (leaf, chosen) in _reached(tree, points).items()],
-            labels.size, len(self.classes_) if self._multiclass else 0, what)
+        leaves = [(self._rules(path, path_conditions(tree, path), leaf, None), labels[chosen])
+                  for path, (leaf, chosen) in reached(tree, points).items()]
+        fidelity = judge(sampled, answers, labels,
+                         len(self.classes_) if self._multiclass else 0, self.labels, leaves)
+        if fidelity.concerns:
+            warnings.warn("Surrogate.fidelity: " + " Also, ".join(fidelity.concerns),
+                          LowFidelityWarning, stacklevel=2)
+        return dataclasses.replace(fidelity, rows_tree=self.tree_.yardstick(X, labels))
 
     def report(self, X: Any = None) -> str:
         """A short text summary: mapping, encoder, tree size, queries, fidelity, leaves.
@@ -620,56 +587,14 @@ class Surrogate:
         says what it cannot measure and how to pass the model.
         """
         self._check_fitted("report")
-        tree = self.tree()
-        views = tree.shown()
-        merged = sum(view.merged for view in views.values())
-        names = [str(c) for c in self.classes_]
-        question = (f"one tree over its {len(names)} classes {names!r}" if self._multiclass
-                    else f"{names[1]!r} vs {names[0]!r}")
-        if self.threshold is not None and self.oracle_ is not None:
-            question += f" ({self.oracle_.method} >= {self.threshold:g})"
-        lines = [
-            f"Surrogate of {tree.oracle}: {question}",
-            f"  encoder: {self.encoder_!r}, {self.n_features_in_} features -> "
-            + (f"{tree.n} bits" if self.distribution_ == "product" else
-               f"{tree.n} threshold questions; distribution 'data' over "
-               f"{self._fitted_rows()} fitted rows, {self.rows_digest_}"),
-            f"  tree T_{tree.seed}: depth {max((len(p) for p in tree.decisions), default=0)}, "
-            f"{len(tree.internal_nodes)} splits, {len(tree.leaves)} leaves"
-            + (f" ({merged} splits between equal-label leaves merged in the text)"
-               if merged else ""),
-        ]
-        if self.distribution_ == "data":
-            lines.append("  a heuristic (a tree learner over the fitted rows, no accuracy "
-                         "guarantee); leaves count fitted rows")
-        if self.queries_ is not None:
-            lines.append(f"  model queries spent building the tree: {self.queries_:,}")
-        if self.oracle_ is None:
-            lines.append("  agreement with the model: not measured, this Surrogate was read "
-                         "from JSON without its model; pass it: Surrogate.from_json(text, "
-                         "model=model)")
-            return "\n".join(lines)
-        fidelity = self.fidelity(X)
-        if fidelity.data is not None:
-            lines.append(f"  agreement on the rows given: {fidelity.data}; majority-label "
-                         f"baseline {fidelity.baseline:.3f}")
-            if fidelity.rows_tree is not None:
-                lines.append(f"  a plain tree of depth {self.tree_.depth} fitted on the "  # type: ignore[attr-defined]
-                             "model's labels of the fitted rows (scikit-learn) agrees on "
-                             f"{fidelity.rows_tree:.3f} of them")
-        if fidelity.product is not None:
-            lines.append(f"  agreement on the product distribution (features "
-                         f"independent): {fidelity.product.samples_text()}")
-        lines += [f"  warning: {concern}" for concern in fidelity.concerns]
-        if X is not None:
-            # leaves(X) counts every leaf on X: on_rows is never None here.
-            leaves = sorted(self.leaves(X),
-                            key=lambda rules: -rules.on_rows.reach)  # type: ignore[union-attr]
-            shown = leaves[:_REPORTED_LEAVES]
-            lines.append(f"  the {len(shown)} leaves holding the most of the rows given "
-                         f"(of {len(leaves)}):")
-            lines += [f"    {rules}" for rules in shown]
-        return "\n".join(lines)
+        return report_text(
+            self.tree(), self.classes_, threshold=self.threshold,
+            method=None if self.oracle_ is None else self.oracle_.method,
+            encoder=self.encoder_, features=self.n_features_in_,
+            rows=(None if self.distribution_ == "product" else
+                  (self._fitted_rows(), self.rows_digest_)),
+            queries=self.queries_, fidelity=None if self.oracle_ is None else self.fidelity(X),
+            leaves=None if self.oracle_ is None or X is None else self.leaves(X))
 
     # -- JSON ------------------------------------------------------------------------
 
@@ -816,29 +741,6 @@ def _classes_of(oracle: ModelLabels | ClassLabels) -> np.ndarray:
         other = [c for c in classes.tolist() if c != positive][0]
         return np.array([other, positive], dtype=classes.dtype)
     return np.array([Not(positive), positive], dtype=object)
-
-
-def _reached(tree: ReconstructedTree,
-             points: np.ndarray) -> dict[Path, tuple[LeafDecision, np.ndarray]]:
-    """Each leaf of a whole tree that rows of ``points`` reach, and those rows."""
-    found: dict[Path, tuple[LeafDecision, np.ndarray]] = {}
-    groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
-    while groups:
-        later: dict[Path, np.ndarray] = {}
-        for path, chosen in groups.items():
-            decision = tree.decisions[path]
-            if isinstance(decision, LeafDecision):
-                found[path] = (decision, chosen)
-            else:
-                later |= split_rows(points, chosen, path, decision.variable)
-        groups = later
-    return found
-
-
-def _conditions(tree: ReconstructedTree, path: Path) -> tuple[str, ...]:
-    """The conditions of a leaf's path, root first."""
-    return tuple(tree.conditions[path[:k]][0 if bit < 0 else 1]
-                 for k, (_, bit) in enumerate(path))
 
 
 def _one_row(row: Any) -> Any:
