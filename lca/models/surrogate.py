@@ -13,20 +13,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import json
-import math
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from lca._validate import check_flag, check_int, check_real, check_seed
+from lca._validate import check_flag, check_int, check_seed
 from lca.decisions import LeafDecision
 from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.models._data import is_frame, is_series, plain
-from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
+from lca.models._state import MAX_DEPTH, read_document, write_document
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import (
     ClassLabels,
@@ -51,7 +49,7 @@ from lca.models.quality import (
 )
 from lca.models.questions import Questions
 from lca.models.rows import MAX_ROWS_PER_NODE, MAX_SHARED_ROWS, RowsTree
-from lca.models.sources import ProductTree, SavedTree, TreeSource
+from lca.models.sources import ProductTree, TreeSource
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import Reconstructor
@@ -611,36 +609,14 @@ class Surrogate:
         finite number or a bool) is refused here, naming the value.
         """
         self._check_fitted("to_json")
-        tree = self.tree()
-        if self.distribution_ == "data" and tree.params.get("builder") != "rows":
-            raise ValueError("Surrogate.to_json: this surrogate was read from a format 2 "
-                             "document, whose data-mode tree was grown by an earlier rule that "
-                             "format 3 does not record; keep the original file, or fit the "
-                             "model again to save it in this format.")
-        threshold = self.threshold
-        if threshold is not None:  # the number the oracle compares with
-            threshold = check_real("Surrogate.to_json", "threshold", threshold, -math.inf,
-                                   math.inf)
-        # The tree's depth cap: a product tree's is its lca.Params' (given ones included).
-        depth = self.params_.depth if self.params_ is not None else plain(self.depth)
-        fields = {
-            "model": tree.oracle, "positive": plain(self.positive), "threshold": threshold,
-            "depth": depth, "seed": self.seed_,
-            "classes": [{"not": c.label} if isinstance(c, Not) else plain(c)
-                        for c in self.classes_],
-            "feature_names_in": (None if getattr(self, "feature_names_in_", None) is None
-                                 else self.feature_names_in_.tolist()),
-            "encoder": encoder_state(self.encoder_),
-            "tree": json.loads(tree.to_json()),
-            "queries": self.queries_,
-        }
-        if self.distribution_ == "data":
-            fields["rows"] = {
-                "digest": self.rows_digest_, "count": self._fitted_rows(),
-                "leaves": [[[list(step) for step in path], found.rows, found.agree]
-                           for path, node in tree.walk() if isinstance(node, LeafDecision)
-                           for found in [self.tree_.leaf_rows(path)]]}
-        return write_document(fields, indent)
+        return write_document(
+            self.tree(), self.encoder_, indent, positive=self.positive,
+            threshold=self.threshold,
+            # The tree's depth cap: a product tree's is its lca.Params' (given ones included).
+            depth=self.depth if self.params_ is None else self.params_.depth,
+            seed=self.seed_, classes=self.classes_,
+            feature_names_in=getattr(self, "feature_names_in_", None), queries=self.queries_,
+            leaf_rows=self.tree_.leaf_rows if self.distribution_ == "data" else None)
 
     @classmethod
     def from_json(cls, text: str | bytes, model: Any = None, *,
@@ -675,29 +651,19 @@ class Surrogate:
         check_flag(owner, "allow_old_version", allow_old_version)
         saved = read_document(text, allow_old_version=allow_old_version)
         rows = saved.rows
-        surrogate = cls(model, positive=saved.positive, threshold=saved.threshold,
-                        depth=saved.depth, seed=saved.seed,
-                        distribution="product" if rows is None else "data")
-        surrogate.encoder_ = saved.encoder
-        surrogate.seed_ = saved.seed
-        surrogate.distribution_ = "product" if rows is None else "data"
-        surrogate.params_ = saved.params
-        surrogate.tree_ = SavedTree(saved.tree, "reconstructor" if rows is None else "rows",
-                                    saved.queries, None if rows is None else dict(rows.leaves))
+        surrogate = cls(model, **saved.arguments())
+        surrogate.encoder_, surrogate.seed_ = saved.encoder, saved.seed
+        surrogate.distribution_, surrogate.params_ = saved.distribution, saved.params
+        surrogate.tree_ = saved.source()
         if rows is not None:
-            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows)
             surrogate.rows_per_node_, surrogate.min_rows_ = rows.rows_per_node, rows.min_rows
-            surrogate.shared_rows_ = rows.shared_rows
-            if rows.shared_rows is not None:
-                surrogate.set_params(shared_rows=rows.shared_rows)
-            surrogate.rows_digest_ = rows.digest
+            surrogate.shared_rows_, surrogate.rows_digest_ = rows.shared_rows, rows.digest
         surrogate.classes_ = saved.classes
         surrogate.n_features_in_ = saved.encoder.n_features_in_
         if saved.feature_names_in is not None:
             surrogate.feature_names_in_ = np.array(saved.feature_names_in, dtype=object)
-        surrogate.oracle_ = None
-        if model is not None:
-            surrogate.oracle_ = surrogate._saved_oracle(owner, model, saved.tree)
+        surrogate.oracle_ = (None if model is None else
+                             surrogate._saved_oracle(owner, model, saved.tree))
         return surrogate
 
     def _saved_oracle(self, owner: str, model: Any,
