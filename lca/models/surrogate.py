@@ -85,21 +85,26 @@ class Surrogate:
     """A trained model distilled into one fixed decision tree ``T_seed`` (scikit-learn style).
 
     ``fit(X)`` takes the rows the model works on (an array or a pandas
-    DataFrame; no labels) and fits the encoder; feature names come from the
-    columns. By default (``distribution="data"``) the encoder is a
-    :class:`ThresholdEncoder` (questions "``x >= c``" and "``x == c``") and
-    the tree is grown from the fitted rows (data mode, below). With
-    ``distribution="product"``, real-valued columns are cut into
-    ``2**bits`` equal-mass bins, categorical ones (by name, strings welcome)
-    keep their categories, and the surrogate is the tree ``T_seed`` that
-    :class:`lca.Reconstructor` builds with the model as oracle, under the
-    encoder's product distribution (features independent, each with its
-    discretised data marginal; see :mod:`lca.models.encoders`). Nothing of
-    the tree is built at fit time: :meth:`predict` and :meth:`explain` build
-    the paths they need (cached), :meth:`tree` the whole tree. Every answer
-    is a deterministic function of ``(model, X, parameters)``. A fitted
-    surrogate may be shared between threads: its tree is built under a lock,
-    so every thread gets the same answers.
+    DataFrame, whose columns name the features; no labels) and fits the
+    encoder; nothing of the tree is built then: :meth:`predict` and
+    :meth:`explain` build the paths they need (cached), :meth:`tree` the
+    whole tree. Every answer is a deterministic function of ``(model, X,
+    parameters)``, and a fitted surrogate may be shared between threads: its
+    tree is built under a lock, so every thread gets the same answers.
+
+    **Data mode** (``distribution="data"``, the default) is a HEURISTIC, a
+    tree learner over the fitted rows with no accuracy guarantee: each node
+    takes fitted rows of its region in an order derived from the seed, tops
+    them up with rows shaped like its own, and splits on the
+    :class:`ThresholdEncoder` question ("``x >= c``", "``x == c``", "``x``
+    is missing") of largest weighted Gini gain (:mod:`lca.models.rows` and
+    ``docs/randomness.md`` §10 state it exactly). It is still one fixed tree
+    per ``(model, rows, parameters, seed)``, identical in every process
+    given the same rows; ``fit`` keeps its own copy of them. **Product
+    mode** (``distribution="product"``, the paper's setting) is the tree
+    ``T_seed`` that :class:`lca.Reconstructor` builds with the model as
+    oracle under the encoder's product distribution (features independent,
+    each with its discretised data marginal; :mod:`lca.models.encoders`).
 
     ``predict`` answers in the model's own labels (``classes_``):
 
@@ -109,9 +114,9 @@ class Surrogate:
       ``>= threshold``". ``classes_`` is ``[other class, positive]``.
     * a multi-class classifier (``K > 2`` classes) in data mode, without
       ``positive=``: ONE tree whose leaves answer a class (the model's
-      ``predict``; :mod:`lca.models.rows`); ``classes_`` is the model's.
-      With ``positive=c`` (required in product mode) the tree answers "the
-      model predicts ``c``" (one-vs-rest): ``predict`` returns ``c`` or
+      ``predict``); ``classes_`` is the model's. With ``positive=c``
+      (required in product mode) the tree answers "the model predicts
+      ``c``" (one-vs-rest): ``predict`` returns ``c`` or
       :class:`lca.models.Not` ``(c)``, a label that equals every class but
       ``c``, so ``predict(X) == c`` and ``predict(X) == model.predict(X)``
       both mean what they say; ``classes_`` is ``[Not(c), c]``.
@@ -134,13 +139,9 @@ class Surrogate:
             :class:`lca.Params` (its ``n`` must be the encoder's number of
             bits, and its own depth is used).
         encoder: an unfitted (or fitted: it is refitted on ``X``) encoder;
-            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``
-            (with ``distribution="data"``: a :class:`ThresholdEncoder`,
-            ``None`` for ``ThresholdEncoder(cuts=64)``).
-        distribution: ``"data"`` (the default): a tree grown from the
-            fitted rows themselves (see below); or ``"product"``: the
-            reconstructor under the encoder's product distribution (above),
-            the paper's setting.
+            ``None`` for ``ThresholdEncoder(cuts=64)`` in data mode,
+            ``QuantileEncoder(bits=3, categorical="auto")`` in product mode.
+        distribution: ``"data"`` or ``"product"`` (above).
         rows_per_node: data mode: the fitted rows a node takes at least (the
             first of its region in a derived order, all of them when it holds
             fewer), topped up to this many points with rows shaped like its
@@ -152,22 +153,6 @@ class Surrogate:
             every node holding them takes (so the top of the tree is decided
             on many rows); in ``[0, 2**20]``.
 
-    **Data mode** (``distribution="data"``) is a HEURISTIC, a tree learner
-    over the user's rows with no accuracy guarantee: every node takes the
-    first fitted rows of its region in an order derived from the seed (those
-    among the first ``shared_rows``, and at least ``rows_per_node``; so it
-    sees its ancestors' rows in its region, and its split is chosen on the
-    rows it partitions), tops them up with rows shaped like its own (drawn
-    rows never outweigh its fitted ones), asks the model about all of them
-    (each fitted row once), and splits on the question ("``x >= c``",
-    "``x == c``", "``x`` is missing") of largest weighted Gini gain; :mod:`lca.models.rows`
-    and ``docs/randomness.md`` §10 state it exactly. It is still one fixed
-    tree per ``(model, rows, parameters, seed)``, built path by path and
-    identical in every process given the same rows; ``rows_digest_`` (the
-    SHA-256 of the fitted rows) is part of its identity and of its JSON.
-    ``fit`` keeps its own copy of the rows, so editing ``X`` afterwards
-    changes nothing.
-
     Fitted attributes: ``tree_`` (the tree's one source:
     :class:`lca.models.sources.ProductTree`, :class:`lca.models.rows.RowsTree`,
     or for a surrogate read from JSON :class:`lca.models.sources.SavedTree`),
@@ -177,7 +162,8 @@ class Surrogate:
     :class:`lca.Params`; ``None`` in data mode), ``queries_``,
     ``distribution_``, ``seed_``, ``classes_``, ``n_features_in_``,
     ``feature_names_in_`` (for a DataFrame); in data mode also
-    ``rows_digest_``, ``rows_per_node_``, ``min_rows_`` and
+    ``rows_digest_`` (the SHA-256 of the fitted rows, part of the tree's
+    identity and of its JSON), ``rows_per_node_``, ``min_rows_`` and
     ``shared_rows_``.
     """
 
