@@ -219,6 +219,21 @@ class ModelLabels(_ModelCalls):
                  else self.method)
         return f"{score} < {self.threshold:g}", f"{score} >= {self.threshold:g}"
 
+    @property
+    def answer_labels(self) -> np.ndarray:
+        """The model's labels of the ``-1`` and ``+1`` answers, the classes a surrogate's
+        ``predict`` answers in: a binary model's classes ``[other, positive]``,
+        ``[Not(c), c]`` for one class ``c`` of a multi-class model, ``[False, True]`` for
+        a model without classes."""
+        classes = self.classes
+        if classes is None:
+            return np.array([False, True])
+        positive = positive_class(self.positive, classes)
+        if classes.size == 2:
+            other = [c for c in classes.tolist() if c != positive][0]
+            return np.array([other, positive], dtype=classes.dtype)
+        return np.array([Not(positive), positive], dtype=object)
+
     def __repr__(self) -> str:
         rule = (f"positive={self.positive!r}" if self.threshold is None else
                 f"score >= {self.threshold!r}" + (f" (column of {self.positive!r})"
@@ -269,6 +284,11 @@ class ClassLabels(_ModelCalls):
         """The classes as text, in ``classes`` order."""
         assert self.classes is not None
         return tuple(str(plain(c)) for c in self.classes.tolist())
+
+    @property
+    def answer_labels(self) -> np.ndarray:
+        """The model's classes, one for each class index the tree answers."""
+        return np.array(self.classes)
 
     def __repr__(self) -> str:
         return f"<ClassLabels {self.name!r} classes={self.classes!r} encoder={self.encoder!r}>"

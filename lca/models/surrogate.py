@@ -23,13 +23,12 @@ from lca._validate import check_flag, check_int, check_seed
 from lca.decisions import LeafDecision
 from lca.derive import Path
 from lca.export import ReconstructedTree
-from lca.models._data import is_frame, is_series, plain
+from lca.models._data import is_frame, one_row, plain
 from lca.models._state import MAX_DEPTH, read_document, write_document
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import (
     ClassLabels,
     ModelLabels,
-    Not,
     from_classifier,
     from_estimator,
     model_classes,
@@ -269,7 +268,7 @@ class Surrogate:
         self.params_: Params | None = self._params(owner, oracle.n, depth)
         self.encoder_: Questions = encoder
         self.oracle_ = oracle
-        self.classes_ = _classes_of(oracle)
+        self.classes_ = oracle.answer_labels
         self.tree_ = ProductTree(Reconstructor(oracle, self.params_), seed)
         for stale in _DATA_ATTRIBUTES:  # a refit keeps nothing of an earlier fit
             self.__dict__.pop(stale, None)
@@ -306,7 +305,7 @@ class Surrogate:
         self.encoder_ = encoder
         self.oracle_ = oracle
         self.params_ = None
-        self.classes_ = _classes_of(oracle)
+        self.classes_ = oracle.answer_labels
         self.rows_digest_ = encoder.rows_digest_
         self.rows_per_node_, self.min_rows_ = rows_per_node, min_rows
         self.shared_rows_ = shared_rows
@@ -430,7 +429,7 @@ class Surrogate:
         about every row of ``X``.
         """
         self._check_fitted("explain")
-        trace = self.tree_.trace(self.encoder_.encode(_one_row(row))[0])
+        trace = self.tree_.trace(self.encoder_.encode(one_row("Surrogate.explain", row))[0])
         on_rows = None
         if X is not None:
             points, model = self._rows_and_labels("explain", X)
@@ -665,7 +664,7 @@ class Surrogate:
                       if isinstance(self.encoder_, Encoder) else
                       model_labels(model, self.encoder_, positive=positive, method=method,
                                    threshold=self.threshold))
-        if _classes_of(oracle).tolist() != self.classes_.tolist() or \
+        if oracle.answer_labels.tolist() != self.classes_.tolist() or \
                 tuple(oracle.label_names) != tree.class_names:
             raise ValueError(f"{owner}: the model {oracle.name!r} answers "
                              f"{list(oracle.label_names)!r}, but the saved surrogate "
@@ -677,40 +676,3 @@ class Surrogate:
 def _same(value: Any, default: Any) -> bool:
     """Whether a constructor argument is its default (``repr`` leaves those out)."""
     return value is default or (type(value) is type(default) and value == default)
-
-
-def _classes_of(oracle: ModelLabels | ClassLabels) -> np.ndarray:
-    """The labels ``predict`` answers in: a multi-class tree's classes; else
-    ``[negative, positive]``: a binary model's classes, ``[Not(c), c]`` for one class
-    ``c`` of a multi-class model, ``[False, True]`` for a model without classes."""
-    classes = oracle.classes
-    if isinstance(oracle, ClassLabels):
-        return np.array(classes)
-    if classes is None:
-        return np.array([False, True])
-    positive = positive_class(oracle.positive, classes)
-    if classes.size == 2:
-        other = [c for c in classes.tolist() if c != positive][0]
-        return np.array([other, positive], dtype=classes.dtype)
-    return np.array([Not(positive), positive], dtype=object)
-
-
-def _one_row(row: Any) -> Any:
-    """A single row as a one-row 2-D input (a DataFrame stays a DataFrame)."""
-    if is_frame(row):
-        if row.shape[0] != 1:
-            raise ValueError("The 'row' parameter of Surrogate.explain must be one row. "
-                             f"Got a DataFrame of {row.shape[0]} rows.")
-        return row
-    if is_series(row):
-        return row.to_frame().T.infer_objects()
-    array = np.asarray(row, dtype=None if not isinstance(row, (list, tuple)) else object)
-    if array.ndim == 2 and array.shape[0] == 1:
-        return array
-    if array.ndim != 1:
-        raise ValueError("The 'row' parameter of Surrogate.explain must be one row (1-D, "
-                         f"or 2-D with one row). Got shape {array.shape}.")
-    if array.dtype == object and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                     for v in array):
-        array = array.astype(np.float64)
-    return array[None, :]
