@@ -29,11 +29,10 @@ from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import (
     ClassLabels,
     ModelLabels,
-    from_classifier,
+    answers_classes,
     from_estimator,
-    model_classes,
-    model_labels,
-    positive_class,
+    rows_oracle,
+    surrogate_mapping,
 )
 from lca.models.quality import (
     Fidelity,
@@ -293,13 +292,11 @@ class Surrogate:
             raise TypeError(f"The 'encoder' parameter of {owner} must be a ThresholdEncoder "
                             "or None with distribution='data'. Got "
                             f"{type(self.encoder).__name__} instead.")
-        multiclass = self._all_classes(owner)
+        multiclass = answers_classes(owner, self.model, self.positive, self.threshold)
         positive, method = (None, None) if multiclass else self._mapping(owner)
         columns, values = encoder.fit_rows(X)
-        oracle: ModelLabels | ClassLabels = (
-            from_classifier(self.model, encoder) if multiclass else
-            model_labels(self.model, encoder, positive=positive, method=method,
-                         threshold=self.threshold))
+        oracle = rows_oracle(self.model, encoder, multiclass=multiclass, positive=positive,
+                             method=method, threshold=self.threshold)
         self.tree_ = RowsTree(encoder, oracle, columns, values, seed, depth, rows_per_node,
                               min_rows, shared_rows)
         self.encoder_ = encoder
@@ -310,52 +307,9 @@ class Surrogate:
         self.rows_per_node_, self.min_rows_ = rows_per_node, min_rows
         self.shared_rows_ = shared_rows
 
-    def _all_classes(self, owner: str) -> bool:
-        """Whether the tree answers a class of a multi-class model (no ``positive=``)."""
-        classes = model_classes(self.model)
-        if classes is None or classes.size <= 2 or self.positive is not None:
-            return False
-        if self.threshold is not None:
-            raise ValueError(
-                f"{owner}: threshold={self.threshold!r} cuts the score of one class, but model "
-                f"{type(self.model).__name__} has {classes.size} classes "
-                f"{classes.tolist()} and no positive= is given. Pass positive=c for the "
-                "tree of 'score of c >= threshold', or drop threshold for one tree whose "
-                "leaves answer the model's class.")
-        return True
-
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
         """The ``positive`` and ``method`` to wrap the model with."""
-        classes = model_classes(self.model)
-        name = type(self.model).__name__
-        positive = self.positive
-        if classes is None:
-            if self.threshold is None and positive is None:
-                raise ValueError(
-                    f"{owner}: model {name} has no classes_ (a regressor or a plain "
-                    "function); pass threshold= (model.predict(x) >= threshold is the "
-                    "positive side), or positive= for a function with 0/1 or ±1 labels.")
-            return positive, None
-        if positive is None:
-            if classes.size > 2:
-                raise ValueError(
-                    f"{owner}: model {name} has {classes.size} classes "
-                    f"{classes.tolist()}, and a product-distribution tree answers one yes/no "
-                    "question. Pass positive=c for 'the model predicts c' (predict then "
-                    "answers c or lca.models.Not(c)); for ONE tree whose leaves answer the "
-                    "model's class use distribution='data' (the default) without "
-                    "positive=; for a product-distribution tree of every class fit one "
-                    "surrogate per class: {c: Surrogate(model, positive=c).fit(X) for c in "
-                    "model.classes_}.")
-            positive = positive_class(None, classes)
-        if self.threshold is None:
-            return positive, None
-        if callable(getattr(self.model, "predict_proba", None)):
-            return positive, "predict_proba"
-        # decision_function of a binary model scores classes_[1]; from_estimator
-        # refuses positive=classes_[0] with it rather than flip silently.
-        return (None if classes.size == 2 and positive == positive_class(None, classes)
-                else positive), None
+        return surrogate_mapping(owner, self.model, self.positive, self.threshold)
 
     def _params(self, owner: str, n: int, depth: int) -> Params:
         given = self.params
@@ -654,16 +608,10 @@ class Surrogate:
     def _saved_oracle(self, owner: str, model: Any,
                       tree: ReconstructedTree) -> ModelLabels | ClassLabels:
         """The model's answers for a surrogate read from JSON, checked against its classes."""
-        oracle: ModelLabels | ClassLabels
-        if self._multiclass:
-            oracle = from_classifier(model, self.encoder_)
-        else:
-            positive, method = self._mapping(owner)
-            oracle = (from_estimator(model, self.encoder_, positive=positive, method=method,
-                                     threshold=self.threshold)
-                      if isinstance(self.encoder_, Encoder) else
-                      model_labels(model, self.encoder_, positive=positive, method=method,
-                                   threshold=self.threshold))
+        multiclass = self._multiclass
+        positive, method = (None, None) if multiclass else self._mapping(owner)
+        oracle = rows_oracle(model, self.encoder_, multiclass=multiclass, positive=positive,
+                             method=method, threshold=self.threshold)
         if oracle.answer_labels.tolist() != self.classes_.tolist() or \
                 tuple(oracle.label_names) != tree.class_names:
             raise ValueError(f"{owner}: the model {oracle.name!r} answers "
