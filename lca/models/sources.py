@@ -9,14 +9,17 @@ traces one point's path, materializes the readable tree, counts the model
 queries spent on the tree and names its builder; what fidelity measures
 differs by source too, so the source answers it: its sample of the product
 distribution, and the yardstick (a plain tree on the fitted rows, which only
-a rows tree keeps). A source is safe to share between threads: what it
-builds lazily, it builds under a lock, so every thread sees the same tree.
+a rows tree keeps). The product source's configuration, a surrogate's
+``params=`` made into :class:`lca.Params`, is here too (:func:`product_params`).
+A source is safe to share between threads: what it builds lazily, it builds
+under a lock, so every thread sees the same tree.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,7 +32,8 @@ from lca.models.oracle import ClassLabels, ModelLabels, ModelOracle
 from lca.params import Params
 from lca.reconstruct import Reconstructor
 
-__all__ = ["FIDELITY_PURPOSE", "ProductTree", "SavedTree", "Trace", "TreeSource", "cut"]
+__all__ = ["FIDELITY_PURPOSE", "ProductTree", "SavedTree", "Trace", "TreeSource", "cut",
+           "product_params"]
 
 # What fidelity's sample of the product distribution is derived under.
 FIDELITY_PURPOSE = "surrogate-fidelity"
@@ -151,6 +155,31 @@ class ProductTree:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["reconstructor"], state["seed"])  # type: ignore[misc]
         self._whole = state["whole"]
+
+
+def product_params(owner: str, given: Params | Mapping[str, Any] | None, n: int,
+                   depth: int) -> Params:
+    """The reconstructor's :class:`lca.Params` from a surrogate's ``params=``: ``None`` for
+    ``Params.efficient(n, depth=depth)``, a mapping of its arguments, or a full ``Params``
+    of the encoder's ``n`` bits (its own depth is used)."""
+    if given is None:
+        return Params.efficient(n, depth=depth)
+    if isinstance(given, Params):
+        if given.n != n:
+            raise ValueError(f"The 'params' parameter of {owner} has n={given.n}, but "
+                             f"the encoder makes {n} bits of these data; pass a mapping "
+                             "of Params.efficient arguments (e.g. {'pairs': 128}) to "
+                             "have n filled in.")
+        return given
+    if not isinstance(given, Mapping):
+        raise TypeError(f"The 'params' parameter of {owner} must be None, an lca.Params "
+                        "or a mapping of Params.efficient arguments. Got "
+                        f"{type(given).__name__} instead.")
+    try:
+        return Params.efficient(n, **{"depth": depth, **given})
+    except TypeError as error:
+        raise TypeError(f"The 'params' parameter of {owner} must hold arguments of "
+                        f"lca.Params.efficient. Got {dict(given)!r} ({error}).") from error
 
 
 class SavedTree:

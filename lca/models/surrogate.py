@@ -47,7 +47,7 @@ from lca.models.quality import (
 )
 from lca.models.questions import Questions
 from lca.models.rows import MAX_ROWS_PER_NODE, MAX_SHARED_ROWS, RowsTree
-from lca.models.sources import ProductTree, TreeSource
+from lca.models.sources import ProductTree, TreeSource, product_params
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import Reconstructor
@@ -69,7 +69,7 @@ _DATA_ATTRIBUTES = ("rows_digest_", "rows_per_node_", "min_rows_", "shared_rows_
 # What the value-like constructor arguments may be, declared once and checked
 # when fit runs (the constructor only stores them, as scikit-learn's estimators
 # do). The model, positive class, threshold, params and encoder are checked
-# against each other where they meet (from_estimator and _params).
+# against each other where they meet (from_estimator and product_params).
 _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "depth": functools.partial(check_int, low=0, high=MAX_DEPTH),
     "seed": lambda owner, name, value: check_seed(owner, value, name),
@@ -264,7 +264,7 @@ class Surrogate:
         encoder.fit(X)
         oracle = from_estimator(self.model, encoder, positive=positive, method=method,
                                 threshold=self.threshold)
-        self.params_: Params | None = self._params(owner, oracle.n, depth)
+        self.params_: Params | None = product_params(owner, self.params, oracle.n, depth)
         self.encoder_: Questions = encoder
         self.oracle_ = oracle
         self.classes_ = oracle.answer_labels
@@ -310,27 +310,6 @@ class Surrogate:
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
         """The ``positive`` and ``method`` to wrap the model with."""
         return surrogate_mapping(owner, self.model, self.positive, self.threshold)
-
-    def _params(self, owner: str, n: int, depth: int) -> Params:
-        given = self.params
-        if given is None:
-            return Params.efficient(n, depth=depth)
-        if isinstance(given, Params):
-            if given.n != n:
-                raise ValueError(f"The 'params' parameter of {owner} has n={given.n}, but "
-                                 f"the encoder makes {n} bits of these data; pass a mapping "
-                                 "of Params.efficient arguments (e.g. {'pairs': 128}) to "
-                                 "have n filled in.")
-            return given
-        if not isinstance(given, Mapping):
-            raise TypeError(f"The 'params' parameter of {owner} must be None, an lca.Params "
-                            "or a mapping of Params.efficient arguments. Got "
-                            f"{type(given).__name__} instead.")
-        try:
-            return Params.efficient(n, **{"depth": depth, **given})
-        except TypeError as error:
-            raise TypeError(f"The 'params' parameter of {owner} must hold arguments of "
-                            f"lca.Params.efficient. Got {dict(given)!r} ({error}).") from error
 
     def _check_fitted(self, owner: str) -> None:
         if not hasattr(self, "tree_"):
