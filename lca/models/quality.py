@@ -303,10 +303,14 @@ def report_text(tree: ReconstructedTree, classes: np.ndarray, *, threshold: floa
     ``threshold``, the model's ``method`` whose score it cuts, ``None``
     without the model), the ``encoder`` and its number of input
     ``features``, the tree's size, in data mode its fitted ``rows`` (their
-    count and digest) and the model ``queries`` it cost; then ``fidelity``
-    (``None``: read from JSON without the model, which the text says how to
-    pass) and the ``leaves`` counted on the rows given (``None``: no rows),
-    those holding the most of them.
+    count and digest) and the model ``queries`` it cost. Then ``fidelity``
+    (``None``: read from JSON without the model, and the text says how to
+    pass it): the agreement on the rows given first, beside the
+    majority-label baseline and the yardstick (a plain tree fitted on the
+    model's labels of the fitted rows, data mode), then the agreement on the
+    product distribution, a ``warning:`` line per
+    :class:`LowFidelityWarning` sentence, and last the ``leaves`` counted on
+    the rows given (``None``: no rows), those holding the most of them.
     """
     merged = sum(view.merged for view in tree.shown().values())
     names = [str(c) for c in classes]

@@ -274,11 +274,9 @@ class Surrogate:
 
     def _fit_data(self, owner: str, X: Any, depth: int, seed: int) -> None:
         """Data mode: threshold questions over the rows of ``X``, a :class:`RowsTree`."""
-        rows_per_node = _PARAMETER_CONSTRAINTS["rows_per_node"](owner, "rows_per_node",
-                                                               self.rows_per_node)
-        min_rows = _PARAMETER_CONSTRAINTS["min_rows"](owner, "min_rows", self.min_rows)
-        shared_rows = _PARAMETER_CONSTRAINTS["shared_rows"](owner, "shared_rows",
-                                                           self.shared_rows)
+        rows_per_node, min_rows, shared_rows = (
+            _PARAMETER_CONSTRAINTS[name](owner, name, getattr(self, name))
+            for name in ("rows_per_node", "min_rows", "shared_rows"))
         if self.params is not None:
             raise ValueError(f"The 'params' parameter of {owner} configures the product "
                              "distribution's reconstructor; with distribution='data' pass "
@@ -493,14 +491,10 @@ class Surrogate:
         """A short text summary: mapping, encoder, tree size, queries, fidelity, leaves.
 
         Builds the whole tree. With the model (always, unless read from JSON
-        without it) it measures :meth:`fidelity`: with rows ``X`` (held-out
-        rows, ideally) the agreement on them comes first, beside the
-        majority-label baseline and the yardstick (a plain tree fitted on the
-        model's labels of the fitted rows, data mode), then the agreement on
-        the product distribution, a ``warning:`` line per
-        :class:`LowFidelityWarning` sentence, and the leaves that hold the
-        most of the rows, each counted on the rows. Without the model it
-        says what it cannot measure and how to pass the model.
+        without it: then it says how to pass it) it measures :meth:`fidelity`
+        on rows ``X`` (held-out rows, ideally) and on the product
+        distribution, and counts the leaves on ``X``; the lines are laid out
+        by :func:`lca.models.quality.report_text`.
         """
         self._check_fitted("report")
         return report_text(
