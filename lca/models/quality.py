@@ -3,7 +3,8 @@
 :meth:`lca.models.Surrogate.fidelity` and :meth:`~lca.models.Surrogate.report`
 measure a tree against its model on rows and on the product distribution;
 this module holds what they return (:class:`Fidelity`, :class:`Agreement`,
-:class:`Rules`, :class:`OnRows`), the rules that turn the counts into
+:class:`Rules`, :class:`OnRows`, counted by :func:`on_path` and
+:func:`on_leaves`), the rules that turn the counts into
 concerns (:class:`LowFidelityWarning`, :func:`judge`), the yardstick a data
 scientist would build instead: a plain scikit-learn tree fitted on the
 model's labels of the same rows (:func:`rows_tree_agreement`), and the text
@@ -285,6 +286,25 @@ def reached(tree: ReconstructedTree,
                 later |= split_rows(points, chosen, path, decision.variable)
         groups = later
     return found
+
+
+def on_path(points: np.ndarray, labels: np.ndarray, path: Path, label: int) -> OnRows:
+    """How the leaf at the end of ``path`` (answering ``label``) fares on rows: how many of
+    ``points`` reach it, and on how many of those the model's ``labels`` are its label."""
+    reach = np.ones(points.shape[0], dtype=bool)
+    for variable, bit in path:
+        reach &= points[:, variable] == bit
+    return OnRows(int(reach.sum()), int((labels[reach] == label).sum()), points.shape[0])
+
+
+def on_leaves(tree: ReconstructedTree, points: np.ndarray,
+              labels: np.ndarray) -> dict[Path, OnRows]:
+    """:func:`on_path` of every leaf of a whole tree, the rows split once down the tree."""
+    rows = points.shape[0]
+    found = {path: (chosen.size, int((labels[chosen] == leaf.label).sum()))
+             for path, (leaf, chosen) in reached(tree, points).items()}
+    return {path: OnRows(*found.get(path, (0, 0)), rows)
+            for path, node in tree.walk() if isinstance(node, LeafDecision)}
 
 
 def path_conditions(tree: ReconstructedTree, path: Path) -> tuple[str, ...]:

@@ -41,6 +41,8 @@ from lca.models.quality import (
     Rules,
     agreement,
     judge,
+    on_leaves,
+    on_path,
     path_conditions,
     reached,
     report_text,
@@ -361,14 +363,8 @@ class Surrogate:
         """
         self._check_fitted("explain")
         trace = self.tree_.trace(self.encoder_.encode(one_row("Surrogate.explain", row))[0])
-        on_rows = None
-        if X is not None:
-            points, model = self._rows_and_labels("explain", X)
-            reach = np.ones(points.shape[0], dtype=bool)
-            for variable, bit in trace.path:
-                reach &= points[:, variable] == bit
-            on_rows = OnRows(int(reach.sum()), int((model[reach] == trace.leaf.label).sum()),
-                             points.shape[0])
+        on_rows = (None if X is None else
+                   on_path(*self._rows_and_labels("explain", X), trace.path, trace.leaf.label))
         return self._rules(trace.path, trace.conditions, trace.leaf, on_rows)
 
     def leaves(self, X: Any = None) -> tuple[Rules, ...]:
@@ -381,19 +377,10 @@ class Surrogate:
         """
         self._check_fitted("leaves")
         tree = self.tree()
-        found: dict[Path, tuple[int, int]] = {}
-        rows = 0
-        if X is not None:
-            points, model = self._rows_and_labels("leaves", X)
-            rows = points.shape[0]
-            for path, (leaf, chosen) in reached(tree, points).items():
-                found[path] = (chosen.size, int((model[chosen] == leaf.label).sum()))
-        out = []
-        for path, node in tree.walk():
-            if isinstance(node, LeafDecision):
-                on_rows = None if X is None else OnRows(*found.get(path, (0, 0)), rows)
-                out.append(self._rules(path, path_conditions(tree, path), node, on_rows))
-        return tuple(out)
+        counted = None if X is None else on_leaves(tree, *self._rows_and_labels("leaves", X))
+        return tuple(self._rules(path, path_conditions(tree, path), node,
+                                 None if counted is None else counted[path])
+                     for path, node in tree.walk() if isinstance(node, LeafDecision))
 
     def _rules(self, path: Path, conditions: tuple[str, ...], leaf: LeafDecision,
                on_rows: OnRows | None) -> Rules:
