@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import pathlib
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -994,3 +996,18 @@ def test_an_unseen_value_of_an_unordered_column_is_refused() -> None:
     with pytest.raises(ValueError, match=r"column 'grade' \(column 0, numbers\) holds a missing "
                                          r"value \(nan\)"):
         _levels_024().encode([[np.nan]])
+
+
+# lca.models in import order: each module imports only those before it, so the estimator
+# reads the tree sources, quality and the saved document, and none of them reads it.
+MODELS_MODULES = ("_data", "questions", "encoders", "thresholds", "oracle", "quality",
+                  "sources", "rows", "_state", "surrogate", "cli")
+
+
+@pytest.mark.parametrize("module", MODELS_MODULES)
+def test_imports_within_lca_models_flow_one_way(module) -> None:
+    text = pathlib.Path(lca.models.__file__).with_name(f"{module}.py").read_text()
+    # Indented imports count too: those inside functions and under TYPE_CHECKING.
+    imported = set(re.findall(r"^\s*from lca\.models\.(\w+) import", text, flags=re.M))
+    assert "from lca.models import" not in text and "import lca.models" not in text
+    assert imported <= set(MODELS_MODULES[:MODELS_MODULES.index(module)]), imported

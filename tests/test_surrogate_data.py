@@ -77,6 +77,29 @@ def test_data_mode_is_the_default_and_product_mode_is_asked_for_by_name():
         "Surrogate(function, distribution='product')"
 
 
+def test_each_tree_source_answers_what_fidelity_samples_and_its_yardstick():
+    rows, held = table(200), table(80, seed=1)
+    data = Surrogate(rule, positive=1, depth=3).fit(rows)
+    product = Surrogate(rule, positive=1, depth=3, distribution="product").fit(rows)
+    labels = data.oracle_.label_rows(held)
+    # A rows tree draws rows of the fitted marginals and keeps the rows for its yardstick.
+    tree, model = data.tree_.product_sample(data.oracle_, 50)
+    assert tree.shape == model.shape == (50,)
+    assert 0 <= data.tree_.yardstick(held, labels) <= 1
+    # A product tree draws points under its seed; the same tree read back with its model
+    # draws the same points and answers them alike; neither keeps rows.
+    back = Surrogate.from_json(product.to_json(), model=rule)
+    for answers, again in zip(product.tree_.product_sample(product.oracle_, 50),
+                              back.tree_.product_sample(back.oracle_, 50), strict=True):
+        np.testing.assert_array_equal(answers, again)
+    assert product.tree_.yardstick(held, labels) is back.tree_.yardstick(held, labels) is None
+    # A data-mode tree read back keeps no rows: nothing to draw, no yardstick.
+    saved = Surrogate.from_json(data.to_json(), model=rule)
+    assert saved.tree_.product_sample(saved.oracle_, 50) is None
+    assert saved.tree_.yardstick(held, labels) is None
+    assert saved.fidelity(held).product is None and saved.fidelity(held).rows_tree is None
+
+
 # -- questions ------------------------------------------------------------------------------
 
 def test_every_midpoint_is_a_cut_up_to_the_limit_then_row_quantiles():

@@ -37,6 +37,27 @@ def _is_pandas(X: Any, kind: str) -> bool:
     return type(X).__module__.split(".")[0] == "pandas" and type(X).__name__ == kind
 
 
+def one_row(owner: str, row: Any) -> Any:
+    """A single row as a one-row 2-D input (a DataFrame stays a DataFrame)."""
+    if is_frame(row):
+        if row.shape[0] != 1:
+            raise ValueError(f"The 'row' parameter of {owner} must be one row. "
+                             f"Got a DataFrame of {row.shape[0]} rows.")
+        return row
+    if is_series(row):
+        return row.to_frame().T.infer_objects()
+    array = np.asarray(row, dtype=None if not isinstance(row, (list, tuple)) else object)
+    if array.ndim == 2 and array.shape[0] == 1:
+        return array
+    if array.ndim != 1:
+        raise ValueError(f"The 'row' parameter of {owner} must be one row (1-D, "
+                         f"or 2-D with one row). Got shape {array.shape}.")
+    if array.dtype == object and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                     for v in array):
+        array = array.astype(np.float64)
+    return array[None, :]
+
+
 def plain(value: Any) -> Any:
     """A NumPy scalar as the Python value it holds (for messages and JSON)."""
     return value.item() if isinstance(value, np.generic) else value

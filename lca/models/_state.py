@@ -1,16 +1,17 @@
 """A saved :class:`lca.models.Surrogate`: the document written whole, and read back checked whole.
 
-:func:`write_document` turns a fitted surrogate's fields into the JSON-ready
-document :meth:`~lca.models.Surrogate.to_json` writes; :func:`read_document`
-reads one back and builds nothing from it before every field has been
-checked: its type and range, and its consistency with the encoder and the
-tree (the seed, ``n``, every node's conditions and feature names, the
-classes). Any flaw is one ``ValueError`` that names the field. Last, the
-document's ``"digest"`` (SHA-256 of a canonical serialization of everything
-else) must match, so an edit that keeps the fields consistent (two classes
-swapped, a cut moved within its bin) is refused too. The digest is an
-integrity check, not a signature: it catches edits and corruption, not a
-forger who recomputes it.
+:func:`write_document` turns a fitted surrogate's tree, encoder and plain
+values into the text :meth:`~lca.models.Surrogate.to_json` returns;
+:func:`read_document` reads one back into :class:`Saved` (which gives the
+surrogate's constructor arguments and its tree source) and builds nothing
+from it before every field has been checked: its type and range, and its
+consistency with the encoder and the tree (the seed, ``n``, every node's
+conditions and feature names, the classes). Any flaw is one ``ValueError``
+that names the field. Last, the document's ``"digest"`` (SHA-256 of a
+canonical serialization of everything else) must match, so an edit that
+keeps the fields consistent (two classes swapped, a cut moved within its
+bin) is refused too. The digest is an integrity check, not a signature: it
+catches edits and corruption, not a forger who recomputes it.
 
 The tree records the builder that made it in its ``"params"``: the fields of
 :class:`lca.Params` (product mode, the reconstructor), or a data-mode
@@ -46,7 +47,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -54,14 +56,16 @@ from typing import Any
 import numpy as np
 
 from lca._json_check import bad, brief, int_in, is_int, is_real, is_scalar, keys, load
-from lca._validate import SEED_LIMIT, show
-from lca.decisions import NodeDecision, RowsSplit, Split
+from lca._validate import SEED_LIMIT, check_real, show
+from lca.decisions import LeafDecision, NodeDecision, RowsSplit, Split
+from lca.derive import Path
 from lca.export import ReconstructedTree
 from lca.models._data import MAX_FEATURES, plain
 from lca.models.encoders import MAX_BITS, BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import Not
 from lca.models.questions import Questions, category_key
 from lca.models.rows import MAX_ROWS_PER_NODE, LeafRows
+from lca.models.sources import SavedTree
 from lca.models.thresholds import MAX_CUTS, ThresholdEncoder
 from lca.params import Params, TheoryConstants
 
@@ -114,6 +118,29 @@ class Saved:
     queries: int | None
     rows: SavedRows | None = None
 
+    @property
+    def distribution(self) -> str:
+        """The surrogate's ``distribution``: ``"data"`` when the document holds ``"rows"``."""
+        return "product" if self.rows is None else "data"
+
+    def arguments(self) -> dict[str, Any]:
+        """The Surrogate's constructor arguments the document records (all but the model;
+        a format 2 data-mode document records no ``shared_rows``)."""
+        found = {"positive": self.positive, "threshold": self.threshold, "depth": self.depth,
+                 "seed": self.seed, "distribution": self.distribution}
+        rows = self.rows
+        if rows is not None:
+            found |= {"rows_per_node": rows.rows_per_node, "min_rows": rows.min_rows}
+            if rows.shared_rows is not None:
+                found["shared_rows"] = rows.shared_rows
+        return found
+
+    def source(self) -> SavedTree:
+        """The tree as the surrogate's one source, with the builder and queries recorded."""
+        rows = self.rows
+        return SavedTree(self.tree, "reconstructor" if rows is None else "rows", self.queries,
+                         None if rows is None else dict(rows.leaves))
+
 
 @dataclass(frozen=True)
 class SavedRows:
@@ -131,16 +158,45 @@ class SavedRows:
 
 # -- writing -------------------------------------------------------------------------
 
-def write_document(fields: dict[str, Any], indent: int | None) -> str:
-    """The JSON text of a saved Surrogate: ``fields`` under a format tag, version and digest.
+def write_document(tree: ReconstructedTree, encoder: Questions, indent: int | None, *,
+                   positive: Any, threshold: Any, depth: Any, seed: int, classes: np.ndarray,
+                   feature_names_in: np.ndarray | None, queries: int | None,
+                   leaf_rows: Callable[[Path], LeafRows] | None) -> str:
+    """The JSON text of a saved Surrogate: its fields under a format tag, version and digest.
 
-    ``fields`` are the keys of :data:`_TOP_KEYS` after ``"digest"``, and
-    ``"rows"`` for a data-mode surrogate. The text is read back before it is
+    The fields are the keys of :data:`_TOP_KEYS` after ``"digest"``, written
+    from the whole ``tree``, the fitted ``encoder`` and the values given
+    (``Not(c)`` classes as ``{"not": c}``), and for a data-mode surrogate
+    (``leaf_rows`` given: each leaf's fitted rows) ``"rows"``, whose digest
+    and count are the encoder's. The text is read back before it is
     returned: a surrogate whose document would not load (a column label or a
     category JSON cannot hold exactly, say) is refused here, naming the value.
     """
-    content = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
     owner = "Surrogate.to_json"
+    if leaf_rows is not None and tree.params.get("builder") != "rows":
+        raise ValueError(f"{owner}: this surrogate was read from a format 2 "
+                         "document, whose data-mode tree was grown by an earlier rule that "
+                         "format 3 does not record; keep the original file, or fit the "
+                         "model again to save it in this format.")
+    if threshold is not None:  # the number the oracle compares with
+        threshold = check_real(owner, "threshold", threshold, -math.inf, math.inf)
+    fields = {
+        "model": tree.oracle, "positive": plain(positive), "threshold": threshold,
+        "depth": plain(depth), "seed": seed,
+        "classes": [{"not": c.label} if isinstance(c, Not) else plain(c) for c in classes],
+        "feature_names_in": None if feature_names_in is None else feature_names_in.tolist(),
+        "encoder": encoder_state(encoder),
+        "tree": json.loads(tree.to_json()),
+        "queries": queries,
+    }
+    if leaf_rows is not None:
+        assert isinstance(encoder, ThresholdEncoder), "data mode's questions"
+        fields["rows"] = {
+            "digest": encoder.rows_digest_, "count": encoder.n_rows_,
+            "leaves": [[[list(step) for step in path], found.rows, found.agree]
+                       for path, node in tree.walk() if isinstance(node, LeafDecision)
+                       for found in [leaf_rows(path)]]}
+    content = {"format": FORMAT, "version": FORMAT_VERSION, **fields}
     try:
         text = json.dumps({"format": FORMAT, "version": FORMAT_VERSION,
                            "digest": digest(content), **fields}, indent=indent, allow_nan=False)

@@ -219,6 +219,21 @@ class ModelLabels(_ModelCalls):
                  else self.method)
         return f"{score} < {self.threshold:g}", f"{score} >= {self.threshold:g}"
 
+    @property
+    def answer_labels(self) -> np.ndarray:
+        """The model's labels of the ``-1`` and ``+1`` answers, the classes a surrogate's
+        ``predict`` answers in: a binary model's classes ``[other, positive]``,
+        ``[Not(c), c]`` for one class ``c`` of a multi-class model, ``[False, True]`` for
+        a model without classes."""
+        classes = self.classes
+        if classes is None:
+            return np.array([False, True])
+        positive = positive_class(self.positive, classes)
+        if classes.size == 2:
+            other = [c for c in classes.tolist() if c != positive][0]
+            return np.array([other, positive], dtype=classes.dtype)
+        return np.array([Not(positive), positive], dtype=object)
+
     def __repr__(self) -> str:
         rule = (f"positive={self.positive!r}" if self.threshold is None else
                 f"score >= {self.threshold!r}" + (f" (column of {self.positive!r})"
@@ -269,6 +284,11 @@ class ClassLabels(_ModelCalls):
         """The classes as text, in ``classes`` order."""
         assert self.classes is not None
         return tuple(str(plain(c)) for c in self.classes.tolist())
+
+    @property
+    def answer_labels(self) -> np.ndarray:
+        """The model's classes, one for each class index the tree answers."""
+        return np.array(self.classes)
 
     def __repr__(self) -> str:
         return f"<ClassLabels {self.name!r} classes={self.classes!r} encoder={self.encoder!r}>"
@@ -509,6 +529,72 @@ def model_labels(model: Any, encoder: Questions, *, positive: Any = None,
     _check_questions(owner, model, mapping["name"], encoder)
     return ModelLabels(model, encoder, **mapping,
                        columns=_model_columns(owner, model, mapping["name"], encoder))
+
+
+def surrogate_mapping(owner: str, model: Any, positive: Any,
+                      threshold: Any) -> tuple[Any, str | None]:
+    """The ``positive`` and ``method`` a :class:`lca.models.Surrogate` wraps ``model`` with
+    for a yes/no tree, from its ``positive=`` and ``threshold=``: the last class when no
+    class is given, and a score of ``predict_proba`` before ``decision_function``
+    (``method`` ``None``: as :func:`from_estimator` picks it)."""
+    classes = model_classes(model)
+    name = type(model).__name__
+    if classes is None:
+        if threshold is None and positive is None:
+            raise ValueError(
+                f"{owner}: model {name} has no classes_ (a regressor or a plain "
+                "function); pass threshold= (model.predict(x) >= threshold is the "
+                "positive side), or positive= for a function with 0/1 or ±1 labels.")
+        return positive, None
+    if positive is None:
+        if classes.size > 2:
+            raise ValueError(
+                f"{owner}: model {name} has {classes.size} classes "
+                f"{classes.tolist()}, and a product-distribution tree answers one yes/no "
+                "question. Pass positive=c for 'the model predicts c' (predict then "
+                "answers c or lca.models.Not(c)); for ONE tree whose leaves answer the "
+                "model's class use distribution='data' (the default) without "
+                "positive=; for a product-distribution tree of every class fit one "
+                "surrogate per class: {c: Surrogate(model, positive=c).fit(X) for c in "
+                "model.classes_}.")
+        positive = positive_class(None, classes)
+    if threshold is None:
+        return positive, None
+    if callable(getattr(model, "predict_proba", None)):
+        return positive, "predict_proba"
+    # decision_function of a binary model scores classes_[1]; from_estimator
+    # refuses positive=classes_[0] with it rather than flip silently.
+    return (None if classes.size == 2 and positive == positive_class(None, classes)
+            else positive), None
+
+
+def answers_classes(owner: str, model: Any, positive: Any, threshold: Any) -> bool:
+    """Whether a data-mode :class:`lca.models.Surrogate`'s one tree answers the class of a
+    multi-class ``model`` (no ``positive=``)."""
+    classes = model_classes(model)
+    if classes is None or classes.size <= 2 or positive is not None:
+        return False
+    if threshold is not None:
+        raise ValueError(
+            f"{owner}: threshold={threshold!r} cuts the score of one class, but model "
+            f"{type(model).__name__} has {classes.size} classes "
+            f"{classes.tolist()} and no positive= is given. Pass positive=c for the "
+            "tree of 'score of c >= threshold', or drop threshold for one tree whose "
+            "leaves answer the model's class.")
+    return True
+
+
+def rows_oracle(model: Any, encoder: Questions, *, multiclass: bool, positive: Any,
+                method: str | None, threshold: Any) -> ModelLabels | ClassLabels:
+    """The model's answers on rows of ``encoder``'s questions, as a surrogate asks them:
+    its class (``multiclass``), else ``±1`` by the mapping (a product encoder's
+    :class:`ModelOracle` answers points too)."""
+    if multiclass:
+        return from_classifier(model, encoder)
+    if isinstance(encoder, Encoder):
+        return from_estimator(model, encoder, positive=positive, method=method,
+                              threshold=threshold)
+    return model_labels(model, encoder, positive=positive, method=method, threshold=threshold)
 
 
 def _mapping(owner: str, model: Any, positive: Any, method: Any,

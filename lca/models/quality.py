@@ -3,23 +3,28 @@
 :meth:`lca.models.Surrogate.fidelity` and :meth:`~lca.models.Surrogate.report`
 measure a tree against its model on rows and on the product distribution;
 this module holds what they return (:class:`Fidelity`, :class:`Agreement`,
-:class:`Rules`, :class:`OnRows`), the rules that turn the counts into
-concerns (:class:`LowFidelityWarning`), and the yardstick a data scientist
-would build instead: a plain scikit-learn tree fitted on the model's labels
-of the same rows (:func:`rows_tree_agreement`).
+:class:`Rules`, :class:`OnRows`, counted by :func:`on_path` and
+:func:`on_leaves`), the rules that turn the counts into
+concerns (:class:`LowFidelityWarning`, :func:`judge`), the yardstick a data
+scientist would build instead: a plain scikit-learn tree fitted on the
+model's labels of the same rows (:func:`rows_tree_agreement`), and the text
+of the report (:func:`report_text`). It takes what it measures as plain
+values, so it needs nothing of the surrogate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from lca.decisions import LeafDecision, agreeing
+from lca.decisions import LeafDecision, agreeing, split_rows
 from lca.derive import Path
+from lca.export import ReconstructedTree
+from lca.models._data import plain
 
 __all__ = ["FAR_BELOW", "VISIBLE_SHARE", "Agreement", "Fidelity", "LowFidelityWarning",
            "OnRows", "Rules"]
@@ -34,6 +39,8 @@ FAR_BELOW = Fraction(1, 10)
 # when it answers against the majority of the model's labels of its rows, that is
 # said (a leaf of a handful of rows is not).
 VISIBLE_SHARE = Fraction(1, 20)
+# Leaves the report lists, those holding the most of the rows given.
+_REPORTED_LEAVES = 10
 
 
 class LowFidelityWarning(UserWarning):
@@ -224,3 +231,150 @@ def rows_tree_agreement(fitted: np.ndarray, fitted_labels: np.ndarray, rows: np.
     tree = DecisionTreeClassifier(max_depth=max(depth, 1), random_state=0)
     tree.fit(fitted, fitted_labels)
     return float(np.mean(tree.predict(rows) == labels))
+
+
+def judge(sampled: tuple[np.ndarray, np.ndarray] | None, answers: np.ndarray,
+          labels: np.ndarray, classes: int, label: Callable[[Any], np.ndarray],
+          leaves: Sequence[tuple[Rules, np.ndarray]]) -> Fidelity:
+    """The tree against the model on the rows given (its ``answers``, the model's ``labels``)
+    and on the product sample (``sampled``: the tree's and the model's answers there), and
+    what :class:`LowFidelityWarning` says of them; the yardstick is left to the caller.
+
+    ``classes`` is a multi-class tree's number of classes (0 for a yes/no tree),
+    ``label`` gives the model's labels of answers, ``leaves`` the rules of
+    each leaf the rows reach and the model's labels of those rows. The
+    product agreement is compared exactly, as fractions.
+    """
+    product = on_product = None
+    if sampled is not None:
+        product = agreement(*sampled)
+        on_product = Fraction(int((sampled[0] == sampled[1]).sum()), sampled[0].size)
+    data = agreement(answers, labels)
+    rows, agree = labels.size, int((answers == labels).sum())
+    top, most = majority(labels, classes)
+    concerns = []
+    if agree <= most:
+        concerns.append(
+            f"on the {rows} rows given the tree agrees with the model on "
+            f"{data.rate:.3f}, no better than always answering the model's most common "
+            f"label {plain(label([top])[0])!r} ({most / rows:.3f}): its rules say little "
+            "about these rows.")
+    if product is not None and on_product is not None \
+            and Fraction(agree, rows) < on_product - FAR_BELOW:
+        concerns.append(
+            f"on the {rows} rows given the tree agrees with the model on "
+            f"{data.rate:.3f}, more than {float(FAR_BELOW):g} below its {product.rate:.3f} "
+            "on the product distribution it was built for (features independent, "
+            "each with its own marginal): these rows are unlike it.")
+    concerns += against_majority([(" AND ".join(rules.by_feature) or "(every row)", rules.leaf,
+                                   held) for rules, held in leaves], rows, classes, "rows given")
+    return Fidelity(product, data, most / rows, tuple(concerns))
+
+
+def reached(tree: ReconstructedTree,
+            points: np.ndarray) -> dict[Path, tuple[LeafDecision, np.ndarray]]:
+    """Each leaf of a whole tree that rows of ``points`` reach, and those rows."""
+    found: dict[Path, tuple[LeafDecision, np.ndarray]] = {}
+    groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
+    while groups:
+        later: dict[Path, np.ndarray] = {}
+        for path, chosen in groups.items():
+            decision = tree.decisions[path]
+            if isinstance(decision, LeafDecision):
+                found[path] = (decision, chosen)
+            else:
+                later |= split_rows(points, chosen, path, decision.variable)
+        groups = later
+    return found
+
+
+def on_path(points: np.ndarray, labels: np.ndarray, path: Path, label: int) -> OnRows:
+    """How the leaf at the end of ``path`` (answering ``label``) fares on rows: how many of
+    ``points`` reach it, and on how many of those the model's ``labels`` are its label."""
+    reach = np.ones(points.shape[0], dtype=bool)
+    for variable, bit in path:
+        reach &= points[:, variable] == bit
+    return OnRows(int(reach.sum()), int((labels[reach] == label).sum()), points.shape[0])
+
+
+def on_leaves(tree: ReconstructedTree, points: np.ndarray,
+              labels: np.ndarray) -> dict[Path, OnRows]:
+    """:func:`on_path` of every leaf of a whole tree, the rows split once down the tree."""
+    rows = points.shape[0]
+    found = {path: (chosen.size, int((labels[chosen] == leaf.label).sum()))
+             for path, (leaf, chosen) in reached(tree, points).items()}
+    return {path: OnRows(*found.get(path, (0, 0)), rows)
+            for path, node in tree.walk() if isinstance(node, LeafDecision)}
+
+
+def path_conditions(tree: ReconstructedTree, path: Path) -> tuple[str, ...]:
+    """The conditions of a leaf's path, root first."""
+    return tuple(tree.conditions[path[:k]][0 if bit < 0 else 1]
+                 for k, (_, bit) in enumerate(path))
+
+
+def report_text(tree: ReconstructedTree, classes: np.ndarray, *, threshold: float | None,
+                method: str | None, encoder: Any, features: int,
+                rows: tuple[int, str] | None, queries: int | None,
+                fidelity: Fidelity | None, leaves: Sequence[Rules] | None) -> str:
+    """The text of :meth:`lca.models.Surrogate.report`.
+
+    What the whole ``tree`` answers (the model's ``classes``; with a
+    ``threshold``, the model's ``method`` whose score it cuts, ``None``
+    without the model), the ``encoder`` and its number of input
+    ``features``, the tree's size, in data mode its fitted ``rows`` (their
+    count and digest) and the model ``queries`` it cost. Then ``fidelity``
+    (``None``: read from JSON without the model, and the text says how to
+    pass it): the agreement on the rows given first, beside the
+    majority-label baseline and the yardstick (a plain tree fitted on the
+    model's labels of the fitted rows, data mode), then the agreement on the
+    product distribution, a ``warning:`` line per
+    :class:`LowFidelityWarning` sentence, and last the ``leaves`` counted on
+    the rows given (``None``: no rows), those holding the most of them.
+    """
+    merged = sum(view.merged for view in tree.shown().values())
+    names = [str(c) for c in classes]
+    question = (f"one tree over its {len(names)} classes {names!r}" if len(classes) > 2
+                else f"{names[1]!r} vs {names[0]!r}")
+    if threshold is not None and method is not None:
+        question += f" ({method} >= {threshold:g})"
+    lines = [
+        f"Surrogate of {tree.oracle}: {question}",
+        f"  encoder: {encoder!r}, {features} features -> "
+        + (f"{tree.n} bits" if rows is None else
+           f"{tree.n} threshold questions; distribution 'data' over "
+           f"{rows[0]} fitted rows, {rows[1]}"),
+        f"  tree T_{tree.seed}: depth {max((len(p) for p in tree.decisions), default=0)}, "
+        f"{len(tree.internal_nodes)} splits, {len(tree.leaves)} leaves"
+        + (f" ({merged} splits between equal-label leaves merged in the text)"
+           if merged else ""),
+    ]
+    if rows is not None:
+        lines.append("  a heuristic (a tree learner over the fitted rows, no accuracy "
+                     "guarantee); leaves count fitted rows")
+    if queries is not None:
+        lines.append(f"  model queries spent building the tree: {queries:,}")
+    if fidelity is None:
+        lines.append("  agreement with the model: not measured, this Surrogate was read "
+                     "from JSON without its model; pass it: Surrogate.from_json(text, "
+                     "model=model)")
+        return "\n".join(lines)
+    if fidelity.data is not None:
+        lines.append(f"  agreement on the rows given: {fidelity.data}; majority-label "
+                     f"baseline {fidelity.baseline:.3f}")
+        if fidelity.rows_tree is not None:  # the yardstick of a rows tree, of its depth
+            lines.append(f"  a plain tree of depth {tree.params['depth']} fitted on the "
+                         "model's labels of the fitted rows (scikit-learn) agrees on "
+                         f"{fidelity.rows_tree:.3f} of them")
+    if fidelity.product is not None:
+        lines.append(f"  agreement on the product distribution (features "
+                     f"independent): {fidelity.product.samples_text()}")
+    lines += [f"  warning: {concern}" for concern in fidelity.concerns]
+    if leaves is not None:
+        # Leaves counted on rows: on_rows is never None here.
+        ranked = sorted(leaves, key=lambda rules: -rules.on_rows.reach)  # type: ignore[union-attr]
+        shown = ranked[:_REPORTED_LEAVES]
+        lines.append(f"  the {len(shown)} leaves holding the most of the rows given "
+                     f"(of {len(ranked)}):")
+        lines += [f"    {rules}" for rules in shown]
+    return "\n".join(lines)

@@ -58,7 +58,8 @@ from lca.decisions import ClassLeafDecision, LeafDecision, RowsSplit, Split, Tre
 from lca.derive import Path
 from lca.export import ReconstructedTree, tree_from_decisions
 from lca.models.oracle import ClassLabels, ModelLabels
-from lca.models.sources import Trace, cut
+from lca.models.quality import rows_tree_agreement
+from lca.models.sources import FIDELITY_PURPOSE, Trace, cut
 from lca.models.thresholds import ThresholdEncoder
 from lca.oracle import OracleError
 from lca.reconstruct import progress_bar
@@ -562,12 +563,25 @@ class RowsTree:
                 "rows_per_node": self.rows_per_node, "min_rows": self.min_rows,
                 "shared_rows": self.shared_rows}
 
-    def product_columns(self, samples: int) -> list[np.ndarray]:
-        """``samples`` rows of the product of the fitted marginals: every value drawn as a
-        node's are, at the root under purpose ``"surrogate-fidelity"`` (what fidelity
-        measures on)."""
-        return topup_columns(self.encoder, self.sorted_columns, self.seed, (), samples,
-                             "surrogate-fidelity")
+    def product_sample(self, oracle: ModelLabels | ClassLabels,
+                       samples: int) -> tuple[np.ndarray, np.ndarray]:
+        """The tree's and the model's answers on ``samples`` rows of the product of the
+        fitted marginals: every value drawn as a node's are, at the root under purpose
+        ``"surrogate-fidelity"`` (what fidelity measures on)."""
+        columns = topup_columns(self.encoder, self.sorted_columns, self.seed, (), samples,
+                                FIDELITY_PURPOSE)
+        answers = self.answers(self.encoder.encode_columns(columns)[0])
+        if isinstance(oracle, ClassLabels):
+            return answers, oracle.class_columns(columns)
+        return answers, oracle.label_columns(columns)
+
+    def yardstick(self, X: Any, labels: np.ndarray) -> float | None:
+        """On rows ``X`` (the model's ``labels`` of them), a plain scikit-learn tree of this
+        tree's depth fitted on the model's labels of the fitted rows
+        (:func:`lca.models.quality.rows_tree_agreement`)."""
+        fitted, fitted_labels = self.fitted_rows()
+        rows = self.encoder.numbers(self.encoder.columns_of("Surrogate.fidelity", X))
+        return rows_tree_agreement(fitted, fitted_labels, rows, labels, self.depth)
 
     def fitted_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """Every fitted row as numbers (:meth:`ThresholdEncoder.numbers`) and the model's

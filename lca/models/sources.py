@@ -6,26 +6,37 @@ makes a :class:`ProductTree` (the reconstructor under a product encoder) or
 a :class:`lca.models.rows.RowsTree` (data mode), and ``from_json`` a
 :class:`SavedTree`. Everything after reads the source: it answers points,
 traces one point's path, materializes the readable tree, counts the model
-queries spent on the tree and names its builder. A source is safe to share
-between threads: what it builds lazily, it builds under a lock, so every
-thread sees the same tree.
+queries spent on the tree and names its builder; what fidelity measures
+differs by source too, so the source answers it: its sample of the product
+distribution, and the yardstick (a plain tree on the fitted rows, which only
+a rows tree keeps). The product source's configuration, a surrogate's
+``params=`` made into :class:`lca.Params`, is here too (:func:`product_params`).
+A source is safe to share between threads: what it builds lazily, it builds
+under a lock, so every thread sees the same tree.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import numpy as np
 
+from lca import derive
 from lca.decisions import LeafDecision, Split
 from lca.derive import Path
 from lca.export import ReconstructedTree
+from lca.models.oracle import ClassLabels, ModelLabels, ModelOracle
 from lca.params import Params
 from lca.reconstruct import Reconstructor
 
-__all__ = ["ProductTree", "SavedTree", "Trace", "TreeSource", "cut"]
+__all__ = ["FIDELITY_PURPOSE", "ProductTree", "SavedTree", "Trace", "TreeSource", "cut",
+           "product_params"]
+
+# What fidelity's sample of the product distribution is derived under.
+FIDELITY_PURPOSE = "surrogate-fidelity"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +70,17 @@ class TreeSource(Protocol):
 
     def leaf_rows(self, path: Path) -> Any:
         """A data-mode leaf's fitted rows (:class:`lca.models.rows.LeafRows`), else ``None``."""
+
+    def product_sample(self, oracle: ModelLabels | ClassLabels,
+                       samples: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The tree's and the model's answers on ``samples`` points of the product
+        distribution (purpose :data:`FIDELITY_PURPOSE`), or ``None`` when there is nothing
+        to draw them from (a data-mode tree read from JSON)."""
+
+    def yardstick(self, X: Any, labels: np.ndarray) -> float | None:
+        """The agreement on rows ``X`` (the model's ``labels`` of them) of a plain
+        scikit-learn tree of the same depth fitted on the model's labels of the fitted
+        rows; ``None`` for a source that keeps no rows (product mode, a tree read back)."""
 
 
 def cut(tree: ReconstructedTree, depth: int) -> ReconstructedTree:
@@ -120,12 +142,44 @@ class ProductTree:
     def leaf_rows(self, path: Path) -> None:
         return None
 
+    def product_sample(self, oracle: ModelLabels | ClassLabels,
+                       samples: int) -> tuple[np.ndarray, np.ndarray]:
+        return _product_sample(self, self.seed, oracle, samples)
+
+    def yardstick(self, X: Any, labels: np.ndarray) -> None:
+        return None
+
     def __getstate__(self) -> dict[str, Any]:
         return {"reconstructor": self.reconstructor, "seed": self.seed, "whole": self._whole}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["reconstructor"], state["seed"])  # type: ignore[misc]
         self._whole = state["whole"]
+
+
+def product_params(owner: str, given: Params | Mapping[str, Any] | None, n: int,
+                   depth: int) -> Params:
+    """The reconstructor's :class:`lca.Params` from a surrogate's ``params=``: ``None`` for
+    ``Params.efficient(n, depth=depth)``, a mapping of its arguments, or a full ``Params``
+    of the encoder's ``n`` bits (its own depth is used)."""
+    if given is None:
+        return Params.efficient(n, depth=depth)
+    if isinstance(given, Params):
+        if given.n != n:
+            raise ValueError(f"The 'params' parameter of {owner} has n={given.n}, but "
+                             f"the encoder makes {n} bits of these data; pass a mapping "
+                             "of Params.efficient arguments (e.g. {'pairs': 128}) to "
+                             "have n filled in.")
+        return given
+    if not isinstance(given, Mapping):
+        raise TypeError(f"The 'params' parameter of {owner} must be None, an lca.Params "
+                        "or a mapping of Params.efficient arguments. Got "
+                        f"{type(given).__name__} instead.")
+    try:
+        return Params.efficient(n, **{"depth": depth, **given})
+    except TypeError as error:
+        raise TypeError(f"The 'params' parameter of {owner} must hold arguments of "
+                        f"lca.Params.efficient. Got {dict(given)!r} ({error}).") from error
 
 
 class SavedTree:
@@ -160,3 +214,20 @@ class SavedTree:
 
     def leaf_rows(self, path: Path) -> Any:
         return None if self._rows is None else self._rows[path]
+
+    def product_sample(self, oracle: ModelLabels | ClassLabels,
+                       samples: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.builder != "reconstructor":  # the fitted rows were not saved
+            return None
+        return _product_sample(self, self.whole.seed, oracle, samples)
+
+    def yardstick(self, X: Any, labels: np.ndarray) -> None:
+        return None
+
+
+def _product_sample(source: TreeSource, seed: int, oracle: ModelLabels | ClassLabels,
+                    samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """A product tree's and its model's answers on ``samples`` points derived from the seed."""
+    assert isinstance(oracle, ModelOracle), "a product tree's model answers points"
+    points = derive.sample_points(seed, FIDELITY_PURPOSE, oracle.n, samples)
+    return source.answers(points), oracle.query(points)

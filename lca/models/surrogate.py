@@ -11,49 +11,45 @@ it is: :mod:`lca.models.quality`; the saved document: :mod:`lca.models._state`.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
-import json
-import math
 import warnings
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from lca import derive
-from lca._validate import check_flag, check_int, check_real, check_seed
-from lca.decisions import LeafDecision, split_rows
+from lca._validate import check_flag, check_int, check_seed
+from lca.decisions import LeafDecision
 from lca.derive import Path
 from lca.export import ReconstructedTree
-from lca.models._data import is_frame, is_series, plain
-from lca.models._state import MAX_DEPTH, encoder_state, read_document, write_document
+from lca.models._data import is_frame, one_row, plain
+from lca.models._state import MAX_DEPTH, read_document, write_document
 from lca.models.encoders import BinaryEncoder, Encoder, QuantileEncoder
 from lca.models.oracle import (
     ClassLabels,
     ModelLabels,
-    ModelOracle,
-    Not,
-    from_classifier,
+    answers_classes,
     from_estimator,
-    model_classes,
-    model_labels,
-    positive_class,
+    rows_oracle,
+    surrogate_mapping,
 )
 from lca.models.quality import (
-    FAR_BELOW,
     Fidelity,
     LowFidelityWarning,
     OnRows,
     Rules,
-    against_majority,
     agreement,
-    majority,
-    rows_tree_agreement,
+    judge,
+    on_leaves,
+    on_path,
+    path_conditions,
+    reached,
+    report_text,
 )
 from lca.models.questions import Questions
 from lca.models.rows import MAX_ROWS_PER_NODE, MAX_SHARED_ROWS, RowsTree
-from lca.models.sources import ProductTree, SavedTree, TreeSource
+from lca.models.sources import ProductTree, TreeSource, product_params
 from lca.models.thresholds import ThresholdEncoder
 from lca.params import Params
 from lca.reconstruct import Reconstructor
@@ -75,7 +71,7 @@ _DATA_ATTRIBUTES = ("rows_digest_", "rows_per_node_", "min_rows_", "shared_rows_
 # What the value-like constructor arguments may be, declared once and checked
 # when fit runs (the constructor only stores them, as scikit-learn's estimators
 # do). The model, positive class, threshold, params and encoder are checked
-# against each other where they meet (from_estimator and _params).
+# against each other where they meet (from_estimator and product_params).
 _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "depth": functools.partial(check_int, low=0, high=MAX_DEPTH),
     "seed": lambda owner, name, value: check_seed(owner, value, name),
@@ -83,29 +79,32 @@ _PARAMETER_CONSTRAINTS: dict[str, Callable[[str, str, Any], Any]] = {
     "min_rows": functools.partial(check_int, low=1, high=MAX_ROWS_PER_NODE),
     "shared_rows": functools.partial(check_int, low=0, high=MAX_SHARED_ROWS),
 }
-# Leaves report() lists, those holding the most of the rows given.
-_REPORTED_LEAVES = 10
 
 
 class Surrogate:
     """A trained model distilled into one fixed decision tree ``T_seed`` (scikit-learn style).
 
     ``fit(X)`` takes the rows the model works on (an array or a pandas
-    DataFrame; no labels) and fits the encoder; feature names come from the
-    columns. By default (``distribution="data"``) the encoder is a
-    :class:`ThresholdEncoder` (questions "``x >= c``" and "``x == c``") and
-    the tree is grown from the fitted rows (data mode, below). With
-    ``distribution="product"``, real-valued columns are cut into
-    ``2**bits`` equal-mass bins, categorical ones (by name, strings welcome)
-    keep their categories, and the surrogate is the tree ``T_seed`` that
-    :class:`lca.Reconstructor` builds with the model as oracle, under the
-    encoder's product distribution (features independent, each with its
-    discretised data marginal; see :mod:`lca.models.encoders`). Nothing of
-    the tree is built at fit time: :meth:`predict` and :meth:`explain` build
-    the paths they need (cached), :meth:`tree` the whole tree. Every answer
-    is a deterministic function of ``(model, X, parameters)``. A fitted
-    surrogate may be shared between threads: its tree is built under a lock,
-    so every thread gets the same answers.
+    DataFrame, whose columns name the features; no labels) and fits the
+    encoder; nothing of the tree is built then: :meth:`predict` and
+    :meth:`explain` build the paths they need (cached), :meth:`tree` the
+    whole tree. Every answer is a deterministic function of ``(model, X,
+    parameters)``, and a fitted surrogate may be shared between threads: its
+    tree is built under a lock, so every thread gets the same answers.
+
+    **Data mode** (``distribution="data"``, the default) is a HEURISTIC, a
+    tree learner over the fitted rows with no accuracy guarantee: each node
+    takes fitted rows of its region in an order derived from the seed, tops
+    them up with rows shaped like its own, and splits on the
+    :class:`ThresholdEncoder` question ("``x >= c``", "``x == c``", "``x``
+    is missing") of largest weighted Gini gain (:mod:`lca.models.rows` and
+    ``docs/randomness.md`` §10 state it exactly). It is still one fixed tree
+    per ``(model, rows, parameters, seed)``, identical in every process
+    given the same rows; ``fit`` keeps its own copy of them. **Product
+    mode** (``distribution="product"``, the paper's setting) is the tree
+    ``T_seed`` that :class:`lca.Reconstructor` builds with the model as
+    oracle under the encoder's product distribution (features independent,
+    each with its discretised data marginal; :mod:`lca.models.encoders`).
 
     ``predict`` answers in the model's own labels (``classes_``):
 
@@ -115,9 +114,9 @@ class Surrogate:
       ``>= threshold``". ``classes_`` is ``[other class, positive]``.
     * a multi-class classifier (``K > 2`` classes) in data mode, without
       ``positive=``: ONE tree whose leaves answer a class (the model's
-      ``predict``; :mod:`lca.models.rows`); ``classes_`` is the model's.
-      With ``positive=c`` (required in product mode) the tree answers "the
-      model predicts ``c``" (one-vs-rest): ``predict`` returns ``c`` or
+      ``predict``); ``classes_`` is the model's. With ``positive=c``
+      (required in product mode) the tree answers "the model predicts
+      ``c``" (one-vs-rest): ``predict`` returns ``c`` or
       :class:`lca.models.Not` ``(c)``, a label that equals every class but
       ``c``, so ``predict(X) == c`` and ``predict(X) == model.predict(X)``
       both mean what they say; ``classes_`` is ``[Not(c), c]``.
@@ -140,13 +139,9 @@ class Surrogate:
             :class:`lca.Params` (its ``n`` must be the encoder's number of
             bits, and its own depth is used).
         encoder: an unfitted (or fitted: it is refitted on ``X``) encoder;
-            ``None`` for ``QuantileEncoder(bits=3, categorical="auto")``
-            (with ``distribution="data"``: a :class:`ThresholdEncoder`,
-            ``None`` for ``ThresholdEncoder(cuts=64)``).
-        distribution: ``"data"`` (the default): a tree grown from the
-            fitted rows themselves (see below); or ``"product"``: the
-            reconstructor under the encoder's product distribution (above),
-            the paper's setting.
+            ``None`` for ``ThresholdEncoder(cuts=64)`` in data mode,
+            ``QuantileEncoder(bits=3, categorical="auto")`` in product mode.
+        distribution: ``"data"`` or ``"product"`` (above).
         rows_per_node: data mode: the fitted rows a node takes at least (the
             first of its region in a derived order, all of them when it holds
             fewer), topped up to this many points with rows shaped like its
@@ -158,22 +153,6 @@ class Surrogate:
             every node holding them takes (so the top of the tree is decided
             on many rows); in ``[0, 2**20]``.
 
-    **Data mode** (``distribution="data"``) is a HEURISTIC, a tree learner
-    over the user's rows with no accuracy guarantee: every node takes the
-    first fitted rows of its region in an order derived from the seed (those
-    among the first ``shared_rows``, and at least ``rows_per_node``; so it
-    sees its ancestors' rows in its region, and its split is chosen on the
-    rows it partitions), tops them up with rows shaped like its own (drawn
-    rows never outweigh its fitted ones), asks the model about all of them
-    (each fitted row once), and splits on the question ("``x >= c``",
-    "``x == c``", "``x`` is missing") of largest weighted Gini gain; :mod:`lca.models.rows`
-    and ``docs/randomness.md`` §10 state it exactly. It is still one fixed
-    tree per ``(model, rows, parameters, seed)``, built path by path and
-    identical in every process given the same rows; ``rows_digest_`` (the
-    SHA-256 of the fitted rows) is part of its identity and of its JSON.
-    ``fit`` keeps its own copy of the rows, so editing ``X`` afterwards
-    changes nothing.
-
     Fitted attributes: ``tree_`` (the tree's one source:
     :class:`lca.models.sources.ProductTree`, :class:`lca.models.rows.RowsTree`,
     or for a surrogate read from JSON :class:`lca.models.sources.SavedTree`),
@@ -183,7 +162,8 @@ class Surrogate:
     :class:`lca.Params`; ``None`` in data mode), ``queries_``,
     ``distribution_``, ``seed_``, ``classes_``, ``n_features_in_``,
     ``feature_names_in_`` (for a DataFrame); in data mode also
-    ``rows_digest_``, ``rows_per_node_``, ``min_rows_`` and
+    ``rows_digest_`` (the SHA-256 of the fitted rows, part of the tree's
+    identity and of its JSON), ``rows_per_node_``, ``min_rows_`` and
     ``shared_rows_``.
     """
 
@@ -286,21 +266,19 @@ class Surrogate:
         encoder.fit(X)
         oracle = from_estimator(self.model, encoder, positive=positive, method=method,
                                 threshold=self.threshold)
-        self.params_: Params | None = self._params(owner, oracle.n, depth)
+        self.params_: Params | None = product_params(owner, self.params, oracle.n, depth)
         self.encoder_: Questions = encoder
         self.oracle_ = oracle
-        self.classes_ = _classes_of(oracle)
+        self.classes_ = oracle.answer_labels
         self.tree_ = ProductTree(Reconstructor(oracle, self.params_), seed)
         for stale in _DATA_ATTRIBUTES:  # a refit keeps nothing of an earlier fit
             self.__dict__.pop(stale, None)
 
     def _fit_data(self, owner: str, X: Any, depth: int, seed: int) -> None:
         """Data mode: threshold questions over the rows of ``X``, a :class:`RowsTree`."""
-        rows_per_node = _PARAMETER_CONSTRAINTS["rows_per_node"](owner, "rows_per_node",
-                                                               self.rows_per_node)
-        min_rows = _PARAMETER_CONSTRAINTS["min_rows"](owner, "min_rows", self.min_rows)
-        shared_rows = _PARAMETER_CONSTRAINTS["shared_rows"](owner, "shared_rows",
-                                                           self.shared_rows)
+        rows_per_node, min_rows, shared_rows = (
+            _PARAMETER_CONSTRAINTS[name](owner, name, getattr(self, name))
+            for name in ("rows_per_node", "min_rows", "shared_rows"))
         if self.params is not None:
             raise ValueError(f"The 'params' parameter of {owner} configures the product "
                              "distribution's reconstructor; with distribution='data' pass "
@@ -314,90 +292,24 @@ class Surrogate:
             raise TypeError(f"The 'encoder' parameter of {owner} must be a ThresholdEncoder "
                             "or None with distribution='data'. Got "
                             f"{type(self.encoder).__name__} instead.")
-        multiclass = self._all_classes(owner)
+        multiclass = answers_classes(owner, self.model, self.positive, self.threshold)
         positive, method = (None, None) if multiclass else self._mapping(owner)
         columns, values = encoder.fit_rows(X)
-        oracle: ModelLabels | ClassLabels = (
-            from_classifier(self.model, encoder) if multiclass else
-            model_labels(self.model, encoder, positive=positive, method=method,
-                         threshold=self.threshold))
+        oracle = rows_oracle(self.model, encoder, multiclass=multiclass, positive=positive,
+                             method=method, threshold=self.threshold)
         self.tree_ = RowsTree(encoder, oracle, columns, values, seed, depth, rows_per_node,
                               min_rows, shared_rows)
         self.encoder_ = encoder
         self.oracle_ = oracle
         self.params_ = None
-        self.classes_ = _classes_of(oracle)
+        self.classes_ = oracle.answer_labels
         self.rows_digest_ = encoder.rows_digest_
         self.rows_per_node_, self.min_rows_ = rows_per_node, min_rows
         self.shared_rows_ = shared_rows
 
-    def _all_classes(self, owner: str) -> bool:
-        """Whether the tree answers a class of a multi-class model (no ``positive=``)."""
-        classes = model_classes(self.model)
-        if classes is None or classes.size <= 2 or self.positive is not None:
-            return False
-        if self.threshold is not None:
-            raise ValueError(
-                f"{owner}: threshold={self.threshold!r} cuts the score of one class, but model "
-                f"{type(self.model).__name__} has {classes.size} classes "
-                f"{classes.tolist()} and no positive= is given. Pass positive=c for the "
-                "tree of 'score of c >= threshold', or drop threshold for one tree whose "
-                "leaves answer the model's class.")
-        return True
-
     def _mapping(self, owner: str) -> tuple[Any, str | None]:
         """The ``positive`` and ``method`` to wrap the model with."""
-        classes = model_classes(self.model)
-        name = type(self.model).__name__
-        positive = self.positive
-        if classes is None:
-            if self.threshold is None and positive is None:
-                raise ValueError(
-                    f"{owner}: model {name} has no classes_ (a regressor or a plain "
-                    "function); pass threshold= (model.predict(x) >= threshold is the "
-                    "positive side), or positive= for a function with 0/1 or ±1 labels.")
-            return positive, None
-        if positive is None:
-            if classes.size > 2:
-                raise ValueError(
-                    f"{owner}: model {name} has {classes.size} classes "
-                    f"{classes.tolist()}, and a product-distribution tree answers one yes/no "
-                    "question. Pass positive=c for 'the model predicts c' (predict then "
-                    "answers c or lca.models.Not(c)); for ONE tree whose leaves answer the "
-                    "model's class use distribution='data' (the default) without "
-                    "positive=; for a product-distribution tree of every class fit one "
-                    "surrogate per class: {c: Surrogate(model, positive=c).fit(X) for c in "
-                    "model.classes_}.")
-            positive = positive_class(None, classes)
-        if self.threshold is None:
-            return positive, None
-        if callable(getattr(self.model, "predict_proba", None)):
-            return positive, "predict_proba"
-        # decision_function of a binary model scores classes_[1]; from_estimator
-        # refuses positive=classes_[0] with it rather than flip silently.
-        return (None if classes.size == 2 and positive == positive_class(None, classes)
-                else positive), None
-
-    def _params(self, owner: str, n: int, depth: int) -> Params:
-        given = self.params
-        if given is None:
-            return Params.efficient(n, depth=depth)
-        if isinstance(given, Params):
-            if given.n != n:
-                raise ValueError(f"The 'params' parameter of {owner} has n={given.n}, but "
-                                 f"the encoder makes {n} bits of these data; pass a mapping "
-                                 "of Params.efficient arguments (e.g. {'pairs': 128}) to "
-                                 "have n filled in.")
-            return given
-        if not isinstance(given, Mapping):
-            raise TypeError(f"The 'params' parameter of {owner} must be None, an lca.Params "
-                            "or a mapping of Params.efficient arguments. Got "
-                            f"{type(given).__name__} instead.")
-        try:
-            return Params.efficient(n, **{"depth": depth, **given})
-        except TypeError as error:
-            raise TypeError(f"The 'params' parameter of {owner} must hold arguments of "
-                            f"lca.Params.efficient. Got {dict(given)!r} ({error}).") from error
+        return surrogate_mapping(owner, self.model, self.positive, self.threshold)
 
     def _check_fitted(self, owner: str) -> None:
         if not hasattr(self, "tree_"):
@@ -450,15 +362,9 @@ class Surrogate:
         about every row of ``X``.
         """
         self._check_fitted("explain")
-        trace = self.tree_.trace(self.encoder_.encode(_one_row(row))[0])
-        on_rows = None
-        if X is not None:
-            points, model = self._rows_and_labels("explain", X)
-            reach = np.ones(points.shape[0], dtype=bool)
-            for variable, bit in trace.path:
-                reach &= points[:, variable] == bit
-            on_rows = OnRows(int(reach.sum()), int((model[reach] == trace.leaf.label).sum()),
-                             points.shape[0])
+        trace = self.tree_.trace(self.encoder_.encode(one_row("Surrogate.explain", row))[0])
+        on_rows = (None if X is None else
+                   on_path(*self._rows_and_labels("explain", X), trace.path, trace.leaf.label))
         return self._rules(trace.path, trace.conditions, trace.leaf, on_rows)
 
     def leaves(self, X: Any = None) -> tuple[Rules, ...]:
@@ -471,19 +377,10 @@ class Surrogate:
         """
         self._check_fitted("leaves")
         tree = self.tree()
-        found: dict[Path, tuple[int, int]] = {}
-        rows = 0
-        if X is not None:
-            points, model = self._rows_and_labels("leaves", X)
-            rows = points.shape[0]
-            for path, (leaf, chosen) in _reached(tree, points).items():
-                found[path] = (chosen.size, int((model[chosen] == leaf.label).sum()))
-        out = []
-        for path, node in tree.walk():
-            if isinstance(node, LeafDecision):
-                on_rows = None if X is None else OnRows(*found.get(path, (0, 0)), rows)
-                out.append(self._rules(path, _conditions(tree, path), node, on_rows))
-        return tuple(out)
+        counted = None if X is None else on_leaves(tree, *self._rows_and_labels("leaves", X))
+        return tuple(self._rules(path, path_conditions(tree, path), node,
+                                 None if counted is None else counted[path])
+                     for path, node in tree.walk() if isinstance(node, LeafDecision))
 
     def _rules(self, path: Path, conditions: tuple[str, ...], leaf: LeafDecision,
                on_rows: OnRows | None) -> Rules:
@@ -562,144 +459,39 @@ class Surrogate:
         """
         self._check_fitted("fidelity")
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
-        oracle = self._oracle("fidelity")
-        product = on_product = None
-        sampled = self._product_sample(oracle, samples)
-        if sampled is not None:
-            product = agreement(*sampled)
-            on_product = Fraction(int((sampled[0] == sampled[1]).sum()), samples)
+        sampled = self.tree_.product_sample(self._oracle("fidelity"), samples)
         if X is None:
-            return Fidelity(product)
+            return Fidelity(None if sampled is None else agreement(*sampled))
         points, labels = self._rows_and_labels("fidelity", X)
         answers = self.tree_.answers(points)
-        data = agreement(answers, labels)
-        rows, agree = labels.size, int((answers == labels).sum())
-        top, most = majority(labels, len(self.classes_) if self._multiclass else 0)
-        concerns = []
-        if agree <= most:
-            common = self.labels([top])[0]
-            concerns.append(
-                f"on the {rows} rows given the tree agrees with the model on "
-                f"{data.rate:.3f}, no better than always answering the model's most common "
-                f"label {plain(common)!r} ({most / rows:.3f}): its rules say little "
-                "about these rows.")
-        if product is not None and on_product is not None \
-                and Fraction(agree, rows) < on_product - FAR_BELOW:
-            concerns.append(
-                f"on the {rows} rows given the tree agrees with the model on "
-                f"{data.rate:.3f}, more than {float(FAR_BELOW):g} below its {product.rate:.3f} "
-                "on the product distribution it was built for (features independent, "
-                "each with its own marginal): these rows are unlike it.")
-        concerns += self._against_majority(points, labels, "rows given")
-        if concerns:
-            warnings.warn("Surrogate.fidelity: " + " Also, ".join(concerns),
-                          LowFidelityWarning, stacklevel=2)
-        return Fidelity(product, data, most / rows, tuple(concerns),
-                        self._yardstick(X, labels))
-
-    def _product_sample(self, oracle: ModelLabels | ClassLabels,
-                        samples: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """The tree's and the model's answers on ``samples`` product points, or ``None``
-        when there is nothing to draw them from (a data-mode tree read from JSON)."""
-        if isinstance(oracle, ModelOracle):
-            points = derive.sample_points(self.seed_, "surrogate-fidelity", oracle.n, samples)
-            return self.tree_.answers(points), oracle.query(points)
-        if not isinstance(self.tree_, RowsTree):
-            return None
-        # Data mode: rows of the product of the fitted marginals, drawn as a
-        # node's top-up rows are (at the root, purpose "surrogate-fidelity").
-        columns = self.tree_.product_columns(samples)
-        tree = self.tree_.answers(self.tree_.encoder.encode_columns(columns)[0])
-        if isinstance(oracle, ClassLabels):
-            return tree, oracle.class_columns(columns)
-        return tree, oracle.label_columns(columns)
-
-    def _against_majority(self, points: np.ndarray, labels: np.ndarray,
-                          what: str) -> list[str]:
-        """Sentences for the leaves of visible share of ``points`` answering against the
-        majority of the model's ``labels`` there."""
         tree = self.tree()
-        return against_majority(
-            [(" AND ".join(self._rules(path, _conditions(tree, path), leaf,
-                                       None).by_feature) or "(every row)",
-              leaf, labels[chosen])
-             for path, (leaf, chosen) in _reached(tree, points).items()],
-            labels.size, len(self.classes_) if self._multiclass else 0, what)
-
-    def _yardstick(self, X: Any, labels: np.ndarray) -> float | None:
-        """On ``X``, a plain scikit-learn tree of the surrogate's depth fitted on the model's
-        labels of the fitted rows (data mode only: product mode keeps no rows)."""
-        if not isinstance(self.tree_, RowsTree):
-            return None
-        fitted, fitted_labels = self.tree_.fitted_rows()
-        encoder = self.tree_.encoder
-        rows = encoder.numbers(encoder.columns_of("Surrogate.fidelity", X))
-        return rows_tree_agreement(fitted, fitted_labels, rows, labels, self.tree_.depth)
+        leaves = [(self._rules(path, path_conditions(tree, path), leaf, None), labels[chosen])
+                  for path, (leaf, chosen) in reached(tree, points).items()]
+        fidelity = judge(sampled, answers, labels,
+                         len(self.classes_) if self._multiclass else 0, self.labels, leaves)
+        if fidelity.concerns:
+            warnings.warn("Surrogate.fidelity: " + " Also, ".join(fidelity.concerns),
+                          LowFidelityWarning, stacklevel=2)
+        return dataclasses.replace(fidelity, rows_tree=self.tree_.yardstick(X, labels))
 
     def report(self, X: Any = None) -> str:
         """A short text summary: mapping, encoder, tree size, queries, fidelity, leaves.
 
         Builds the whole tree. With the model (always, unless read from JSON
-        without it) it measures :meth:`fidelity`: with rows ``X`` (held-out
-        rows, ideally) the agreement on them comes first, beside the
-        majority-label baseline and the yardstick (a plain tree fitted on the
-        model's labels of the fitted rows, data mode), then the agreement on
-        the product distribution, a ``warning:`` line per
-        :class:`LowFidelityWarning` sentence, and the leaves that hold the
-        most of the rows, each counted on the rows. Without the model it
-        says what it cannot measure and how to pass the model.
+        without it: then it says how to pass it) it measures :meth:`fidelity`
+        on rows ``X`` (held-out rows, ideally) and on the product
+        distribution, and counts the leaves on ``X``; the lines are laid out
+        by :func:`lca.models.quality.report_text`.
         """
         self._check_fitted("report")
-        tree = self.tree()
-        views = tree.shown()
-        merged = sum(view.merged for view in views.values())
-        names = [str(c) for c in self.classes_]
-        question = (f"one tree over its {len(names)} classes {names!r}" if self._multiclass
-                    else f"{names[1]!r} vs {names[0]!r}")
-        if self.threshold is not None and self.oracle_ is not None:
-            question += f" ({self.oracle_.method} >= {self.threshold:g})"
-        lines = [
-            f"Surrogate of {tree.oracle}: {question}",
-            f"  encoder: {self.encoder_!r}, {self.n_features_in_} features -> "
-            + (f"{tree.n} bits" if self.distribution_ == "product" else
-               f"{tree.n} threshold questions; distribution 'data' over "
-               f"{self._fitted_rows()} fitted rows, {self.rows_digest_}"),
-            f"  tree T_{tree.seed}: depth {max((len(p) for p in tree.decisions), default=0)}, "
-            f"{len(tree.internal_nodes)} splits, {len(tree.leaves)} leaves"
-            + (f" ({merged} splits between equal-label leaves merged in the text)"
-               if merged else ""),
-        ]
-        if self.distribution_ == "data":
-            lines.append("  a heuristic (a tree learner over the fitted rows, no accuracy "
-                         "guarantee); leaves count fitted rows")
-        if self.queries_ is not None:
-            lines.append(f"  model queries spent building the tree: {self.queries_:,}")
-        if self.oracle_ is None:
-            lines.append("  agreement with the model: not measured, this Surrogate was read "
-                         "from JSON without its model; pass it: Surrogate.from_json(text, "
-                         "model=model)")
-            return "\n".join(lines)
-        fidelity = self.fidelity(X)
-        if fidelity.data is not None:
-            lines.append(f"  agreement on the rows given: {fidelity.data}; majority-label "
-                         f"baseline {fidelity.baseline:.3f}")
-            if fidelity.rows_tree is not None:
-                lines.append(f"  a plain tree of depth {self.tree_.depth} fitted on the "  # type: ignore[attr-defined]
-                             "model's labels of the fitted rows (scikit-learn) agrees on "
-                             f"{fidelity.rows_tree:.3f} of them")
-        if fidelity.product is not None:
-            lines.append(f"  agreement on the product distribution (features "
-                         f"independent): {fidelity.product.samples_text()}")
-        lines += [f"  warning: {concern}" for concern in fidelity.concerns]
-        if X is not None:
-            # leaves(X) counts every leaf on X: on_rows is never None here.
-            leaves = sorted(self.leaves(X),
-                            key=lambda rules: -rules.on_rows.reach)  # type: ignore[union-attr]
-            shown = leaves[:_REPORTED_LEAVES]
-            lines.append(f"  the {len(shown)} leaves holding the most of the rows given "
-                         f"(of {len(leaves)}):")
-            lines += [f"    {rules}" for rules in shown]
-        return "\n".join(lines)
+        return report_text(
+            self.tree(), self.classes_, threshold=self.threshold,
+            method=None if self.oracle_ is None else self.oracle_.method,
+            encoder=self.encoder_, features=self.n_features_in_,
+            rows=(None if self.distribution_ == "product" else
+                  (self._fitted_rows(), self.rows_digest_)),
+            queries=self.queries_, fidelity=None if self.oracle_ is None else self.fidelity(X),
+            leaves=None if self.oracle_ is None or X is None else self.leaves(X))
 
     # -- JSON ------------------------------------------------------------------------
 
@@ -716,36 +508,14 @@ class Surrogate:
         finite number or a bool) is refused here, naming the value.
         """
         self._check_fitted("to_json")
-        tree = self.tree()
-        if self.distribution_ == "data" and tree.params.get("builder") != "rows":
-            raise ValueError("Surrogate.to_json: this surrogate was read from a format 2 "
-                             "document, whose data-mode tree was grown by an earlier rule that "
-                             "format 3 does not record; keep the original file, or fit the "
-                             "model again to save it in this format.")
-        threshold = self.threshold
-        if threshold is not None:  # the number the oracle compares with
-            threshold = check_real("Surrogate.to_json", "threshold", threshold, -math.inf,
-                                   math.inf)
-        # The tree's depth cap: a product tree's is its lca.Params' (given ones included).
-        depth = self.params_.depth if self.params_ is not None else plain(self.depth)
-        fields = {
-            "model": tree.oracle, "positive": plain(self.positive), "threshold": threshold,
-            "depth": depth, "seed": self.seed_,
-            "classes": [{"not": c.label} if isinstance(c, Not) else plain(c)
-                        for c in self.classes_],
-            "feature_names_in": (None if getattr(self, "feature_names_in_", None) is None
-                                 else self.feature_names_in_.tolist()),
-            "encoder": encoder_state(self.encoder_),
-            "tree": json.loads(tree.to_json()),
-            "queries": self.queries_,
-        }
-        if self.distribution_ == "data":
-            fields["rows"] = {
-                "digest": self.rows_digest_, "count": self._fitted_rows(),
-                "leaves": [[[list(step) for step in path], found.rows, found.agree]
-                           for path, node in tree.walk() if isinstance(node, LeafDecision)
-                           for found in [self.tree_.leaf_rows(path)]]}
-        return write_document(fields, indent)
+        return write_document(
+            self.tree(), self.encoder_, indent, positive=self.positive,
+            threshold=self.threshold,
+            # The tree's depth cap: a product tree's is its lca.Params' (given ones included).
+            depth=self.depth if self.params_ is None else self.params_.depth,
+            seed=self.seed_, classes=self.classes_,
+            feature_names_in=getattr(self, "feature_names_in_", None), queries=self.queries_,
+            leaf_rows=self.tree_.leaf_rows if self.distribution_ == "data" else None)
 
     @classmethod
     def from_json(cls, text: str | bytes, model: Any = None, *,
@@ -780,45 +550,29 @@ class Surrogate:
         check_flag(owner, "allow_old_version", allow_old_version)
         saved = read_document(text, allow_old_version=allow_old_version)
         rows = saved.rows
-        surrogate = cls(model, positive=saved.positive, threshold=saved.threshold,
-                        depth=saved.depth, seed=saved.seed,
-                        distribution="product" if rows is None else "data")
-        surrogate.encoder_ = saved.encoder
-        surrogate.seed_ = saved.seed
-        surrogate.distribution_ = "product" if rows is None else "data"
-        surrogate.params_ = saved.params
-        surrogate.tree_ = SavedTree(saved.tree, "reconstructor" if rows is None else "rows",
-                                    saved.queries, None if rows is None else dict(rows.leaves))
+        surrogate = cls(model, **saved.arguments())
+        surrogate.encoder_, surrogate.seed_ = saved.encoder, saved.seed
+        surrogate.distribution_, surrogate.params_ = saved.distribution, saved.params
+        surrogate.tree_ = saved.source()
         if rows is not None:
-            surrogate.set_params(rows_per_node=rows.rows_per_node, min_rows=rows.min_rows)
             surrogate.rows_per_node_, surrogate.min_rows_ = rows.rows_per_node, rows.min_rows
-            surrogate.shared_rows_ = rows.shared_rows
-            if rows.shared_rows is not None:
-                surrogate.set_params(shared_rows=rows.shared_rows)
-            surrogate.rows_digest_ = rows.digest
+            surrogate.shared_rows_, surrogate.rows_digest_ = rows.shared_rows, rows.digest
         surrogate.classes_ = saved.classes
         surrogate.n_features_in_ = saved.encoder.n_features_in_
         if saved.feature_names_in is not None:
             surrogate.feature_names_in_ = np.array(saved.feature_names_in, dtype=object)
-        surrogate.oracle_ = None
-        if model is not None:
-            surrogate.oracle_ = surrogate._saved_oracle(owner, model, saved.tree)
+        surrogate.oracle_ = (None if model is None else
+                             surrogate._saved_oracle(owner, model, saved.tree))
         return surrogate
 
     def _saved_oracle(self, owner: str, model: Any,
                       tree: ReconstructedTree) -> ModelLabels | ClassLabels:
         """The model's answers for a surrogate read from JSON, checked against its classes."""
-        oracle: ModelLabels | ClassLabels
-        if self._multiclass:
-            oracle = from_classifier(model, self.encoder_)
-        else:
-            positive, method = self._mapping(owner)
-            oracle = (from_estimator(model, self.encoder_, positive=positive, method=method,
-                                     threshold=self.threshold)
-                      if isinstance(self.encoder_, Encoder) else
-                      model_labels(model, self.encoder_, positive=positive, method=method,
-                                   threshold=self.threshold))
-        if _classes_of(oracle).tolist() != self.classes_.tolist() or \
+        multiclass = self._multiclass
+        positive, method = (None, None) if multiclass else self._mapping(owner)
+        oracle = rows_oracle(model, self.encoder_, multiclass=multiclass, positive=positive,
+                             method=method, threshold=self.threshold)
+        if oracle.answer_labels.tolist() != self.classes_.tolist() or \
                 tuple(oracle.label_names) != tree.class_names:
             raise ValueError(f"{owner}: the model {oracle.name!r} answers "
                              f"{list(oracle.label_names)!r}, but the saved surrogate "
@@ -830,63 +584,3 @@ class Surrogate:
 def _same(value: Any, default: Any) -> bool:
     """Whether a constructor argument is its default (``repr`` leaves those out)."""
     return value is default or (type(value) is type(default) and value == default)
-
-
-def _classes_of(oracle: ModelLabels | ClassLabels) -> np.ndarray:
-    """The labels ``predict`` answers in: a multi-class tree's classes; else
-    ``[negative, positive]``: a binary model's classes, ``[Not(c), c]`` for one class
-    ``c`` of a multi-class model, ``[False, True]`` for a model without classes."""
-    classes = oracle.classes
-    if isinstance(oracle, ClassLabels):
-        return np.array(classes)
-    if classes is None:
-        return np.array([False, True])
-    positive = positive_class(oracle.positive, classes)
-    if classes.size == 2:
-        other = [c for c in classes.tolist() if c != positive][0]
-        return np.array([other, positive], dtype=classes.dtype)
-    return np.array([Not(positive), positive], dtype=object)
-
-
-def _reached(tree: ReconstructedTree,
-             points: np.ndarray) -> dict[Path, tuple[LeafDecision, np.ndarray]]:
-    """Each leaf of a whole tree that rows of ``points`` reach, and those rows."""
-    found: dict[Path, tuple[LeafDecision, np.ndarray]] = {}
-    groups: dict[Path, np.ndarray] = {(): np.arange(points.shape[0])}
-    while groups:
-        later: dict[Path, np.ndarray] = {}
-        for path, chosen in groups.items():
-            decision = tree.decisions[path]
-            if isinstance(decision, LeafDecision):
-                found[path] = (decision, chosen)
-            else:
-                later |= split_rows(points, chosen, path, decision.variable)
-        groups = later
-    return found
-
-
-def _conditions(tree: ReconstructedTree, path: Path) -> tuple[str, ...]:
-    """The conditions of a leaf's path, root first."""
-    return tuple(tree.conditions[path[:k]][0 if bit < 0 else 1]
-                 for k, (_, bit) in enumerate(path))
-
-
-def _one_row(row: Any) -> Any:
-    """A single row as a one-row 2-D input (a DataFrame stays a DataFrame)."""
-    if is_frame(row):
-        if row.shape[0] != 1:
-            raise ValueError("The 'row' parameter of Surrogate.explain must be one row. "
-                             f"Got a DataFrame of {row.shape[0]} rows.")
-        return row
-    if is_series(row):
-        return row.to_frame().T.infer_objects()
-    array = np.asarray(row, dtype=None if not isinstance(row, (list, tuple)) else object)
-    if array.ndim == 2 and array.shape[0] == 1:
-        return array
-    if array.ndim != 1:
-        raise ValueError("The 'row' parameter of Surrogate.explain must be one row (1-D, "
-                         f"or 2-D with one row). Got shape {array.shape}.")
-    if array.dtype == object and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                     for v in array):
-        array = array.astype(np.float64)
-    return array[None, :]
