@@ -188,6 +188,18 @@ def test_auto_method_choice_is_explicit_in_repr() -> None:
 
     picked = from_estimator(OnlyScores(), threshold=0.0, n=3)
     assert "method='decision_function' (auto)" in repr(picked)
+    # A plain function with a threshold is read as scores, and says it was a choice.
+    function = from_estimator(lambda X: X[:, 0].astype(float), threshold=0.5, n=3)
+    assert "method='decision_function' (auto) score >= 0.5" in repr(function)
+
+
+def test_complex_outputs_are_not_labels() -> None:
+    """A function without classes must return real 0/1 or ±1 labels; 0j is neither."""
+    oracle = from_estimator(lambda X: X[:, 0].astype(complex), positive=1, n=3)
+    with pytest.raises(OracleError, match=r"returned 0j, which the mapping does not "
+                                          r"know; expected a binary label in \{0, 1\} or "
+                                          r"\{-1, \+1\}"):
+        oracle.query(all_points(3))
 
 
 # -- mapping errors -------------------------------------------------------------
@@ -474,6 +486,11 @@ def test_binary_encoder_is_the_identity() -> None:
      ValueError, r"column 'x0' \(column 0, numbers\) holds a missing value \(nan\) at row 5 "
                  r"\(1 in that column\); this encoder has no bin for a missing value: a "
                  r"data-mode Surrogate \(the default\) splits on 'is missing'"),
+    # Two bad values in a categorical column of numbers: the first row is named.
+    (dict(bits=2, categorical=[0]),
+     np.array([[1.0], [2.0], [np.inf], [1.0], [np.nan], [2.0], [1.0], [2.0]]), ValueError,
+     r"column 'x0' \(column 0, numbers read as categories or levels\) has inf at row 2; "
+     r"categories must be finite numbers or strings"),
     (dict(categorical=[4]), IRIS.data, ValueError, r"The 'categorical' parameter"),
     (dict(categorical=[0, 0]), IRIS.data, ValueError, r"lists a column twice"),
     (dict(feature_names=["a"]), IRIS.data, ValueError, r"sequence of 4 strings"),

@@ -299,6 +299,11 @@ FIELD_CASES = {
     "classes null": (_set("classes", [None, 1]), r"'classes' must be two different labels"),
     "classes null itself": (_set("classes", None), r"'classes' must be two different labels"),
     "classes mixed": (_set("classes", ["default", 1]), r"'classes' must be two different"),
+    "classes beyond int64": (_set("classes", [0, 1 << 63]),
+                             r"'classes' must be two different labels of one type \(strings, "
+                             r"numbers within int64"),
+    "classes below int64": (_set("classes", [-(1 << 63) - 1, 0]),
+                            r"'classes' must be two different labels of one type"),
     "classes not ending in positive": (
         _set("classes", ["default", "other"]),
         r"'classes' \['default', 'other'\] must end with the positive class 'repaid'"),
@@ -362,6 +367,27 @@ FIELD_CASES = {
 def test_a_forged_document_is_refused_naming_the_field(document, case) -> None:
     edit, match = FIELD_CASES[case]
     refused(forged(document, edit), match)
+
+
+def test_a_binary_encoder_has_one_bit_a_feature(saved) -> None:
+    document = json.loads(saved["bits"][0].to_json())
+    assert document["encoder"]["bits"] == 1
+    for bits in (0, 2):
+        refused(forged(document, _set("encoder", "bits", bits)),
+                r"^Surrogate.from_json: 'encoder.bits' must be an int in \[1, 1\]")
+
+
+def test_a_multiclass_tree_s_classes_are_int64_labels() -> None:
+    """The int64 bounds of a K-class document, one past each end refused by name."""
+    from sklearn.datasets import load_iris
+    iris = load_iris()
+    model = LogisticRegression(max_iter=1000).fit(iris.data, iris.target)
+    document = json.loads(Surrogate(model, depth=2).fit(iris.data).to_json())
+    assert document["classes"] == [0, 1, 2]
+    for wrong in ([0, 1, 1 << 63], [-(1 << 63) - 1, 0, 1]):
+        refused(forged(document, _set("classes", wrong)),
+                r"^Surrogate.from_json: 'classes' must be different labels of one type "
+                r"\(strings, numbers within int64, or bools\), one per class")
 
 
 @pytest.mark.parametrize("text, match", [
