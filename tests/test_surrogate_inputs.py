@@ -159,6 +159,17 @@ def test_tuple_classes_are_refused_at_fit():
         Surrogate(Pairs()).fit(table(30))
 
 
+def test_one_row_as_a_list_or_tuple_of_mixed_cells_is_the_frame_s_row():
+    """A row given as Python values (numbers and a category) reads as the frame's row."""
+    X = table(300)
+    surrogate = Surrogate(rule, positive=1, depth=4).fit(X)
+    for index in range(5):
+        row = X.iloc[index]
+        expected = str(surrogate.explain(row))
+        assert str(surrogate.explain(list(row))) == expected
+        assert str(surrogate.explain(tuple(row))) == expected
+
+
 # -- a fitted surrogate keeps its rows -----------------------------------------------------------
 
 def test_editing_the_fitted_frame_afterwards_changes_nothing():
