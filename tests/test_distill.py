@@ -69,7 +69,11 @@ def test_distill_prints_the_report_and_writes_the_tree(saved, extension, capsys)
     elif extension == ".dot":
         assert out.read_text() == tree.to_dot()
     else:
+        from PIL import Image  # matplotlib's own dependency
+
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        with Image.open(out) as image:  # drawn at 120 dpi, legible when printed
+            assert [round(dots) for dots in image.info["dpi"]] == [120, 120]
 
 
 def test_distill_of_a_multiclass_model_writes_one_tree_of_its_classes(tmp_path,
@@ -132,6 +136,25 @@ def test_distill_refuses_a_garbage_model_file_in_one_line(saved, tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith(f"lca distill: error: argument MODEL: cannot load {str(path)!r}: ")
+
+
+@pytest.mark.parametrize("raised, shown", [
+    (ValueError("bad\n  header,\tsee above"), "ValueError: bad header, see above"),
+    (EOFError(), "EOFError: (no message)"),
+])
+def test_a_load_error_is_folded_onto_one_line(saved, tmp_path, capsys, monkeypatch, raised,
+                                              shown) -> None:
+    import lca.models.cli as cli
+
+    def fail(path):
+        raise raised
+
+    monkeypatch.setattr(cli, "_load", fail)
+    folder, _, _ = saved
+    code = main(["distill", str(tmp_path / "model.joblib"), "--data",
+                 str(folder / "rows.csv"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.endswith(f": {shown}\n") and err.count("\n") == 1
 
 
 def _unwritable_folder(tmp_path):

@@ -510,6 +510,18 @@ def test_version_2_documents_are_read_on_request_and_answer_as_written(name, ans
             back.to_json()
 
 
+@pytest.mark.parametrize("product_rows, loads", [(0, False), (1, True), (128, False)])
+def test_a_version_2_document_s_product_rows_are_written_only_when_set(product_rows, loads):
+    """Format 2 wrote rows.product_rows only when not 0, below rows_per_node (128 here)."""
+    document = json.loads((DATA / "surrogate_v2_data.json").read_text())
+    text = forged(document, _set("rows", "product_rows", product_rows))
+    if loads:
+        assert Surrogate.from_json(text, allow_old_version=True).tree_.builder == "rows"
+        return
+    with pytest.raises(ValueError, match=r"'rows.product_rows' must be an int in \[1, 127\]"):
+        Surrogate.from_json(text, allow_old_version=True)
+
+
 def test_the_model_given_must_fit_the_document(saved) -> None:
     surrogate, X, model = saved["frame"]
     text = surrogate.to_json()
