@@ -1000,6 +1000,7 @@ def test_seen_values_do_not_warn_and_the_warning_counts_rows_per_column() -> Non
                             r"1 row\.$") as caught:
         encoder.encode([[5, 1, 0.0], [7, 0, 0.0], [-1, 3, 0.0], [1, 0, 0.0]])
     assert len(caught) == 1  # once per call
+    assert caught[0].filename == __file__  # points at the line that called encode
 
 
 def test_an_unseen_value_of_an_unordered_column_is_refused() -> None:
