@@ -582,6 +582,12 @@ def test_describe_reads_bits_as_conditions_on_features() -> None:
         encoder.describe(0, 0)
     with pytest.raises(ValueError, match=r"The 'variable' parameter"):
         encoder.describe(2, 1)
+    assert [encoder.feature_of(v) for v in range(encoder.n_bits)] == ["age", "age"]
+    for variable in (-1, encoder.n_bits):
+        with pytest.raises(ValueError, match=r"^The 'variable' parameter of "
+                                             r"QuantileEncoder.feature_of must be an int in "
+                                             r"the range \[0, 1\]"):
+            encoder.feature_of(variable)
 
 
 def test_describe_ignores_other_features_on_the_path(iris_oracle) -> None:

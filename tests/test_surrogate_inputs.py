@@ -128,6 +128,19 @@ def test_integer_and_bool_columns_go_to_the_model_in_their_own_dtype():
     assert json.loads(surrogate.to_json())["encoder"]["dtypes"] == {"0": "int64", "1": "bool"}
 
 
+def test_classes_at_the_ends_of_int64_are_taken():
+    classes = [-(2 ** 63), 2 ** 63 - 1]
+
+    class Ends:
+        classes_ = np.array(classes, dtype=object)
+
+        def predict(self, frame):
+            return np.where(frame["x"].to_numpy() > 0, classes[1], classes[0]).astype(object)
+
+    surrogate = Surrogate(Ends(), positive=2 ** 63 - 1, depth=2).fit(table(60))
+    assert set(surrogate.predict(table(60)).tolist()) == set(classes)
+
+
 @pytest.mark.parametrize("classes, match", [
     (["only"], r"Got \['only'\]: a model of one class has nothing to distil"),
     ([], r"at least two different labels of one kind"),
@@ -135,6 +148,9 @@ def test_integer_and_bool_columns_go_to_the_model_in_their_own_dtype():
     ([None, 1], r"Got \[None, 1\]"),
     (["a", "a"], r"at least two different labels"),
     ([2 ** 70, 1], r"must be finite numbers within int64"),
+    ([2 ** 63, 1], r"must be finite numbers within int64"),  # one past each end
+    ([-(2 ** 63) - 1, 1], r"must be finite numbers within int64"),
+    ([float("inf"), 1.0], r"must be finite numbers within int64"),
     (["a\x00", "b"], r"ends in a NUL character, which numpy's string arrays drop"),
 ])
 def test_classes_a_surrogate_cannot_answer_in_are_refused_at_fit(classes, match):
