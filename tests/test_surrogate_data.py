@@ -50,6 +50,14 @@ def test_the_rows_parameters_are_checked_at_fit(name, value, error, match):
         data_surrogate(20, depth=1, **edge)  # the ends of each range are taken
 
 
+def test_an_unfitted_threshold_encoder_says_so_before_reading_rows():
+    rows = pd.DataFrame({"v": [0.0, 1.0], "c": ["a", "b"]})
+    for read in (lambda e: e.columns_of("Surrogate.fidelity", rows), lambda e: e.encode(rows)):
+        with pytest.raises(ValueError, match=r"^This ThresholdEncoder is not fitted yet; call "
+                                             r"fit\(X\) before "):
+            read(ThresholdEncoder())
+
+
 def test_data_mode_refuses_product_parameters_and_encoders():
     with pytest.raises(ValueError, match=r"'params' parameter of Surrogate.fit configures the "
                                          r"product distribution"):

@@ -227,6 +227,22 @@ def test_fidelity_counts_the_same_class_and_the_baseline_is_the_most_common_clas
         stump.fidelity(rows, samples=100)
 
 
+@pytest.mark.parametrize("label, flagged", [(0, False), (1, True), (2, True)])
+def test_a_leaf_is_flagged_when_its_class_is_not_its_rows_plurality(label, flagged):
+    """40% / 35% / 25% of a leaf's rows: the plurality class 0 is what the leaf should answer,
+    though it holds fewer than half; class 1 and 2 answer against the model's majority."""
+    from lca.models.quality import against_majority
+
+    labels = np.repeat([0, 1, 2], [40, 35, 25])
+    leaf = ClassLeafDecision(label=label, samples=100, total=int((labels == label).sum()))
+    said = against_majority([("the leaf", leaf, labels)], 100, 3, "rows given")
+    assert bool(said) == flagged
+    # A tie with the plurality is not flagged: 50 / 50 over two of three classes.
+    tied = np.repeat([0, 1], [50, 50])
+    assert against_majority([("t", ClassLeafDecision(1, 100, 50), tied)], 100, 3, "rows") == []
+    assert against_majority([("t", ClassLeafDecision(2, 100, 0), tied)], 100, 3, "rows") != []
+
+
 def test_json_round_trip_is_bit_identical_and_answers_alike():
     surrogate = multiclass()
     text = surrogate.to_json()

@@ -36,8 +36,8 @@ __all__ = ["FAR_BELOW", "VISIBLE_SHARE", "Agreement", "Fidelity", "LowFidelityWa
 # so sampling alone rarely triggers it.
 FAR_BELOW = Fraction(1, 10)
 # A leaf holding at least this share of the rows is visible in their agreement:
-# when it answers against the majority of the model's labels of its rows, that is
-# said (a leaf of a handful of rows is not).
+# when it answers a label fewer of its rows get from the model than the most common
+# one, that is said (a leaf of a handful of rows is not).
 VISIBLE_SHARE = Fraction(1, 20)
 # Leaves the report lists, those holding the most of the rows given.
 _REPORTED_LEAVES = 10
@@ -46,7 +46,7 @@ _REPORTED_LEAVES = 10
 class LowFidelityWarning(UserWarning):
     """On the rows given, the tree agrees with the model no better than the majority label,
     or far (more than :data:`FAR_BELOW`) below its agreement on the product distribution,
-    or a leaf holding a visible share of the rows answers against their majority."""
+    or a leaf holding a visible share of the rows answers against their most common label."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,10 @@ def against_majority(leaves: Sequence[tuple[str, LeafDecision, np.ndarray]], row
         if Fraction(labels.size, rows) < VISIBLE_SHARE or labels.size == 0:
             continue
         agree = int((labels == leaf.label).sum())
-        if 2 * agree < labels.size or (classes and agree < majority(labels, classes)[1]):
+        # Fewer rows than the most common label holds: with two labels, fewer than half;
+        # with K classes, fewer than the plurality (a leaf answering the plurality of a
+        # mixed region answers what most of its rows get, and is not flagged).
+        if agree < majority(labels, classes)[1]:
             out.append(f"the leaf {text} holds {labels.size} of the {rows} {what} "
                        f"({labels.size / rows:.0%}) and answers against the model on "
                        f"{labels.size - agree} of them: its label is not their majority.")

@@ -454,8 +454,9 @@ class Surrogate:
         the model on no more rows than the baseline does, or on a share more
         than :data:`FAR_BELOW` (0.1) below its share on the product
         distribution (compared exactly, as fractions), or a leaf holding at
-        least 5% of them answers against the majority of the model's labels
-        there. Model queries spent here are not counted in ``queries_``.
+        least 5% of them answers a label fewer of its rows get from the model
+        than their most common one (of K classes: not their plurality). Model
+        queries spent here are not counted in ``queries_``.
         """
         self._check_fitted("fidelity")
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
