@@ -78,7 +78,9 @@ def surrogates(folder: str) -> dict[str, tuple[Any, Any, str]]:
     """Saved surrogates of each kind a replica serves, each ``(surrogate, rows it was
     fitted on, its file in folder)``: a data-mode yes/no tree of a pipeline over a table
     with string columns (labels "default" and "repaid"), a multi-class one (iris, string
-    labels), a one-vs-rest one (iris, classes [Not(2), 2]) and a product-mode one."""
+    labels), a one-vs-rest one (iris, classes [Not(2), 2]), a product-mode one and a
+    product-mode one of rows whose "income" is missing in about a fifth of them (its
+    encoder has missing bins for it, and for no other column)."""
     from sklearn.compose import ColumnTransformer
     from sklearn.datasets import load_iris
     from sklearn.pipeline import make_pipeline
@@ -94,6 +96,11 @@ def surrogates(folder: str) -> dict[str, tuple[Any, Any, str]]:
         ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"),
                             ["size_class", "region"])], remainder="passthrough"),
         DecisionTreeClassifier(max_depth=4, random_state=0)).fit(X, y)
+    missing = X.assign(income=X.income.mask(np.random.default_rng(1).random(len(X)) < 0.2))
+    takes_missing = make_pipeline(
+        ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"),
+                            ["size_class", "region"])], remainder="passthrough"),
+        DecisionTreeClassifier(max_depth=4, random_state=0)).fit(missing, y)
     iris = load_iris()
     names = np.array(["setosa", "versicolor", "virginica"])[iris.target]
     flowers = DecisionTreeClassifier(max_depth=3, random_state=0).fit(iris.data, names)
@@ -101,7 +108,9 @@ def surrogates(folder: str) -> dict[str, tuple[Any, Any, str]]:
     made = {"yes/no": (Surrogate(model, depth=4, seed=3), X),
             "multi-class": (Surrogate(flowers, depth=3, seed=2), iris.data),
             "one-vs-rest": (Surrogate(numbered, positive=2, depth=3, seed=4), iris.data),
-            "product": (Surrogate(model, distribution="product", depth=4, seed=6), X)}
+            "product": (Surrogate(model, distribution="product", depth=4, seed=6), X),
+            "product, missing": (Surrogate(takes_missing, distribution="product", depth=4,
+                                           seed=7), missing)}
     out = {}
     for i, (name, (surrogate, rows)) in enumerate(made.items()):
         path = os.path.join(folder, f"surrogate{i}.json")

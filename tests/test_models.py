@@ -482,10 +482,8 @@ def test_binary_encoder_is_the_identity() -> None:
     (dict(bits=17), IRIS.data, ValueError, r"Got 17 instead"),
     (dict(bits=3), IRIS.data[:7], ValueError, r"has 7 rows; bits=3 needs at least 2\*\*bits "
                                               r"= 8 rows"),
-    (dict(), np.where(np.arange(40)[:, None] == 5, np.nan, 1.0 * np.arange(40)[:, None]),
-     ValueError, r"column 'x0' \(column 0, numbers\) holds a missing value \(nan\) at row 5 "
-                 r"\(1 in that column\); this encoder has no bin for a missing value: a "
-                 r"data-mode Surrogate \(the default\) splits on 'is missing'"),
+    (dict(), np.full((40, 1), np.nan), ValueError,
+     r"column 'x0' \(column 0\) is missing in all 40 rows, so it has no values to bin"),
     # Two bad values in a categorical column of numbers: the first row is named.
     (dict(bits=2, categorical=[0]),
      np.array([[1.0], [2.0], [np.inf], [1.0], [np.nan], [2.0], [1.0], [2.0]]), ValueError,

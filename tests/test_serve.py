@@ -921,7 +921,8 @@ def test_a_saved_surrogate_describes_its_builder_classes_and_features(served):
     assert (ready["mode"], ready["depth"]) == ("data", 4)
 
 
-@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product"])
+@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product",
+                                  "product, missing"])
 def test_a_saved_surrogate_answers_its_points_in_the_models_labels(served, kind):
     surrogate, rows, server = served[kind]
     points = surrogate.encoder_.encode(rows)
@@ -939,8 +940,9 @@ def test_a_saved_surrogate_answers_its_points_in_the_models_labels(served, kind)
 
 
 def table_rows(X) -> list:
-    """Rows of an array or a DataFrame as JSON lists of their values."""
-    return (X.astype(object).to_numpy() if hasattr(X, "columns") else X).tolist()
+    """Rows of an array or a DataFrame as JSON lists of their values (a missing one null)."""
+    rows = (X.astype(object).to_numpy() if hasattr(X, "columns") else X).tolist()
+    return [[None if value != value else value for value in row] for row in rows]
 
 
 def served_answers(server, seed, rows) -> str:
@@ -956,7 +958,8 @@ def replied(labels) -> str:
     return msgspec.json.encode({"answers": as_served(labels), "queries": 0}).decode()
 
 
-@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product"])
+@pytest.mark.parametrize("kind", ["yes/no", "multi-class", "one-vs-rest", "product",
+                                  "product, missing"])
 def test_rows_of_feature_values_get_the_answers_of_predict_byte_for_byte(served, kind):
     surrogate, X, server = served[kind]
     rows = table_rows(X)
@@ -971,6 +974,13 @@ def test_rows_of_feature_values_get_the_answers_of_predict_byte_for_byte(served,
         with pytest.warns(UnseenValueWarning):
             expected = surrogate.predict(np.array(odd, dtype=object))
         assert served_answers(server, surrogate.seed_, odd) == replied(expected)
+        rows += odd
+    if kind == "product, missing":  # null income: the encoder's missing bins, as predict
+        odd = [[None, "small", "north", 30], [None, "large", "east", 60]]
+        expected = surrogate.predict(np.array(odd, dtype=object))
+        assert served_answers(server, surrogate.seed_, odd) == replied(expected)
+        assert served_answers(server, surrogate.seed_, rows) == \
+            replied(surrogate.predict(np.array(rows, dtype=object)))
         rows += odd
     for row in rows[:3] + rows[-3:]:
         status, reply, _ = post(server.url, "/explain",
@@ -992,7 +1002,7 @@ CELLS = st.one_of(
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=3))
 
 
-@pytest.mark.parametrize("kind", ["yes/no", "product"])
+@pytest.mark.parametrize("kind", ["yes/no", "product", "product, missing"])
 @settings(max_examples=60, deadline=None)
 @given(rows=st.lists(st.lists(CELLS, min_size=4, max_size=4), min_size=1, max_size=3))
 def test_any_rows_get_the_answers_of_predict_or_a_422_where_predict_refuses_them(served, kind,
@@ -1034,6 +1044,10 @@ BAD_ROWS = [
      rows_body([[None, "small", "north", 4]], seed=6), 422, "rows",
      r"^'rows\[0\]\[0\]' \(feature 'income', ordered\) must be a number, finite as a double; "
      r"got null$"),
+    ("null in an ordered column with missing bins: answered", "product, missing", "/answer",
+     rows_body([[None, "small", "north", 4], [51.9, "small", "north", None]], seed=7), 422,
+     "rows", r"^'rows\[1\]\[3\]' \(feature 'age', ordered\) must be a number, finite as a "
+             r"double; got null$"),
     ("an int beyond a double", "yes/no", "/answer",
      rows_body([[10 ** 400, "small", "north", 4]]), 422, "rows",
      r"^'rows\[0\]\[0\]' .* must be a number, finite as a double, or null \(missing\); got "

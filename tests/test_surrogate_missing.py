@@ -143,10 +143,18 @@ def test_a_model_that_takes_missing_values_is_explained_on_them():
     assert np.mean(surrogate.predict(test) == model.predict(test)) >= 0.9
 
 
-def test_product_mode_refuses_missing_values_naming_the_column_and_data_mode():
-    with pytest.raises(ValueError, match=r"column 'income' \(column 0, numbers\) holds a "
-                                         r"missing value \(nan\) at row \d+ .*data-mode"):
-        Surrogate(missing_rule, positive=1, distribution="product").fit(frame())
+def test_product_mode_takes_missing_values_where_fit_saw_some_and_refuses_others():
+    surrogate = Surrogate(missing_rule, positive=1, distribution="product", depth=4,
+                          seed=1).fit(frame())
+    assert set(surrogate.encoder_.missing_bin_) == {0}  # income; age is never missing
+    test = frame(300, seed=3)
+    # 3 bits give income and age no cut at the rule's 60 and 40: rows near them disagree.
+    assert np.mean(surrogate.predict(test) == missing_rule(test)) >= 0.85
+    assert "income is missing" in surrogate.tree().to_text()
+    # A missing age has no bin: refused, naming the column, the row and data mode.
+    with pytest.raises(ValueError, match=r"column 'age' \(column 1, numbers\) holds a "
+                                         r"missing value \(nan\) at row 2 .*data-mode"):
+        surrogate.predict(test.assign(age=[40.0, 50.0, np.nan] + [30.0] * 297))
 
 
 def test_a_missing_category_is_refused_naming_the_column():

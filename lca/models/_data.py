@@ -199,9 +199,11 @@ def real_column(owner: str, name: str, j: int, column: np.ndarray,
         if np.isnan(values[row]):
             raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}, "
                              f"numbers) holds a missing value (nan) at row {row} ({count} in "
-                             "that column); this encoder has no bin for a missing value: a "
-                             "data-mode Surrogate (the default) splits on 'is missing', or "
-                             "fill the missing values.")
+                             "that column), and this encoder has no bin for one there: a "
+                             "QuantileEncoder has missing bins only in a column fit saw "
+                             "missing values in, a BinaryEncoder none (a data-mode Surrogate, "
+                             "the default, splits on 'is missing'); fit on rows with missing "
+                             "values in this column, or fill them.")
         raise ValueError(f"The 'X' parameter of {owner} must be finite; column {j} "
                          f"({name!r}) has {values[row]} at row {row} ({count} "
                          "non-finite values in that column).")

@@ -99,6 +99,10 @@ _MODEL_DTYPES = frozenset(np.dtype(kind + str(size)).name for kind in "iu"
 # Written since features of levels could be ordered; a document without it (written
 # earlier) has none, so a value its encoder did not see is refused as it was then.
 _ORDERED_KEY = "ordered"
+# Written only when some feature has bins for missing values ({feature: its first missing
+# bin}, whose table entries are null: JSON has no NaN), so that the documents of encoders
+# fitted without missing values are byte for byte what they were before such bins existed.
+_MISSING_KEY = "missing_bin"
 
 @dataclass(frozen=True)
 class Saved:
@@ -248,8 +252,11 @@ def encoder_state(encoder: Questions) -> dict[str, Any]:
             missing=sorted(encoder.missing_),
         )
     if isinstance(encoder, QuantileEncoder):
+        table = encoder.table_.tolist()
+        if encoder.missing_bin_:  # a missing bin decodes to NaN, which JSON writes as null
+            table = [[None if value != value else value for value in row] for row in table]
         state.update(
-            table=encoder.table_.tolist(),
+            table=table,
             bin_mass=encoder.bin_mass_.tolist(),
             thresholds={str(j): cuts.tolist() for j, cuts in encoder.thresholds_.items()},
             categories={str(j): [plain(v) for v in values]
@@ -259,6 +266,8 @@ def encoder_state(encoder: Questions) -> dict[str, Any]:
                              for j, labels in encoder.category_labels_.items()},
             ordered=sorted(encoder.ordered_),
         )
+        if encoder.missing_bin_:
+            state[_MISSING_KEY] = {str(j): k for j, k in sorted(encoder.missing_bin_.items())}
     return state
 
 
@@ -593,7 +602,8 @@ def _encoder(state: Any) -> Questions:
         return encoder
     _keys("encoder", state, _LAYOUT_KEYS + (
         (_QUANTILE_KEYS + ((_ORDERED_KEY,) if _ORDERED_KEY in state else ()))
-        if kind == "QuantileEncoder" else ()))
+        if kind == "QuantileEncoder" else ()),
+        (_MISSING_KEY,) if kind == "QuantileEncoder" else ())
     if kind == "BinaryEncoder":
         bits = _int_in("encoder.bits", state["bits"], 1, 1)
     else:
@@ -689,7 +699,8 @@ def _model_dtypes(value: Any, d: int) -> dict[int, np.dtype]:
 
 def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEncoder:
     d, bins = len(names), 1 << bits
-    table = _rows("encoder.table", state["table"], d, bins)
+    missing = _missing_bins(state.get(_MISSING_KEY), d, bins)
+    table = _rows("encoder.table", state["table"], d, bins, missing)
     mass = _rows("encoder.bin_mass", state["bin_mass"], d, bins)
     for j, row in enumerate(mass):
         if row.min() < 0 or row.max() > 1 or abs(row.sum() - 1) > 1e-9:
@@ -704,8 +715,8 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
         raise ValueError(f"{OWNER}: 'encoder.home_bin' must list exactly the categorical "
                          f"features {sorted(categories)}. Got {sorted(homes)}.")
     encoder = QuantileEncoder(bits=bits, feature_names=names)
-    encoder.thresholds_ = _thresholds(cuts, table, bins)
-    encoder.categories_, encoder.home_bin_ = _levels(categories, homes, table, bins)
+    encoder.thresholds_ = _thresholds(cuts, table, bins, missing)
+    encoder.categories_, encoder.home_bin_ = _levels(categories, homes, table, bins, missing)
     encoder.category_labels_ = _category_labels(labels, categories)
     ordered = state.get(_ORDERED_KEY, [])
     numbers = [j for j in sorted(categories)
@@ -714,6 +725,11 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
             and all(a < b for a, b in pairwise(ordered))):
         raise _bad("encoder.ordered", "an increasing list of features whose categories are "
                                       f"numbers (here among {numbers})", ordered)
+    numeric = sorted(set(cuts) | set(ordered))
+    if not set(missing) <= set(numeric):  # an unordered categorical feature has no missing bin
+        raise _bad(f"encoder.{_MISSING_KEY}", "an object keyed by real or ordered "
+                   f"features (here among {numeric})", state[_MISSING_KEY])
+    encoder.missing_bin_ = missing
     encoder.table_ = table
     encoder.bin_mass_ = mass
     encoder.categorical_ = frozenset(encoder.categories_)
@@ -725,23 +741,50 @@ def _quantile(state: dict[str, Any], bits: int, names: list[str]) -> QuantileEnc
     return encoder
 
 
-def _rows(field: str, value: Any, d: int, bins: int) -> np.ndarray:
-    """The ``(d, bins)`` array of a list of ``d`` rows of ``bins`` reals."""
+def _missing_bins(value: Any, d: int, bins: int) -> dict[int, int]:
+    """The first missing bin of each feature that has some (none when the key is absent)."""
+    if value is None:
+        return {}
+    field = f"encoder.{_MISSING_KEY}"
+    missing = _by_feature(field, value, d)
+    if not missing:  # written only when some feature has missing bins
+        raise _bad(field, "an object naming at least one feature", value)
+    return {j: _int_in(f"{field}.{j}", missing[j], 1, bins - 1) for j in sorted(missing)}
+
+
+def _rows(field: str, value: Any, d: int, bins: int,
+          missing: dict[int, int] | None = None) -> np.ndarray:
+    """The ``(d, bins)`` array of a list of ``d`` rows of ``bins`` reals; in the row of a
+    feature with missing bins (``missing``: its first one) those are nulls, read as NaN."""
     if not isinstance(value, list) or len(value) != d:
         raise _bad(field, f"a list of {d} rows of {bins} numbers", value)
-    return np.array([_reals(f"{field}[{j}]", row, bins) for j, row in enumerate(value)])
+    rows = []
+    for j, row in enumerate(value):
+        k = (missing or {}).get(j)
+        if k is None:
+            rows.append(_reals(f"{field}[{j}]", row, bins))
+            continue
+        if not (isinstance(row, list) and len(row) == bins and all(is_real(v) for v in row[:k])
+                and all(v is None for v in row[k:])):
+            raise _bad(f"{field}[{j}]", f"{k} finite numbers, then {bins - k} nulls (its "
+                                        f"missing bins, 'encoder.{_MISSING_KEY}.{j}')", row)
+        rows.append(np.array(row[:k] + [np.nan] * (bins - k), dtype=np.float64))
+    return np.array(rows)
 
 
-def _thresholds(cuts: dict[int, Any], table: np.ndarray, bins: int) -> dict[int, np.ndarray]:
-    """The cuts of each real feature, checked against its bins' representatives."""
+def _thresholds(cuts: dict[int, Any], table: np.ndarray, bins: int,
+                missing: dict[int, int]) -> dict[int, np.ndarray]:
+    """The cuts of each real feature (one fewer than its bins for present values), checked
+    against its bins' representatives."""
     out = {}
     for j in sorted(cuts):
         field = f"encoder.thresholds.{j}"
-        edges = _reals(field, cuts[j], bins - 1)
+        present = missing.get(j, bins)
+        edges = _reals(field, cuts[j], present - 1)
         if not np.all(edges[1:] > edges[:-1]):
             raise _bad(field, "strictly increasing cuts", edges.tolist())
         # Each bin's representative lies in its bin: cuts[k-1] <= table[k] < cuts[k].
-        inside = (table[j][1:] >= edges) & (table[j][:-1] < edges)
+        inside = (table[j][1:present] >= edges) & (table[j][:present - 1] < edges)
         if not inside.all():
             k = int(np.flatnonzero(~inside)[0])
             raise ValueError(f"{OWNER}: 'encoder.table[{j}]' must hold a value inside each "
@@ -752,22 +795,25 @@ def _thresholds(cuts: dict[int, Any], table: np.ndarray, bins: int) -> dict[int,
 
 
 def _levels(categories: dict[int, Any], homes: dict[int, Any], table: np.ndarray,
-            bins: int) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
-    """The categories and home bins of each categorical feature, checked against its bins."""
+            bins: int, missing: dict[int, int]) -> tuple[dict[int, np.ndarray],
+                                                         dict[int, np.ndarray]]:
+    """The categories and home bins of each categorical feature, checked against its bins
+    (those for present values: below its missing bins, if any)."""
     values_of, home_of = {}, {}
     for j in sorted(categories):
         values = _distinct_sorted(f"encoder.categories.{j}", categories[j], 1)
         count = len(values)
-        chosen = table[j]
+        present = missing.get(j, bins)
+        chosen = table[j][:present]
         if not (np.all(chosen == np.round(chosen)) and chosen.min() >= 0
                 and chosen.max() < count and np.all(chosen[1:] >= chosen[:-1])):
             raise _bad(f"encoder.table[{j}]", f"category numbers in [0, {count}) in "
                        "increasing order", chosen.tolist())
         home = homes[j]
         if not (isinstance(home, list) and len(home) == count
-                and all(is_int(h) and 0 <= h < bins for h in home)
+                and all(is_int(h) and 0 <= h < present for h in home)
                 and all(a <= b for a, b in pairwise(home))):
-            raise _bad(f"encoder.home_bin.{j}", f"{count} bins in [0, {bins}) in increasing "
+            raise _bad(f"encoder.home_bin.{j}", f"{count} bins in [0, {present}) in increasing "
                        "order, one per category", home)
         first = {int(c): k for k, c in reversed(list(enumerate(chosen)))}
         for c, k in first.items():

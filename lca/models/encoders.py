@@ -23,6 +23,8 @@ encoder, uniform bits become feature vectors whose features are
   each level with probability (number of bins given to it) ``/ 2**bits``,
   within ``2**-bits`` of its data frequency (within twice that for the one
   level of a near-constant column with rare levels on both sides of it).
+  A column with missing values gives them bins of their own, about their
+  share of the ``2**bits``, decoded as NaN (see :class:`QuantileEncoder`).
 
 This product distribution is **not** the data distribution: correlations
 between features are gone, and combinations the model never saw in training
@@ -119,11 +121,15 @@ class Encoder(Questions):
     Fitted state, beside :class:`lca.models.questions.Questions`'s: ``table_``
     (``(d, 2**bits)`` float64: the decoded value of each bin of a real
     feature, the index into ``categories_[j]`` of each bin of a categorical
-    one) and ``categories_`` (``{j: values}``).
+    one; NaN in a missing bin) and ``categories_`` (``{j: values}``);
+    ``missing_bin_`` (``{j: first missing bin}``) is empty unless ``fit`` saw
+    missing values (see :class:`QuantileEncoder`).
     """
 
     bits: int
     table_: np.ndarray
+    # {j: the first of feature j's missing bins}: none unless fit saw missing values.
+    missing_bin_: dict[int, int] = {}  # read only: no missing bins by default
 
     _fitted_attribute = "table_"
 
@@ -176,9 +182,20 @@ class Encoder(Questions):
         return np.take(self.table_.ravel(), index)
 
     def _columns_of(self, values: np.ndarray) -> list[np.ndarray]:
-        """Columns of :meth:`_decode_values` output, category indices replaced by categories."""
-        return [self.categories_[j][values[:, j].astype(np.intp)] if j in self.categories_
-                else values[:, j] for j in range(self.n_features_in_)]
+        """Columns of :meth:`_decode_values` output, category indices replaced by categories
+        (a missing bin of ordered levels, NaN in ``table_``, stays NaN)."""
+        columns = []
+        for j in range(self.n_features_in_):
+            column = values[:, j]
+            if j in self.categories_:
+                absent = np.isnan(column) if j in self.missing_bin_ else None
+                if absent is not None:
+                    column = np.where(absent, 0.0, column)
+                column = self.categories_[j][column.astype(np.intp)]
+                if absent is not None:
+                    column[absent] = np.nan  # ordered levels are numbers: float64
+            columns.append(column)
+        return columns
 
     def _points(self, index: np.ndarray) -> np.ndarray:
         """``±1`` points of an ``(m, d)`` array of bin indices."""
@@ -347,6 +364,26 @@ class QuantileEncoder(Encoder):
     to the end bins, as every real value goes to the bin whose interval
     holds it.
 
+    *Missing values* (NaN, ``None``, ``pd.NA``) in a column of numbers (real
+    or ordered levels) that ``fit`` sees some of get bins of their own, as a
+    level does: the top ``k`` bins of the feature (``missing_bin_[j]`` is the
+    first of them), ``k`` the missing rows' share of the ``2**bits`` bins
+    rounded to the nearest (half up), at least 1 and at most ``2**bits - 1``.
+    The present values are fitted into the bins below, as above (quantile
+    bins, as many as are left, so ``thresholds_[j]`` holds one cut fewer
+    than they; or levels). A missing bin decodes to NaN (``table_`` holds
+    NaN), so the model is asked about a missing value as the user's data
+    gives it, with probability ``k / 2**bits``; ``bin_mass_`` gives each
+    missing bin an equal share of the missing rows. :meth:`encode` sends a
+    missing value to the first missing bin, its home; a missing value in a
+    column ``fit`` saw none missing in has no bin and is refused
+    (``ValueError`` naming the column and the row). :meth:`describe` adds
+    ``" or missing"`` to a condition whose bins hold that home, and says
+    ``"x is missing"`` of a branch of missing bins only. A column missing in
+    every row, and a missing value in an unordered (categorical) column, are
+    refused: drop or fill them. A column without missing values is fitted,
+    encoded, decoded and described exactly as it would be alone.
+
     See the module docstring for the distribution the reconstructed tree is
     accurate under (features independent, each with its discretised marginal).
 
@@ -383,8 +420,8 @@ class QuantileEncoder(Encoder):
         Raises:
             TypeError: ``X`` is not 2-D; a non-categorical column holds
                 non-numbers; bad parameter types.
-            ValueError: non-finite values or missing categories, or fewer
-                than ``2**bits`` rows.
+            ValueError: infinite values, a column missing in every row,
+                missing categories, or fewer than ``2**bits`` rows.
         """
         owner = "QuantileEncoder.fit"
         bits = check_int(owner, "bits", self.bits, 1, MAX_BITS)
@@ -406,25 +443,40 @@ class QuantileEncoder(Encoder):
         thresholds: dict[int, np.ndarray] = {}
         categories: dict[int, np.ndarray] = {}
         homes: dict[int, np.ndarray] = {}
+        missing_bins: dict[int, int] = {}
         ordered: set[int] = set()
         for j, column in enumerate(data.columns):
-            if j not in categorical:
-                column = real_column(owner, names[j], j, column)
-                if np.unique(column).size >= n_bins:
-                    thresholds[j], table[j], masses[j] = self._fit_real(column, bits)
-                    continue
-                ordered.add(j)  # too few values for bins of its own: ordered levels
-            elif auto and is_numeric(column) and j not in declared:
+            if j in categorical and not (auto and is_numeric(column) and j not in declared):
+                values, inverse = category_values(owner, names[j], j, column)
+                table[j], masses[j], homes[j] = self._fit_levels(inverse, values.size, n_bins)
+                categories[j] = values
+                continue
+            # Numbers, real or ordered levels: the missing values (if some) take the top
+            # bins, and the present values are fitted into the bins below them.
+            column = real_column(owner, names[j], j, column, missing=True)
+            absent = np.isnan(column)
+            spare = self._missing_share(owner, names[j], j, int(absent.sum()), m, n_bins)
+            present = column[~absent] if spare else column
+            p = n_bins - spare
+            if np.unique(present).size >= n_bins:
+                thresholds[j], table[j, :p], masses[j, :p] = self._fit_real(present, p, m)
+            else:  # too few values for bins of their own: ordered levels
                 ordered.add(j)
-            values, inverse = category_values(owner, names[j], j, column)
-            table[j], masses[j], homes[j] = self._fit_levels(inverse, values.size, n_bins)
-            categories[j] = values
+                values, inverse = category_values(owner, names[j], j, present)
+                table[j, :p], masses[j, :p], homes[j] = self._fit_levels(
+                    inverse, values.size, p, m)
+                categories[j] = values
+            if spare:
+                missing_bins[j] = p
+                table[j, p:] = np.nan  # decoded as NaN: the model is asked as the user asks it
+                masses[j, p:] = (m - present.size) / m / spare
         self._fit_layout(owner, data)
         # Fitted state is assigned only once everything succeeded.
         self.bits = bits
         self.thresholds_ = thresholds
         self.categories_ = categories
         self.home_bin_ = homes
+        self.missing_bin_ = missing_bins
         self.bin_mass_ = masses
         self.categorical_ = frozenset(categories)
         self.ordered_ = frozenset(ordered)
@@ -474,49 +526,75 @@ class QuantileEncoder(Encoder):
         return out
 
     @staticmethod
-    def _fit_real(column: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _missing_share(owner: str, name: str, j: int, absent: int, m: int,
+                       n_bins: int) -> int:
+        """How many top bins the ``absent`` missing values of a column of ``m`` rows take:
+        their share of the ``n_bins`` bins to the nearest (half up), at least 1 (however
+        rare, a missing value is sampled) and at most ``n_bins - 1`` (the present values
+        keep one); 0 when none is missing. A column missing in every row is refused."""
+        if not absent:
+            return 0
+        if absent == m:
+            raise ValueError(f"The 'X' parameter of {owner}: column {name!r} (column {j}) "
+                             f"is missing in all {m} rows, so it has no values to bin; drop "
+                             "it (a model cannot depend on it on these rows).")
+        return min(max((2 * absent * n_bins + m) // (2 * m), 1), n_bins - 1)
+
+    @staticmethod
+    def _fit_real(column: np.ndarray, n_bins: int,
+                  total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cuts, each bin's median and its share of ``total`` rows, of ``n_bins``
+        equal-mass bins of the values of ``column``."""
         ordered = np.sort(column)
-        m, n_bins = ordered.size, 1 << bits
+        m = ordered.size
         # A cut at position p puts ordered[:p] below it and ordered[p:] above.
         # The most significant bit cuts all rows in half (at the median), and
         # each further bit cuts its parent bin's rows in half, so without ties
         # every bin holds the floor or ceiling of m / n_bins rows. Bins are
         # intervals, so cuts sit where the value changes ("changes"); with ties
-        # the cut is the change nearest the halfway row that leaves each side
+        # the cut is the change nearest the ideal row that leaves each side
         # at least as many distinct values as it has bins below it, which
-        # always exists once the feature has n_bins distinct values.
+        # always exists once the feature has n_bins distinct values. The bins
+        # below missing ones need not be a power of two: a span of bins is cut
+        # at its middle bin, at the row in proportion (the halfway row when
+        # the span is even, so 2**bits bins are cut exactly as halves).
         changes = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
         assert changes.size + 1 >= n_bins  # fewer distinct values are fitted as levels
         positions = [0] * (n_bins + 1)
         positions[n_bins] = m
-        step = n_bins // 2
-        while step:
-            for k in range(step, n_bins, 2 * step):
-                low, high = positions[k - step], positions[k + step]
-                ideal = low + (high - low) // 2
-                # changes[first:last + 1] leave >= step distinct values each side.
-                first = int(np.searchsorted(changes, low, side="right")) + step - 1
-                last = int(np.searchsorted(changes, high, side="left")) - step
-                assert first <= last
-                at = int(np.clip(np.searchsorted(changes, ideal), first, last))
-                if at > first and ideal - changes[at - 1] <= changes[at] - ideal:
-                    at -= 1  # the nearer change; the lower one on a tie
-                positions[k] = int(changes[at])
-            step //= 2
-        positions = positions[1:-1]
-        below, above = ordered[np.array(positions) - 1], ordered[positions]
+        spans = [(0, n_bins)]
+        while spans:
+            lo, hi = spans.pop()
+            if hi - lo < 2:
+                continue
+            k = (lo + hi) // 2
+            low, high = positions[lo], positions[hi]
+            ideal = low + (high - low) * (k - lo) // (hi - lo)
+            # changes[first:last + 1] leave >= k - lo and >= hi - k distinct values.
+            first = int(np.searchsorted(changes, low, side="right")) + (k - lo) - 1
+            last = int(np.searchsorted(changes, high, side="left")) - (hi - k)
+            assert first <= last
+            at = int(np.clip(np.searchsorted(changes, ideal), first, last))
+            if at > first and ideal - changes[at - 1] <= changes[at] - ideal:
+                at -= 1  # the nearer change; the lower one on a tie
+            positions[k] = int(changes[at])
+            spans += [(lo, k), (k, hi)]
+        inner = np.array(positions[1:-1], dtype=np.intp)
+        below, above = ordered[inner - 1], ordered[inner]
         cuts = below + (above - below) / 2
         cuts = np.where(cuts > below, cuts, above)  # halfway may round down onto below
-        edges = [0, *positions, m]
+        edges = positions
         medians = np.array([np.median(ordered[a:b]) for a, b in pairwise(edges)])
-        mass = np.diff(edges) / m
+        mass = np.diff(edges) / total
         return cuts, medians, mass
 
     @staticmethod
-    def _fit_levels(inverse: np.ndarray, levels: int,
-                    n_bins: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each bin's level, each bin's share of the rows, each level's home bin."""
+    def _fit_levels(inverse: np.ndarray, levels: int, n_bins: int,
+                    total: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each bin's level, each bin's share of the ``total`` rows (default: the rows of
+        ``inverse``; more when missing rows have bins of their own), each level's home bin."""
         m = inverse.size
+        total = m if total is None else total
         counts = np.bincount(inverse, minlength=levels)
         cum = np.cumsum(counts)
         # Integer arithmetic: bin k's centre (2k+1)/(2 n_bins) falls in level
@@ -526,7 +604,7 @@ class QuantileEncoder(Encoder):
         chosen = np.searchsorted(ends, centres, side="right")
         top = chosen[0]
         below, above = int(cum[top] - counts[top]), int(m - cum[top])
-        if chosen[-1] == top and below + above:
+        if chosen[-1] == top and below + above and n_bins > 1:  # one bin: nothing to spare
             # One level covers every centre: the rows on each side of it would get no
             # bin. A side with rows gets an end bin, holding the level at the middle of
             # that side's rows (cum[c-1] <= middle < cum[c], doubled to stay integer).
@@ -545,9 +623,9 @@ class QuantileEncoder(Encoder):
         # Each bin stands for an equal share of its level's rows, and for the rows
         # of the levels without a bin that it is home to.
         bins_of = np.bincount(chosen, minlength=levels)
-        mass = counts[chosen] / m / bins_of[chosen]
+        mass = counts[chosen] / total / bins_of[chosen]
         binless = np.flatnonzero(bins_of == 0)
-        np.add.at(mass, homes[binless], counts[binless] / m)
+        np.add.at(mass, homes[binless], counts[binless] / total)
         return chosen.astype(np.float64), mass, homes.astype(np.intp)
 
     def encode(self, X: Any) -> np.ndarray:
@@ -561,9 +639,12 @@ class QuantileEncoder(Encoder):
         nearest level (the upper one when exactly halfway), reported by one
         :class:`UnseenValueWarning` per call that names each such column
         and its number of rows; in an unordered column it raises
-        ``ValueError``. A DataFrame's columns are taken by name.
+        ``ValueError``. A missing value (NaN, ``None``, ``pd.NA``) of a column
+        with missing bins goes to the first of them (``missing_bin_``); in
+        any other column it raises ``ValueError`` naming the column and the
+        row. A DataFrame's columns are taken by name.
         ``decode(encode(X))`` replaces each real value by its bin's
-        representative and keeps levels seen in ``fit``.
+        representative and keeps levels seen in ``fit`` and missing values.
         """
         owner = "QuantileEncoder.encode"
         self._check_fitted("encode")
@@ -572,16 +653,25 @@ class QuantileEncoder(Encoder):
         unseen: list[str] = []
         for j, column in enumerate(data.columns):
             name = self.feature_names[j]
+            home = self.missing_bin_.get(j)
             if j in self.thresholds_:
-                values = real_column(owner, name, j, column)
+                values = real_column(owner, name, j, column, missing=home is not None)
                 index[:, j] = np.searchsorted(self.thresholds_[j], values, side="right")
+                if home is not None:
+                    index[np.isnan(values), j] = home
                 continue
             levels = self.categories_[j]
             position = {category_key(value): c for c, value in enumerate(levels.tolist())}
             column = category_column(owner, name, j, column)
-            found = np.empty(data.rows, dtype=np.intp)
+            # Ordered levels are numbers: a missing one (NaN) is refused here, naming its
+            # row, unless fit gave missing values bins.
+            absent = (np.isnan(real_column(owner, name, j, column, missing=home is not None))
+                      if j in self.ordered_ else np.zeros(data.rows, dtype=bool))
+            found = np.zeros(data.rows, dtype=np.intp)
             missing = []
             for row, value in enumerate(column.tolist()):
+                if absent[row]:
+                    continue
                 try:
                     c = position.get(category_key(value))
                 except TypeError:  # unhashable: a list, a dict, an array in a cell
@@ -603,6 +693,8 @@ class QuantileEncoder(Encoder):
                 unseen.append(f"{name!r} (column {j}): {len(missing)} row"
                               + ("s" if len(missing) > 1 else ""))
             index[:, j] = self.home_bin_[j][found]
+            if home is not None:
+                index[absent, j] = home
         if unseen:
             warnings.warn(f"{owner}: values not seen in fit went to the bin of the nearest "
                           f"fitted value in {len(unseen)} column(s): {'; '.join(unseen)}.",
@@ -617,42 +709,56 @@ class QuantileEncoder(Encoder):
         the intervals joined by ``" or "``. Categorical feature: ``"color in
         {red, blue}"``, the categories whose rows (through their home bins)
         take this branch; ``"color in {} (no data row)"`` when none does.
-        Numbers are shown to 4 significant digits; the exact cuts are in
-        ``thresholds_``.
+        A feature with missing bins: ``" or missing"`` follows the condition
+        when missing values (through their home, the first missing bin) take
+        the branch; ``"x is missing"`` when only they do (``"x is missing (no
+        data row)"`` for missing bins other than the home: no row takes it),
+        ``"x is not missing"`` when every present value does and no missing
+        one. Numbers are shown to 4 significant digits; the exact cuts are
+        in ``thresholds_``.
         """
         feature, allowed = self._locate(variable, bit, path)
         name = self.feature_names[feature]
+        # A missing value's rows take the branch that holds its home, the first missing bin.
+        home = self.missing_bin_.get(feature, allowed.size)
+        missing = home < allowed.size and bool(allowed[home])
+        present = allowed[:home]
+        if not present.any():  # the branch holds missing bins only
+            return f"{name} is missing" if missing else f"{name} is missing (no data row)"
         if feature in self.categories_:
             labels = self.category_labels_.get(feature, {})
             shown = [labels.get(category_key(value), number_text(value))
                      for value, home in zip(self.categories_[feature].tolist(),
                                             self.home_bin_[feature], strict=True)
                      if allowed[home]]
-            if not shown:
-                return f"{name} in {{}} (no data row)"
-            return f"{name} in {{{', '.join(shown)}}}"
+            if not shown:  # no level's rows take the branch
+                return f"{name} is missing" if missing else f"{name} in {{}} (no data row)"
+            text = f"{name} in {{{', '.join(shown)}}}"
+            return f"{text} or missing" if missing else text
         cuts = self.thresholds_[feature]
         runs, k = [], 0
-        while k < allowed.size:
-            if not allowed[k]:
+        while k < present.size:
+            if not present[k]:
                 k += 1
                 continue
             start = k
-            while k < allowed.size and allowed[k]:
+            while k < present.size and present[k]:
                 k += 1
             runs.append((start, k))
         parts = []
         for start, stop in runs:
             low = number_text(cuts[start - 1]) if start > 0 else None
-            high = number_text(cuts[stop - 1]) if stop < allowed.size else None
-            assert low is not None or high is not None  # the described bit halves the bins
+            high = number_text(cuts[stop - 1]) if stop < present.size else None
+            if low is None and high is None:  # every present value: missing ones decide
+                return f"{name} is missing or not" if missing else f"{name} is not missing"
             if low is None:
                 parts.append(f"{name} < {high}")
             elif high is None:
                 parts.append(f"{name} >= {low}")
             else:
                 parts.append(f"{low} <= {name} < {high}")
-        return " or ".join(parts)
+        text = " or ".join(parts)
+        return f"{text} or missing" if missing else text
 
     def __repr__(self) -> str:
         given = self.categorical

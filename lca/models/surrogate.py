@@ -104,7 +104,9 @@ class Surrogate:
     mode** (``distribution="product"``, the paper's setting) is the tree
     ``T_seed`` that :class:`lca.Reconstructor` builds with the model as
     oracle under the encoder's product distribution (features independent,
-    each with its discretised data marginal; :mod:`lca.models.encoders`).
+    each with its discretised data marginal; :mod:`lca.models.encoders`); a
+    numeric column's missing values get bins of their own (NaN to the model),
+    and one ``fit`` saw none missing in refuses them at ``predict``.
 
     ``predict`` answers in the model's own labels (``classes_``):
 

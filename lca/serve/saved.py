@@ -80,7 +80,8 @@ class SavedTree:
         self.seed = tree.seed
         self.classes = [served_label(c) for c in surrogate.classes_]
         self.features = describe_features(surrogate.encoder_)
-        self._checks = [_cell_check(surrogate.encoder_, feature) for feature in self.features]
+        self._checks = [_cell_check(surrogate.encoder_, j, feature)
+                        for j, feature in enumerate(self.features)]
         self.last_stats = AnswerStats()
 
     def answer_many(self, points: np.ndarray, seed: int, **_: Any) -> np.ndarray:
@@ -122,7 +123,8 @@ class SavedTree:
         ``row`` when ``field`` is ``"row"``), checked first so that the message names the
         cell: a row of another length; in an ordered column a value other than a number
         (``true``/``false`` count as 1 and 0; ``null`` is a missing value in data mode,
-        which product mode has no bits for); in a binary one
+        and in product mode in a column whose encoder has missing bins, which any other
+        column has no bits for); in a binary one
         other than 0 or 1; in a product-mode categorical one a value ``fit`` never saw,
         which the encoder has no bits for; anywhere an int beyond the largest double.
         ``predict`` refuses the same values. A data-mode categorical column takes any
@@ -197,10 +199,13 @@ _CellCheck = tuple[Callable[[Any], bool], str]
 _CATEGORY = "a category: a string, a number finite as a double, true, false or null"
 
 
-def _cell_check(encoder: Any, feature: dict[str, Any]) -> _CellCheck:
-    """What a value of ``feature`` must be, and that said in words."""
+def _cell_check(encoder: Any, j: int, feature: dict[str, Any]) -> _CellCheck:
+    """What a value of ``feature`` (column ``j``) must be, and that said in words."""
     kind = feature["kind"]
-    if kind == "ordered" and isinstance(encoder, ThresholdEncoder):  # data mode: null missing
+    # Null is a missing value in data mode, and in product mode where fit saw some.
+    if kind == "ordered" and (isinstance(encoder, ThresholdEncoder)
+                              or isinstance(encoder, QuantileEncoder)
+                              and j in encoder.missing_bin_):
         return (lambda value: value is None or _number(value)), \
             "a number, finite as a double, or null (missing)"
     if kind == "ordered":
