@@ -23,14 +23,7 @@ _spec.loader.exec_module(figures)
 LINKED_DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
                ROOT / "tests" / "data" / "README.md"]
 
-KNOWN_BROKEN = {
-    # docs/benchmarks_suite_adaptive.md is written by `lca bench` (scripts/bench_suite.py
-    # --mode both) with its plots under docs/suite_img/, which that run never committed;
-    # the page is regenerated elsewhere, not edited by hand.
-    ("docs/benchmarks_suite_adaptive.md", "suite_img/suite_error_vs_queries.png"),
-    ("docs/benchmarks_suite_adaptive.md", "suite_img/suite_scaling.png"),
-    ("docs/benchmarks_suite_adaptive.md", "suite_img/suite_crossover.png"),
-}
+KNOWN_BROKEN: set[tuple[str, str]] = set()
 """Relative links known to be broken, each with its reason; to be emptied, not grown."""
 
 # [text](target) and ![alt](target), with an optional "title"; text may hold one level

@@ -174,6 +174,11 @@ def _reproducing_command(args: argparse.Namespace, result: SuiteResult) -> str:
         command += f" --cases '{result.selection['only']}'"
     if result.compare != DEFAULT_COMPARE and result.comparison is not None:
         command += f" --compare {','.join(result.compare)}"
+    # Where this page and its plots went: without them a rerun overwrites the default page.
+    if args.out is not None:
+        command += f" --out {args.out}"
+    if args.img is not None:
+        command += f" --img {args.img}"
     return command
 
 
