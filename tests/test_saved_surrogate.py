@@ -284,6 +284,10 @@ FIELD_CASES = {
                          r"^Surrogate.from_json: 'tree.seed' is 5, but 'seed' is 0; the tree"),
     "seed out of range": (_set("seed", 1 << 64), r"'seed' must be an int in \[0, "),
     "seed a float": (_set("seed", 0.0), r"'seed' must be an int in \[0, "),
+    "queries negative": (_set("queries", -1), r"'queries' must be an int in \[0, "
+                                              r"9223372036854775807\]"),
+    "queries beyond int64": (_set("queries", 1 << 63), r"'queries' must be an int in \[0, "
+                                                       r"9223372036854775807\]"),
     "tree n": (_tree_n(15), r"^Surrogate.from_json: 'tree.n' is 15, but the encoder makes 12 "
                             r"bits \(4 features of 3\)\.$"),
     "missing tree": (_delete("tree"), r"^Surrogate.from_json: the document misses 'tree'"),
