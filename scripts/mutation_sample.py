@@ -65,7 +65,8 @@ _PARALLEL_TESTS = ("tests/test_parallel.py", "tests/test_processes.py",
                    "tests/test_consistency.py", "tests/test_export.py",
                    "tests/test_boundaries.py")
 _MODELS_TESTS = ("tests/test_rows_answers.py", "tests/test_surrogate_data.py",
-                 "tests/test_surrogate_missing.py", "tests/test_surrogate_inputs.py",
+                 "tests/test_surrogate_missing.py",
+                 "tests/test_surrogate_missing_product.py", "tests/test_surrogate_inputs.py",
                  "tests/test_models.py", "tests/test_surrogate.py",
                  "tests/test_surrogate_multiclass.py", "tests/test_saved_surrogate.py",
                  "tests/test_distill.py", "tests/test_estimator_contract.py")

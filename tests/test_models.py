@@ -304,6 +304,13 @@ def test_ambiguous_or_inconsistent_mappings_are_rejected(model, kwargs, error, m
         from_estimator(model, **kwargs)
 
 
+def test_a_binary_encoder_of_a_width_has_at_least_one_feature() -> None:
+    assert BinaryEncoder.of_width("lca.models.from_estimator", 1, None).n_bits == 1
+    with pytest.raises(ValueError, match=r"^The 'n' parameter of lca.models.from_estimator "
+                                         r"must be an int in the range \[1, "):
+        BinaryEncoder.of_width("lca.models.from_estimator", 0, None)
+
+
 def test_encoder_must_be_fitted_and_match() -> None:
     model = Rule("ints 0/1")
     with pytest.raises(ValueError, match=r"^This QuantileEncoder is not fitted yet; call "
