@@ -461,12 +461,15 @@ def large_answer(n: int, seed: int) -> dict[str, Any]:
     the kernels ``LCA_KERNELS`` picks here (``"kernels"`` says which ran)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", lca.LowMarginWarning)
-        # Warm up the code paths at a small n, which leaves the high-water mark alone.
-        small = targets.random_tree(n=1000, leaves=LARGE_LEAVES, seed=1)
-        lca.Reconstructor(small, lca.Params.efficient(1000, depth=12)).answer(
-            derive.sample_points(seed, WARMUP_PURPOSE, 1000, 1)[0], seed)
-        f = targets.random_tree(n=n, leaves=LARGE_LEAVES, seed=1)
         params = lca.Params.efficient(n, depth=12)
+        # Warm up the code paths at a small n, which leaves the high-water mark alone, on
+        # the kernels the answer runs on: compiled ones at n = 1000 would load numba's
+        # runtime (about 120 MiB) into a process whose answer never uses it.
+        small = targets.random_tree(n=1000, leaves=LARGE_LEAVES, seed=1)
+        with kernels(kernel_path(params)):
+            lca.Reconstructor(small, lca.Params.efficient(1000, depth=12)).answer(
+                derive.sample_points(seed, WARMUP_PURPOSE, 1000, 1)[0], seed)
+        f = targets.random_tree(n=n, leaves=LARGE_LEAVES, seed=1)
         z = derive.sample_points(seed, POINTS_PURPOSE, n, 1)[0]
         timed = Timed(f)
         rec = lca.Reconstructor(timed, params)
