@@ -598,3 +598,17 @@ def test_a_product_tree_deeper_than_16_levels_is_built() -> None:
     assert surrogate.params_.path_length == 17
     tree = surrogate.tree()
     assert tree.complete and len(tree.leaves) == 2
+
+
+@pytest.mark.parametrize("rows, said", [(100, True), (101, False)])
+def test_a_leaf_against_its_rows_is_said_from_a_twentieth_of_them(rows, said) -> None:
+    """5 rows all against their leaf: said among 100 rows (5%), not among 101."""
+    from lca.decisions import LeafDecision
+    from lca.models.quality import against_majority
+
+    leaf = LeafDecision(label=1, samples=5, total=5)
+    labels = np.full(5, -1)
+    assert bool(against_majority([("the leaf", leaf, labels)], rows, 0, "rows")) == said
+    # One row short of a tie is said; a tie (the label holds as many rows as the other) is not.
+    assert against_majority([("t", leaf, np.array([1, 1, -1, -1, -1, 1]))], 6, 0, "r") == []
+    assert against_majority([("t", leaf, np.array([1, 1, -1, -1, -1]))], 5, 0, "r") != []
