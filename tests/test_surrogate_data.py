@@ -58,6 +58,23 @@ def test_an_unfitted_threshold_encoder_says_so_before_reading_rows():
             read(ThresholdEncoder())
 
 
+def test_report_asks_the_model_about_the_rows_given_once():
+    """The agreement and the leaves of report(X) are counted on one model call over X."""
+    asked = []
+
+    def counting(frame):
+        asked.append(len(frame))
+        return rule(frame)
+
+    surrogate = Surrogate(counting, positive=1, depth=3).fit(table(300))
+    surrogate.tree()
+    held = table(77, seed=3)
+    asked.clear()
+    report = surrogate.report(held)
+    assert asked.count(77) == 1  # not once for the agreement and again for the leaves
+    assert "agreement on the rows given" in report and "leaves holding the most" in report
+
+
 def test_data_mode_refuses_product_parameters_and_encoders():
     with pytest.raises(ValueError, match=r"'params' parameter of Surrogate.fit configures the "
                                          r"product distribution"):

@@ -66,6 +66,8 @@ _DEFAULTS: dict[str, Any] = {"positive": None, "threshold": None, "depth": DEFAU
                              "params": None, "encoder": None, "distribution": "data",
                              "rows_per_node": 128, "min_rows": 4, "shared_rows": 768}
 DISTRIBUTIONS = ("product", "data")
+# Product-distribution points fidelity (and report) compares the tree and the model on.
+PRODUCT_SAMPLES = 2000
 _DATA_ATTRIBUTES = ("rows_digest_", "rows_per_node_", "min_rows_", "shared_rows_")
 
 # What the value-like constructor arguments may be, declared once and checked
@@ -378,8 +380,12 @@ class Surrogate:
         (``Rules.leaf``, and ``Rules.fitted`` in data mode).
         """
         self._check_fitted("leaves")
+        return self._leaves(None if X is None else self._rows_and_labels("leaves", X))
+
+    def _leaves(self, rows: tuple[np.ndarray, np.ndarray] | None) -> tuple[Rules, ...]:
+        """:meth:`leaves`, counted on ``rows`` (encoded rows and the model's labels)."""
         tree = self.tree()
-        counted = None if X is None else on_leaves(tree, *self._rows_and_labels("leaves", X))
+        counted = None if rows is None else on_leaves(tree, *rows)
         return tuple(self._rules(path, path_conditions(tree, path), node,
                                  None if counted is None else counted[path])
                      for path, node in tree.walk() if isinstance(node, LeafDecision))
@@ -436,7 +442,7 @@ class Surrogate:
 
     # -- quality -------------------------------------------------------------------
 
-    def fidelity(self, X: Any = None, *, samples: int = 2000) -> Fidelity:
+    def fidelity(self, X: Any = None, *, samples: int = PRODUCT_SAMPLES) -> Fidelity:
         """Agreement of the tree with the model, with 95% Hoeffding intervals.
 
         On the rows given, when ``X`` is given (held-out rows, for an interval
@@ -461,20 +467,26 @@ class Surrogate:
         queries spent here are not counted in ``queries_``.
         """
         self._check_fitted("fidelity")
+        return self._fidelity(X, samples, None)
+
+    def _fidelity(self, X: Any, samples: int,
+                  rows: tuple[np.ndarray, np.ndarray] | None) -> Fidelity:
+        """:meth:`fidelity`, on ``rows`` (``X`` encoded and the model's labels) when the
+        caller has them already, so that the model is asked about ``X`` once."""
         samples = check_int("Surrogate.fidelity", "samples", samples, 1)
         sampled = self.tree_.product_sample(self._oracle("fidelity"), samples)
         if X is None:
             return Fidelity(None if sampled is None else agreement(*sampled))
-        points, labels = self._rows_and_labels("fidelity", X)
+        points, labels = self._rows_and_labels("fidelity", X) if rows is None else rows
         answers = self.tree_.answers(points)
         tree = self.tree()
         leaves = [(self._rules(path, path_conditions(tree, path), leaf, None), labels[chosen])
                   for path, (leaf, chosen) in reached(tree, points).items()]
         fidelity = judge(sampled, answers, labels,
                          len(self.classes_) if self._multiclass else 0, self.labels, leaves)
-        if fidelity.concerns:
+        if fidelity.concerns:  # raised at the line that called fidelity or report
             warnings.warn("Surrogate.fidelity: " + " Also, ".join(fidelity.concerns),
-                          LowFidelityWarning, stacklevel=2)
+                          LowFidelityWarning, stacklevel=3)
         return dataclasses.replace(fidelity, rows_tree=self.tree_.yardstick(X, labels))
 
     def report(self, X: Any = None) -> str:
@@ -487,14 +499,19 @@ class Surrogate:
         by :func:`lca.models.quality.report_text`.
         """
         self._check_fitted("report")
+        fidelity = leaves = None
+        if self.oracle_ is not None:
+            # The model is asked about X once, for the agreement and the leaves alike.
+            rows = None if X is None else self._rows_and_labels("fidelity", X)
+            fidelity = self._fidelity(X, PRODUCT_SAMPLES, rows)
+            leaves = None if rows is None else self._leaves(rows)
         return report_text(
             self.tree(), self.classes_, threshold=self.threshold,
             method=None if self.oracle_ is None else self.oracle_.method,
             encoder=self.encoder_, features=self.n_features_in_,
             rows=(None if self.distribution_ == "product" else
                   (self._fitted_rows(), self.rows_digest_)),
-            queries=self.queries_, fidelity=None if self.oracle_ is None else self.fidelity(X),
-            leaves=None if self.oracle_ is None or X is None else self.leaves(X))
+            queries=self.queries_, fidelity=fidelity, leaves=leaves)
 
     # -- JSON ------------------------------------------------------------------------
 
