@@ -663,10 +663,11 @@ class QuantileEncoder(Encoder):
             levels = self.categories_[j]
             position = {category_key(value): c for c, value in enumerate(levels.tolist())}
             column = category_column(owner, name, j, column)
-            # Ordered levels are numbers: a missing one (NaN) is refused here, naming its
-            # row, unless fit gave missing values bins.
-            absent = (np.isnan(real_column(owner, name, j, column, missing=home is not None))
-                      if j in self.ordered_ else np.zeros(data.rows, dtype=bool))
+            # Ordered levels are numbers, read once: a missing one (NaN) is refused here,
+            # naming its row, unless fit gave missing values bins.
+            numbers = (real_column(owner, name, j, column, missing=home is not None)
+                       if j in self.ordered_ else None)
+            absent = np.zeros(data.rows, dtype=bool) if numbers is None else np.isnan(numbers)
             found = np.zeros(data.rows, dtype=np.intp)
             missing = []
             for row, value in enumerate(column.tolist()):
@@ -687,9 +688,9 @@ class QuantileEncoder(Encoder):
                     missing.append(row)
                     continue
                 found[row] = c
-            if missing:
-                values = real_column(owner, name, j, column)[missing]
-                found[missing] = _nearest(levels, values)
+            if missing:  # only ordered columns get here: numbers is theirs
+                assert numbers is not None
+                found[missing] = _nearest(levels, numbers[missing])
                 unseen.append(f"{name!r} (column {j}): {len(missing)} row"
                               + ("s" if len(missing) > 1 else ""))
             index[:, j] = self.home_bin_[j][found]
